@@ -1,0 +1,1 @@
+//! The traceloom command-line commands.

@@ -1,0 +1,2 @@
+//! Pajé trace reader: event definitions, the container hierarchy, states,
+//! events, links and variables.

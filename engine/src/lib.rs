@@ -1,0 +1,6 @@
+//! The traceset engine: trace formats, traceset, events requests and their
+//! scheduler, state computation, filter.
+
+pub use traceloom_ctf as ctf;
+pub use traceloom_paje as paje;
+pub use traceloom_tsdl as tsdl;

@@ -1,0 +1,1 @@
+//! Prioritized hook lists, as LTTV has them.

@@ -1,0 +1,1 @@
+//! Writes synthetic CTF 1.8 kernel traces in LTTng's layout.
