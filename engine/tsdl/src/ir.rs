@@ -171,6 +171,22 @@ pub struct VariantType {
     pub options: Vec<NamedField>,
 }
 
+impl VariantType {
+    /// Index of the option selected by the tag label `label`: the option
+    /// named exactly `label`, else the one named `_label` (LTTng prefixes
+    /// payload field names with `_` but not the enum labels).
+    pub fn option_index(&self, label: &str) -> Option<usize> {
+        self.options
+            .iter()
+            .position(|o| o.name == label)
+            .or_else(|| {
+                self.options
+                    .iter()
+                    .position(|o| o.name.strip_prefix('_') == Some(label))
+            })
+    }
+}
+
 /// Fixed-length array `type name[N]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArrayType {

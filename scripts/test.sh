@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The full test suite: formatting, lints, and every test of the workspace
+# (babeltrace2 / pj_dump parity tests included; GUI tests run under xvfb).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
