@@ -1,0 +1,158 @@
+//! Loading a whole trace into memory: read, simulate, keep every entity.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::defs::DefOptions;
+use crate::error::{Diagnostics, PajeError};
+use crate::index::TraceIndex;
+use crate::model::Model;
+use crate::multifile::TraceSet;
+use crate::pjdump::{write_pj_dump_parts, PjDumpOptions};
+use crate::reader::{ReaderOptions, TraceFile};
+use crate::simulate::{SimOptions, Simulator};
+use crate::store::EntityStore;
+
+/// How to load a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Reader options.
+    pub reader: ReaderOptions,
+    /// Simulation options.
+    pub sim: SimOptions,
+    /// Read the event files a multi-file trace names.
+    pub follow_trace_files: bool,
+    /// Build an index with an entry about every this many bytes.
+    pub index_interval: Option<u64>,
+}
+
+impl Default for LoadOptions {
+    /// Tolerant reading: legacy field names accepted, multi-file traces
+    /// followed, an index entry every MiB.
+    fn default() -> Self {
+        LoadOptions {
+            reader: ReaderOptions::default(),
+            sim: SimOptions::default(),
+            follow_trace_files: true,
+            index_interval: Some(1 << 20),
+        }
+    }
+}
+
+impl LoadOptions {
+    /// What `pj_dump FILE` does with its default flags: strict field names,
+    /// and pajeng 1.3.6's clock on untimed events.
+    pub fn pj_dump() -> LoadOptions {
+        LoadOptions {
+            reader: ReaderOptions {
+                defs: DefOptions {
+                    legacy_field_names: false,
+                },
+            },
+            sim: SimOptions {
+                pajeng_untimed_clock: true,
+            },
+            follow_trace_files: true,
+            index_interval: None,
+        }
+    }
+}
+
+/// A trace loaded in memory.
+pub struct Trace {
+    /// Types, containers and values.
+    pub model: Model,
+    /// Every state, event, variable piece and link.
+    pub entities: EntityStore,
+    /// Everything that went wrong, sorted by file and line.
+    pub diagnostics: Diagnostics,
+    /// The files read, the main one first.
+    pub files: Vec<PathBuf>,
+    /// One index per file (empty unless asked for).
+    pub indexes: Vec<TraceIndex>,
+}
+
+impl Trace {
+    /// Loads the trace at `path` with [`LoadOptions::default`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Trace, PajeError> {
+        Self::open_with(path, &LoadOptions::default())
+    }
+
+    /// Loads the trace at `path`.
+    pub fn open_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Trace, PajeError> {
+        let set = TraceSet::open(path, opts.reader, opts.follow_trace_files)?;
+        Ok(Self::load(&set, opts))
+    }
+
+    /// Loads a single-file trace held in memory (`name` names it in
+    /// diagnostics).
+    pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>, opts: &LoadOptions) -> Trace {
+        let set = TraceSet::from_file(TraceFile::from_bytes(name, bytes), opts.reader);
+        Self::load(&set, opts)
+    }
+
+    /// Reads and simulates every event of `set`.
+    pub fn load(set: &TraceSet, opts: &LoadOptions) -> Trace {
+        let mut sim = Simulator::new(opts.sim);
+        let mut store = EntityStore::new();
+        let mut events = set.events();
+        if let Some(interval) = opts.index_interval {
+            events = events.with_index(interval);
+        }
+        for ev in events.by_ref() {
+            sim.apply(&ev, &mut store);
+        }
+        sim.finish(&mut store);
+        let indexes = events.take_indexes();
+        let mut diagnostics = set.diagnostics().clone();
+        diagnostics.append(events.take_diagnostics());
+        let (model, sim_diags) = sim.into_parts();
+        diagnostics.append(sim_diags);
+        let files: Vec<PathBuf> = set.files().iter().map(|f| f.path().to_path_buf()).collect();
+        sort_diagnostics(&mut diagnostics, &files);
+        Trace {
+            model,
+            entities: store,
+            diagnostics,
+            files,
+            indexes,
+        }
+    }
+
+    /// Writes what `pj_dump` prints for this trace.
+    pub fn write_pj_dump(&self, options: &PjDumpOptions, out: impl Write) -> io::Result<()> {
+        write_pj_dump_parts(&self.model, &self.entities, options, out)
+    }
+}
+
+fn sort_diagnostics(d: &mut Diagnostics, files: &[PathBuf]) {
+    let mut items = d.items().to_vec();
+    let rank = |p: &Path| files.iter().position(|f| f == p).unwrap_or(usize::MAX);
+    items.sort_by_key(|x| (rank(&x.location.file), x.location.line));
+    let mut sorted = Diagnostics::default();
+    sorted.append(std::mem::take(d));
+    // `sorted` now has the right counts; replace its items by the ordered ones.
+    sorted.replace_items(items);
+    *d = sorted;
+}
+
+/// Writes what `pj_dump` prints for `trace`.
+pub fn write_pj_dump(trace: &Trace, options: &PjDumpOptions, out: impl Write) -> io::Result<()> {
+    trace.write_pj_dump(options, out)
+}
+
+/// Does what `pj_dump [-l PREC] [-h] FILE` does: loads `path` the way
+/// pj_dump reads it ([`LoadOptions::pj_dump`]) and writes the CSV to `out`.
+/// Returns the problems found; pj_dump would have stopped at the first
+/// error, this dump goes on past it.
+pub fn pj_dump(
+    path: impl AsRef<Path>,
+    options: &PjDumpOptions,
+    out: impl Write,
+) -> Result<Diagnostics, PajeError> {
+    let trace = Trace::open_with(path, &LoadOptions::pj_dump())?;
+    trace
+        .write_pj_dump(options, out)
+        .map_err(PajeError::Output)?;
+    Ok(trace.diagnostics)
+}
