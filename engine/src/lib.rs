@@ -2,5 +2,11 @@
 //! scheduler, state computation, filter.
 
 pub use traceloom_ctf as ctf;
+pub use traceloom_filter as filter;
 pub use traceloom_paje as paje;
 pub use traceloom_tsdl as tsdl;
+
+pub mod request;
+pub mod source;
+pub mod state;
+pub mod subject;

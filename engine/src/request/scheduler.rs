@@ -1,0 +1,1158 @@
+//! The events-request scheduler: LTTV's revised servicing algorithm (v2).
+//!
+//! See the [module documentation](super) for how the steps of the design
+//! document map onto the functions here.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use traceloom_hooks::{Flow, HookContext, HookHandle, Priority};
+
+use super::request::{
+    Boundary, BoundaryHooks, EventsRequest, OwnerId, PositionOf, RequestId, Start,
+};
+use super::seek::{self, EventPredicate, ForwardSeek};
+use super::source::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+use super::state::{SavedState, StateComputation, StateHooks, StateHooksById};
+
+/// Tunables of a [`Scheduler`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    /// Maximum events read by one call of the read loop (the document's
+    /// `CHUNK_NUM_EVENTS`); budgets and pending input are checked between
+    /// such calls. At least 1.
+    pub chunk_events: u64,
+    /// Take a state checkpoint every this many events read (only when state
+    /// hooks exist); checkpoints bound how far back a seek has to replay.
+    /// `None` disables checkpoints.
+    pub checkpoint_interval: Option<u64>,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            chunk_events: 4096,
+            checkpoint_interval: Some(50_000),
+        }
+    }
+}
+
+/// How much work one [`Scheduler::service`] call may do before yielding.
+///
+/// The budget is checked after each chunk, so a call reads at least one
+/// chunk; chunks are shortened so as not to exceed `max_events` (but never
+/// below one event, so `Some(0)` still reads one). State replays after a
+/// seek are not counted nor interrupted; checkpoints bound their length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Budget {
+    /// Events to read (for requests) at most.
+    pub max_events: Option<u64>,
+    /// Wall time to spend at most.
+    pub max_duration: Option<Duration>,
+}
+
+impl Budget {
+    /// No limit: service until every request is complete (or input is
+    /// pending).
+    pub fn unlimited() -> Self {
+        Budget::default()
+    }
+
+    /// At most `n` events.
+    pub fn events(n: u64) -> Self {
+        Budget {
+            max_events: Some(n),
+            max_duration: None,
+        }
+    }
+
+    /// At most `d` of wall time.
+    pub fn duration(d: Duration) -> Self {
+        Budget {
+            max_events: None,
+            max_duration: Some(d),
+        }
+    }
+}
+
+/// Why [`Scheduler::service`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceStatus {
+    /// No request is left.
+    Idle,
+    /// The budget was spent; requests remain.
+    BudgetSpent,
+    /// `pending_input()` returned `true`; requests remain.
+    PendingInput,
+}
+
+/// Why a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// Its number of events was delivered.
+    NumEvents,
+    /// One of its hooks returned `Stop`.
+    Stopped,
+    /// The next event is after its end time.
+    EndTime,
+    /// The next event is at or after its end position.
+    EndPosition,
+    /// The traceset has no more events.
+    EndOfTraceset,
+}
+
+/// A request that ended during a [`Scheduler::service`] call.
+#[derive(Debug)]
+pub struct Completed<D> {
+    /// Its handle.
+    pub id: RequestId,
+    /// Its owner.
+    pub owner: OwnerId,
+    /// Why it ended.
+    pub reason: EndReason,
+    /// How many events it received.
+    pub delivered: u64,
+    /// Its own data, given back.
+    pub data: D,
+}
+
+/// What a [`Scheduler::service`] call did.
+#[derive(Debug)]
+pub struct ServiceReport<D> {
+    /// Why it returned.
+    pub status: ServiceStatus,
+    /// Events read for requests (replays for state recovery not included).
+    pub events_read: u64,
+    /// Read-loop calls (chunks).
+    pub chunks: u64,
+    /// Requests that ended, in the order they ended.
+    pub completed: Vec<Completed<D>>,
+}
+
+/// Counters over the scheduler's life, for diagnostics and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SchedulerStats {
+    /// Seeks the algorithm decided (step 1.2), however the state was then
+    /// recovered.
+    pub seeks: u64,
+    /// Seeks that landed exactly on a saved state or a checkpoint, so the
+    /// state was restored without replay.
+    pub state_restores: u64,
+    /// Events replayed through the state hooks only, to rebuild the state
+    /// after a seek.
+    pub replayed_events: u64,
+    /// Events read for requests.
+    pub events_read: u64,
+    /// Requests moved back to list_out with a saved state (interruptions and
+    /// preemptions).
+    pub parked: u64,
+}
+
+/// The scheduler's knowledge about the source's cursor.
+#[derive(Debug, Clone)]
+struct Cursor<P> {
+    /// Where the scheduler left the source.
+    position: P,
+    /// When known, every event before `position` has a time lower than this.
+    prior_bound: Option<Time>,
+    /// Position of the event read just before `position` in the current
+    /// continuous read, if any.
+    last_read: Option<P>,
+    /// The scheduler's state is the state at `position`.
+    state_valid: bool,
+}
+
+/// One hook of the merged calling order of a chunk.
+#[derive(Debug, Clone, Copy)]
+enum HookRef {
+    State {
+        by_id: bool,
+        index: usize,
+    },
+    Request {
+        slot: usize,
+        by_id: bool,
+        index: usize,
+    },
+}
+
+/// Merged calling order of the hooks of the state and of every request in
+/// list_in, per event-class id. Rebuilt lazily whenever list_in changes
+/// (the document's "events hooks added / removed").
+#[derive(Default)]
+struct Plan {
+    per_id: HashMap<u64, Vec<HookRef>>,
+}
+
+struct Slot<Src: EventSource, S, D> {
+    id: RequestId,
+    req: EventsRequest<Src, S, D>,
+}
+
+/// End criteria of one chunk (step 3).
+struct Criteria<P> {
+    /// Lowest end time in list_in: stop before an event after it.
+    end_time: Option<Time>,
+    /// Lowest start time in list_out still ahead: stop before an event at or
+    /// after it, so the request can join.
+    next_start_time: Option<Time>,
+    /// Lowest end position in list_in: stop before it.
+    end_position: Option<P>,
+    /// Lowest start position in list_out still ahead: stop before it.
+    next_start_position: Option<P>,
+    /// Chunk size.
+    max_events: u64,
+}
+
+/// Where step 1 decided to go.
+enum Target<P> {
+    Time(Time),
+    Position(P),
+}
+
+/// Services [`EventsRequest`]s over an [`EventSource`], computing a state
+/// of type `S` along the way; `D` is the requests' own data type.
+///
+/// Drive it by calling [`service`](Self::service) repeatedly (from a GUI's
+/// idle handler, or in a loop): each call reads chunks until the requests
+/// are all complete, the budget is spent, or `pending_input()` asks to
+/// yield. Between calls, requests can be [added](Self::add) and
+/// [cancelled](Self::cancel); the next call starts the algorithm over.
+pub struct Scheduler<Src: EventSource, S, D> {
+    source: Src,
+    streams: Vec<StreamId>,
+    config: SchedulerConfig,
+    state: S,
+    state_hooks: StateHooks<Src, S>,
+    state_hooks_by_id: StateHooksById<Src, S>,
+    /// Whether any state hook exists; without, the state never changes and
+    /// seeks need no recovery.
+    stateful: bool,
+    /// The state at the first event.
+    initial: SavedState<PositionOf<Src>, S>,
+    /// Periodic snapshots: position → (state, prior bound).
+    checkpoints: BTreeMap<PositionOf<Src>, (S, Option<Time>)>,
+    since_checkpoint: u64,
+    /// One saved state per request priority (the document's suggested fix
+    /// to its single saved state).
+    saved: BTreeMap<Priority, SavedState<PositionOf<Src>, S>>,
+    /// Requests whose hooks are in the read, sorted by id.
+    list_in: Vec<Slot<Src, S, D>>,
+    /// Requests waiting.
+    list_out: BTreeMap<RequestId, EventsRequest<Src, S, D>>,
+    cursor: Cursor<PositionOf<Src>>,
+    plan: Plan,
+    next_id: u64,
+    stats: SchedulerStats,
+}
+
+impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
+    /// A scheduler reading `source` and computing the state described by
+    /// `state`.
+    pub fn new(mut source: Src, state: StateComputation<Src, S>, config: SchedulerConfig) -> Self {
+        source.seek_time(Time::MIN);
+        let start = source.position();
+        let streams = source.streams();
+        let stateful = !state.hooks.is_empty() || !state.hooks_by_id.is_empty();
+        Scheduler {
+            source,
+            streams,
+            config: SchedulerConfig {
+                chunk_events: config.chunk_events.max(1),
+                checkpoint_interval: config.checkpoint_interval.filter(|&n| n > 0),
+            },
+            state: state.initial.clone(),
+            state_hooks: state.hooks,
+            state_hooks_by_id: state.hooks_by_id,
+            stateful,
+            initial: SavedState {
+                position: start.clone(),
+                state: state.initial,
+                // Nothing precedes the first event.
+                prior_bound: Some(Time::MIN),
+            },
+            checkpoints: BTreeMap::new(),
+            since_checkpoint: 0,
+            saved: BTreeMap::new(),
+            list_in: Vec::new(),
+            list_out: BTreeMap::new(),
+            cursor: Cursor {
+                position: start,
+                prior_bound: Some(Time::MIN),
+                last_read: None,
+                state_valid: true,
+            },
+            plan: Plan::default(),
+            next_id: 0,
+            stats: SchedulerStats::default(),
+        }
+    }
+
+    /// Adds a request; it will be serviced by the next
+    /// [`service`](Self::service) calls.
+    pub fn add(&mut self, mut request: EventsRequest<Src, S, D>) -> RequestId {
+        request.servicing = false;
+        request.stop_flag = false;
+        request.delivered = 0;
+        let id = RequestId(self.next_id);
+        self.next_id += 1;
+        self.list_out.insert(id, request);
+        id
+    }
+
+    /// Cancels a request and gives its data back; `None` if it is unknown or
+    /// already complete. A request whose servicing began gets its end hooks
+    /// called first, so begin and end hooks always pair.
+    pub fn cancel(&mut self, id: RequestId) -> Option<D> {
+        // Between service calls list_in is always empty: interruption (B)
+        // moved everything back to list_out.
+        debug_assert!(self.list_in.is_empty());
+        let mut req = self.list_out.remove(&id)?;
+        if req.servicing {
+            let position = self.source.position();
+            call_end_hooks(&self.streams, &mut req, &position, &self.state);
+        }
+        self.prune_saved_states();
+        Some(req.data)
+    }
+
+    /// Cancels every request of `owner` (see [`cancel`](Self::cancel)).
+    pub fn cancel_owner(&mut self, owner: OwnerId) -> Vec<(RequestId, D)> {
+        let ids: Vec<RequestId> = self
+            .list_out
+            .iter()
+            .filter(|(_, r)| r.owner == owner)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| self.cancel(id).map(|d| (id, d)))
+            .collect()
+    }
+
+    /// A pending request.
+    pub fn request(&self, id: RequestId) -> Option<&EventsRequest<Src, S, D>> {
+        self.list_out.get(&id)
+    }
+
+    /// The data of a pending request.
+    pub fn data_mut(&mut self, id: RequestId) -> Option<&mut D> {
+        self.list_out.get_mut(&id).map(|r| &mut r.data)
+    }
+
+    /// Number of pending requests.
+    pub fn pending(&self) -> usize {
+        self.list_out.len() + self.list_in.len()
+    }
+
+    /// `true` when no request is pending.
+    pub fn is_idle(&self) -> bool {
+        self.pending() == 0
+    }
+
+    /// The source.
+    pub fn source(&self) -> &Src {
+        &self.source
+    }
+
+    /// The source, mutably. Moving its cursor is allowed: the next service
+    /// notices and recovers the state by seeking.
+    pub fn source_mut(&mut self) -> &mut Src {
+        &mut self.source
+    }
+
+    /// The state at the source's current position (as left by the last
+    /// service or seek).
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The saved states, one per priority of parked requests.
+    pub fn saved_states(
+        &self,
+    ) -> impl Iterator<Item = (Priority, &SavedState<PositionOf<Src>, S>)> {
+        self.saved.iter().map(|(p, s)| (*p, s))
+    }
+
+    /// Number of state checkpoints kept.
+    pub fn checkpoint_count(&self) -> usize {
+        self.checkpoints.len()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> SchedulerStats {
+        self.stats
+    }
+
+    /// Moves to the first event at or after `time` and brings the state
+    /// there (restoring a snapshot and replaying as needed). Only between
+    /// service calls; pending requests are unaffected.
+    pub fn seek_time(&mut self, time: Time) {
+        self.sync_cursor();
+        self.seek_with_state(Target::Time(time));
+    }
+
+    /// Moves to `position` and brings the state there.
+    pub fn seek_position(&mut self, position: &PositionOf<Src>) {
+        self.sync_cursor();
+        self.seek_with_state(Target::Position(position.clone()));
+    }
+
+    /// [`seek::seek_n_events_backward`] on this scheduler's source; the
+    /// source is put back where it was.
+    pub fn seek_n_events_backward(
+        &mut self,
+        from: &PositionOf<Src>,
+        n: usize,
+        initial_offset: Time,
+        filter: Option<&mut EventPredicate<Src::Event>>,
+    ) -> Vec<PositionOf<Src>> {
+        let out = seek::seek_n_events_backward(&mut self.source, from, n, initial_offset, filter);
+        self.source.seek_position(&self.cursor.position.clone());
+        out
+    }
+
+    /// [`seek::seek_n_events_forward`] on this scheduler's source; the
+    /// source is put back where it was.
+    pub fn seek_n_events_forward(
+        &mut self,
+        from: &PositionOf<Src>,
+        n: u64,
+        filter: Option<&mut EventPredicate<Src::Event>>,
+    ) -> ForwardSeek<PositionOf<Src>> {
+        let out = seek::seek_n_events_forward(&mut self.source, from, n, filter);
+        self.source.seek_position(&self.cursor.position.clone());
+        out
+    }
+
+    /// Services pending requests (loop A of the v2 algorithm) until none is
+    /// left, `budget` is spent, or `pending_input()` returns `true`; the last
+    /// two are checked after every chunk, so each call makes progress. When
+    /// yielding, requests being read are interrupted (B): they will resume
+    /// exactly where they stopped, from a saved state.
+    pub fn service(
+        &mut self,
+        budget: Budget,
+        mut pending_input: impl FnMut() -> bool,
+    ) -> ServiceReport<D> {
+        let started = Instant::now();
+        self.sync_cursor();
+        let mut report = ServiceReport {
+            status: ServiceStatus::Idle,
+            events_read: 0,
+            chunks: 0,
+            completed: Vec::new(),
+        };
+        report.status = loop {
+            let mut chosen = Vec::new();
+            if self.list_in.is_empty() {
+                if self.list_out.is_empty() {
+                    break ServiceStatus::Idle;
+                }
+                chosen = self.step1_seek();
+            }
+            self.step2_join(&chosen);
+            let left = budget
+                .max_events
+                .map_or(u64::MAX, |m| m.saturating_sub(report.events_read));
+            let criteria = self.step3_criteria(self.config.chunk_events.min(left).max(1));
+            let read = self.step4_read(&criteria);
+            report.events_read += read;
+            report.chunks += 1;
+            self.step5_after_chunk(&mut report.completed);
+            if self.list_in.is_empty() && self.list_out.is_empty() {
+                break ServiceStatus::Idle;
+            }
+            let spent = budget.max_events.is_some_and(|m| report.events_read >= m)
+                || budget.max_duration.is_some_and(|d| started.elapsed() >= d);
+            if spent {
+                self.park_all();
+                break ServiceStatus::BudgetSpent;
+            }
+            if pending_input() {
+                self.park_all();
+                break ServiceStatus::PendingInput;
+            }
+        };
+        self.prune_saved_states();
+        report
+    }
+
+    // ----- the algorithm's steps -------------------------------------------
+
+    /// Step 1: list_in is empty, choose where to read next and go there.
+    /// Returns the ids of the chosen requests (step 1.1), which step 2 joins
+    /// unconditionally.
+    fn step1_seek(&mut self) -> Vec<RequestId> {
+        // 1.1: the most urgent priority wins; within it, the lowest start
+        // time (ltime) against the lowest start position (lpos), the position
+        // winning only if it is strictly earlier in time.
+        let Some(top) = self.list_out.values().map(|r| r.priority).min() else {
+            return Vec::new();
+        };
+        let mut ltime: Option<Time> = None;
+        let mut lpos: Option<&PositionOf<Src>> = None;
+        for r in self.list_out.values().filter(|r| r.priority == top) {
+            match &r.start {
+                Start::Time(t) => ltime = Some(ltime.map_or(*t, |l| l.min(*t))),
+                Start::Position(p) => lpos = Some(lpos.map_or(p, |l| l.min(p))),
+            }
+        }
+        let target = match (ltime, lpos) {
+            (Some(t), Some(p)) if p.time() < t => Target::Position(p.clone()),
+            (Some(t), _) => Target::Time(t),
+            (None, Some(p)) => Target::Position(p.clone()),
+            (None, None) => unreachable!("priority {top:?} has requests"),
+        };
+        let chosen: Vec<RequestId> = self
+            .list_out
+            .iter()
+            .filter(|(_, r)| {
+                r.priority == top
+                    && match (&r.start, &target) {
+                        (Start::Time(a), Target::Time(b)) => a == b,
+                        (Start::Position(a), Target::Position(b)) => a == b,
+                        _ => false,
+                    }
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        // 1.2: seek only if the read is not already there (and the state
+        // is right); a position with a saved state is restored, not replayed.
+        let here = match &target {
+            Target::Time(t) => self.joinable_time(*t),
+            Target::Position(p) => *p == self.cursor.position,
+        };
+        if !(here && self.state_ok()) {
+            self.seek_with_state(target);
+        }
+        chosen
+    }
+
+    /// Step 2 (and 1.3): join every request of list_out that starts at the
+    /// current position, plus `chosen`: begin hooks if not servicing yet,
+    /// then before_chunk; their event hooks are added to the read.
+    fn step2_join(&mut self, chosen: &[RequestId]) {
+        let ids: Vec<RequestId> = self
+            .list_out
+            .iter()
+            .filter(|(id, r)| chosen.contains(id) || self.joinable(&r.start))
+            .map(|(id, _)| *id)
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        let position = self.source.position();
+        for id in ids {
+            let mut req = self.list_out.remove(&id).expect("listed above");
+            if !req.servicing {
+                call_begin_hooks(&self.streams, &mut req, &position, &self.state);
+                req.servicing = true;
+            }
+            if call_boundary(&mut req, Boundary::BeforeChunk, &position, &self.state).is_stop() {
+                req.stop_flag = true;
+            }
+            let at = self.list_in.partition_point(|s| s.id < id);
+            self.list_in.insert(at, Slot { id, req });
+        }
+        self.plan.per_id.clear();
+    }
+
+    /// Step 3: the end criteria of the next chunk.
+    fn step3_criteria(&self, max_events: u64) -> Criteria<PositionOf<Src>> {
+        let cur_time = self.source.current().map(|e| e.time());
+        let cur_pos = &self.cursor.position;
+        let reqs = self.list_in.iter().map(|s| &s.req);
+        Criteria {
+            end_time: reqs.clone().filter_map(|r| r.end_time).min(),
+            end_position: reqs.filter_map(|r| r.end_position.clone()).min(),
+            // Starts already behind are for lower-priority requests that will
+            // need a seek (3.1.2's footnote); starts at the current position
+            // were joined by step 2. Only starts ahead matter.
+            next_start_time: self
+                .list_out
+                .values()
+                .filter_map(|r| match r.start {
+                    Start::Time(t) if cur_time.is_some_and(|c| t > c) => Some(t),
+                    _ => None,
+                })
+                .min(),
+            next_start_position: self
+                .list_out
+                .values()
+                .filter_map(|r| match &r.start {
+                    Start::Position(p) if p > cur_pos => Some(p.clone()),
+                    _ => None,
+                })
+                .min(),
+            max_events,
+        }
+    }
+
+    /// Step 4: read events until a criterion is met (LTTV's
+    /// `process_traceset_middle`), calling the state hooks and the hooks of
+    /// every request of list_in in one merged priority order. Returns the
+    /// number of events read.
+    fn step4_read(&mut self, criteria: &Criteria<PositionOf<Src>>) -> u64 {
+        debug_assert!(self.state_ok(), "reading with a stale state");
+        let Scheduler {
+            source,
+            state,
+            state_hooks,
+            state_hooks_by_id,
+            list_in,
+            plan,
+            cursor,
+            checkpoints,
+            since_checkpoint,
+            stateful,
+            config,
+            stats,
+            ..
+        } = self;
+        // A request may already be over (zero events, stop raised by a begin
+        // hook): let step 5 end it before anything is read.
+        if list_in
+            .iter()
+            .any(|s| s.req.stop_flag || s.req.remaining() == Some(0))
+        {
+            return 0;
+        }
+        let mut accepted = vec![false; list_in.len()];
+        let mut read = 0;
+        while read < criteria.max_events {
+            let Some(event) = source.current() else { break };
+            let time = event.time();
+            let position = source.position();
+            if criteria.end_time.is_some_and(|e| time > e)
+                || criteria.next_start_time.is_some_and(|s| time >= s)
+                || criteria
+                    .end_position
+                    .as_ref()
+                    .is_some_and(|e| position >= *e)
+                || criteria
+                    .next_start_position
+                    .as_ref()
+                    .is_some_and(|s| position >= *s)
+            {
+                break;
+            }
+            let class = event.class_id();
+            for (slot, ok) in list_in.iter_mut().zip(accepted.iter_mut()) {
+                *ok = slot.req.filter.as_mut().is_none_or(|f| f(event));
+            }
+            let order = plan.order(class, state_hooks, state_hooks_by_id, list_in);
+            for hook in order {
+                match *hook {
+                    HookRef::State { by_id, index } => {
+                        let list = if by_id {
+                            state_hooks_by_id.get_mut(class).expect("planned")
+                        } else {
+                            &mut *state_hooks
+                        };
+                        // State hooks cannot stop the read: every request
+                        // relies on the state being complete.
+                        let _ = list
+                            .call_at(index, &mut HookContext::new(event, &position, &(), state));
+                    }
+                    HookRef::Request { slot, by_id, index } => {
+                        if !accepted[slot] {
+                            continue;
+                        }
+                        let EventsRequest {
+                            event: hooks,
+                            event_by_id,
+                            data,
+                            stop_flag,
+                            ..
+                        } = &mut list_in[slot].req;
+                        let list = if by_id {
+                            event_by_id.get_mut(class).expect("planned")
+                        } else {
+                            hooks
+                        };
+                        let mut ctx = HookContext::new(event, &position, &*state, data);
+                        if list.call_at(index, &mut ctx) == Some(Flow::Stop) {
+                            *stop_flag = true;
+                        }
+                    }
+                }
+            }
+            let mut over = false;
+            for (slot, ok) in list_in.iter_mut().zip(&accepted) {
+                if *ok {
+                    slot.req.delivered += 1;
+                }
+                over |= slot.req.stop_flag || slot.req.remaining() == Some(0);
+            }
+            source.advance();
+            read += 1;
+            cursor.prior_bound = time.checked_add(1);
+            cursor.last_read = Some(position);
+            cursor.position = source.position();
+            if *stateful {
+                maybe_checkpoint(config, checkpoints, since_checkpoint, cursor, state);
+            }
+            if over {
+                break;
+            }
+        }
+        stats.events_read += read;
+        read
+    }
+
+    /// Step 5: end the requests whose boundary is reached, then park the
+    /// remaining ones if a more urgent request waits elsewhere.
+    fn step5_after_chunk(&mut self, completed: &mut Vec<Completed<D>>) {
+        let cur_time = self.source.current().map(|e| e.time());
+        let position = self.cursor.position.clone();
+        let mut k = 0;
+        while k < self.list_in.len() {
+            let r = &self.list_in[k].req;
+            let reason = if r.remaining() == Some(0) {
+                Some(EndReason::NumEvents)
+            } else if r.stop_flag {
+                Some(EndReason::Stopped)
+            } else if cur_time.is_none() {
+                Some(EndReason::EndOfTraceset)
+            } else if r.end_time.is_some_and(|e| cur_time.is_some_and(|c| c > e)) {
+                Some(EndReason::EndTime)
+            } else if r.end_position.as_ref().is_some_and(|e| position >= *e) {
+                Some(EndReason::EndPosition)
+            } else {
+                None
+            };
+            match reason {
+                Some(reason) => {
+                    let Slot { id, mut req } = self.list_in.remove(k);
+                    let _ = call_boundary(&mut req, Boundary::AfterChunk, &position, &self.state);
+                    call_end_hooks(&self.streams, &mut req, &position, &self.state);
+                    req.servicing = false;
+                    completed.push(Completed {
+                        id,
+                        owner: req.owner,
+                        reason,
+                        delivered: req.delivered,
+                        data: req.data,
+                    });
+                    self.plan.per_id.clear();
+                }
+                None => k += 1,
+            }
+        }
+        // The document parks each request having a more urgent one waiting
+        // away from the current position, but step 2 would re-join it at
+        // once as long as list_in is not empty. The net effect, which is
+        // what is done here without the churn: the read only leaves for the
+        // waiting request when nothing as urgent remains in list_in.
+        let waiting = self
+            .list_out
+            .values()
+            .filter(|r| !self.joinable(&r.start))
+            .map(|r| r.priority)
+            .min();
+        if let Some(w) = waiting {
+            if self.list_in.iter().all(|s| s.req.priority > w) {
+                self.park_all();
+            }
+        }
+    }
+
+    /// Interruption (B), also used by step 5's preemption: every request of
+    /// list_in restarts later at the current position; after_chunk is called
+    /// and its hooks leave the read; the state is saved for each priority
+    /// involved.
+    fn park_all(&mut self) {
+        if self.list_in.is_empty() {
+            return;
+        }
+        let position = self.cursor.position.clone();
+        let mut priorities = Vec::new();
+        for Slot { id, mut req } in std::mem::take(&mut self.list_in) {
+            req.start = Start::Position(position.clone());
+            let _ = call_boundary(&mut req, Boundary::AfterChunk, &position, &self.state);
+            priorities.push(req.priority);
+            self.list_out.insert(id, req);
+            self.stats.parked += 1;
+        }
+        self.plan.per_id.clear();
+        if self.stateful && self.cursor.state_valid {
+            for p in priorities {
+                self.saved.insert(
+                    p,
+                    SavedState {
+                        position: position.clone(),
+                        state: self.state.clone(),
+                        prior_bound: self.cursor.prior_bound,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Drops saved states no waiting request can use any more.
+    fn prune_saved_states(&mut self) {
+        let list_out = &self.list_out;
+        self.saved.retain(|prio, saved| {
+            list_out.values().any(|r| {
+                r.priority == *prio
+                    && matches!(&r.start, Start::Position(p) if *p == saved.position)
+            })
+        });
+    }
+
+    // ----- position and state bookkeeping --------------------------------
+
+    /// Forgets what the scheduler knew about the cursor if someone moved the
+    /// source.
+    fn sync_cursor(&mut self) {
+        let position = self.source.position();
+        if position != self.cursor.position {
+            self.cursor = Cursor {
+                position,
+                prior_bound: None,
+                last_read: None,
+                state_valid: false,
+            };
+        }
+    }
+
+    fn state_ok(&self) -> bool {
+        !self.stateful || self.cursor.state_valid
+    }
+
+    /// Whether a request starting at `start` can join at the current
+    /// position without missing or repeating an event.
+    fn joinable(&self, start: &Start<PositionOf<Src>>) -> bool {
+        match start {
+            Start::Time(t) => self.joinable_time(*t),
+            Start::Position(p) => {
+                *p == self.cursor.position
+                    || (self.cursor.last_read.as_ref().is_some_and(|l| l < p)
+                        && *p <= self.cursor.position)
+            }
+        }
+    }
+
+    /// A time request joins here when no event read before has a time
+    /// `>= t` and the current event's time is `>= t` — the document's
+    /// `start time == current time` made exact: several events can share a
+    /// timestamp, and a chunk may have stopped in the middle of them.
+    fn joinable_time(&self, t: Time) -> bool {
+        let before_ok = self.cursor.prior_bound.is_some_and(|b| t >= b);
+        let here_ok = self.source.current().is_none_or(|e| t <= e.time());
+        before_ok && here_ok
+    }
+
+    /// Seeks to `target` and brings the state there: from the nearest
+    /// snapshot at or before the target (current state, saved states,
+    /// checkpoints, initial state), replaying the state hooks only.
+    fn seek_with_state(&mut self, target: Target<PositionOf<Src>>) {
+        self.stats.seeks += 1;
+        let mut bound = match &target {
+            Target::Time(t) => {
+                self.source.seek_time(*t);
+                Some(*t)
+            }
+            Target::Position(p) => {
+                self.source.seek_position(p);
+                None
+            }
+        };
+        let target_pos = self.source.position();
+        if !self.stateful {
+            self.cursor = Cursor {
+                position: target_pos,
+                prior_bound: bound,
+                last_read: None,
+                state_valid: true,
+            };
+            return;
+        }
+        // Candidate snapshots at or before the target; the latest wins and
+        // the current state wins ties (nothing to clone).
+        enum From {
+            Current,
+            Saved(Priority),
+            Checkpoint,
+            Initial,
+        }
+        let mut best: (Option<&PositionOf<Src>>, From) = (None, From::Initial);
+        if self.initial.position <= target_pos {
+            best = (Some(&self.initial.position), From::Initial);
+        }
+        if let Some((p, _)) = self.checkpoints.range(..=target_pos.clone()).next_back() {
+            if best.0.is_none_or(|b| p > b) {
+                best = (Some(p), From::Checkpoint);
+            }
+        }
+        for (prio, saved) in &self.saved {
+            if saved.position <= target_pos && best.0.is_none_or(|b| saved.position > *b) {
+                best = (Some(&saved.position), From::Saved(*prio));
+            }
+        }
+        if self.cursor.state_valid
+            && self.cursor.position <= target_pos
+            && best.0.is_none_or(|b| self.cursor.position >= *b)
+        {
+            best = (Some(&self.cursor.position), From::Current);
+        }
+        let Some(from_pos) = best.0.cloned() else {
+            // Nothing at or before the target: it precedes the first event,
+            // which only a foreign position could do. Start from scratch.
+            self.source.seek_position(&self.initial.position);
+            self.state = self.initial.state.clone();
+            self.replay_to(&target_pos.clone(), Some(Time::MIN), bound);
+            return;
+        };
+        let from_bound = match best.1 {
+            From::Current => self.cursor.prior_bound,
+            From::Saved(p) => {
+                self.state = self.saved[&p].state.clone();
+                self.saved[&p].prior_bound
+            }
+            From::Checkpoint => {
+                let (s, b) = &self.checkpoints[&from_pos];
+                self.state = s.clone();
+                *b
+            }
+            From::Initial => {
+                self.state = self.initial.state.clone();
+                self.initial.prior_bound
+            }
+        };
+        if from_pos == target_pos {
+            if !matches!(best.1, From::Current) {
+                self.stats.state_restores += 1;
+            }
+            let last_read = match best.1 {
+                From::Current => self.cursor.last_read.take(),
+                _ => None,
+            };
+            // Both bounds are true statements; the lower is the sharper.
+            bound = match (bound, from_bound) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            self.cursor = Cursor {
+                position: target_pos,
+                prior_bound: bound,
+                last_read,
+                state_valid: true,
+            };
+            return;
+        }
+        self.source.seek_position(&from_pos);
+        self.replay_to(&target_pos, from_bound, bound);
+    }
+
+    /// Reads from the source's position up to `target` through the state
+    /// hooks only. `from_bound` is the prior bound at the start; `extra` is
+    /// another known bound at the target (from a time seek).
+    fn replay_to(
+        &mut self,
+        target: &PositionOf<Src>,
+        from_bound: Option<Time>,
+        extra: Option<Time>,
+    ) {
+        let mut bound = from_bound;
+        let mut last_read = None;
+        self.cursor.state_valid = true;
+        while self.source.position() < *target {
+            let Some(event) = self.source.current() else {
+                break;
+            };
+            let position = self.source.position();
+            let class = event.class_id();
+            let mut ctx = HookContext::new(event, &position, &(), &mut self.state);
+            match self.state_hooks_by_id.get_mut(class) {
+                Some(specific) => self.state_hooks.call_merged(specific, &mut ctx),
+                None => self.state_hooks.call(&mut ctx),
+            };
+            bound = event.time().checked_add(1);
+            self.source.advance();
+            last_read = Some(position);
+            self.stats.replayed_events += 1;
+            self.cursor.position = self.source.position();
+            self.cursor.prior_bound = bound;
+            maybe_checkpoint(
+                &self.config,
+                &mut self.checkpoints,
+                &mut self.since_checkpoint,
+                &self.cursor,
+                &self.state,
+            );
+        }
+        if last_read.is_none() {
+            bound = match (bound, extra) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        self.cursor = Cursor {
+            position: self.source.position(),
+            prior_bound: bound,
+            last_read,
+            state_valid: true,
+        };
+    }
+}
+
+/// Takes a checkpoint if enough events were read since the last one.
+fn maybe_checkpoint<P: Ord + Clone, S: Clone>(
+    config: &SchedulerConfig,
+    checkpoints: &mut BTreeMap<P, (S, Option<Time>)>,
+    since: &mut u64,
+    cursor: &Cursor<P>,
+    state: &S,
+) {
+    let Some(every) = config.checkpoint_interval else {
+        return;
+    };
+    *since += 1;
+    if *since >= every {
+        *since = 0;
+        checkpoints
+            .entry(cursor.position.clone())
+            .or_insert_with(|| (state.clone(), cursor.prior_bound));
+    }
+}
+
+impl Plan {
+    /// The merged calling order for an event of class `class`: state hooks
+    /// first, then requests by id, at equal priority; insertion order (hook
+    /// handle) within one owner.
+    fn order<Src: EventSource, S, D>(
+        &mut self,
+        class: u64,
+        state_hooks: &StateHooks<Src, S>,
+        state_hooks_by_id: &StateHooksById<Src, S>,
+        list_in: &[Slot<Src, S, D>],
+    ) -> &[HookRef] {
+        self.per_id.entry(class).or_insert_with(|| {
+            let mut keyed: Vec<(Priority, usize, HookHandle, HookRef)> = Vec::new();
+            for (index, (h, p)) in state_hooks.iter().enumerate() {
+                keyed.push((
+                    p,
+                    0,
+                    h,
+                    HookRef::State {
+                        by_id: false,
+                        index,
+                    },
+                ));
+            }
+            if let Some(list) = state_hooks_by_id.get(class) {
+                for (index, (h, p)) in list.iter().enumerate() {
+                    keyed.push((p, 0, h, HookRef::State { by_id: true, index }));
+                }
+            }
+            for (slot, s) in list_in.iter().enumerate() {
+                for (index, (h, p)) in s.req.event.iter().enumerate() {
+                    keyed.push((
+                        p,
+                        slot + 1,
+                        h,
+                        HookRef::Request {
+                            slot,
+                            by_id: false,
+                            index,
+                        },
+                    ));
+                }
+                if let Some(list) = s.req.event_by_id.get(class) {
+                    for (index, (h, p)) in list.iter().enumerate() {
+                        keyed.push((
+                            p,
+                            slot + 1,
+                            h,
+                            HookRef::Request {
+                                slot,
+                                by_id: true,
+                                index,
+                            },
+                        ));
+                    }
+                }
+            }
+            keyed.sort_by_key(|k| (k.0, k.1, k.2));
+            keyed.into_iter().map(|k| k.3).collect()
+        })
+    }
+}
+
+fn call_boundary<Src: EventSource, S, D>(
+    req: &mut EventsRequest<Src, S, D>,
+    which: Boundary,
+    position: &PositionOf<Src>,
+    state: &S,
+) -> Flow {
+    let EventsRequest {
+        before_traceset,
+        before_trace,
+        before_tracefile,
+        after_tracefile,
+        after_trace,
+        after_traceset,
+        before_chunk,
+        after_chunk,
+        data,
+        ..
+    } = req;
+    let hooks: &mut BoundaryHooks<Src, S, D> = match which {
+        Boundary::BeforeTraceset => before_traceset,
+        Boundary::BeforeTrace(_) => before_trace,
+        Boundary::BeforeStream(_) => before_tracefile,
+        Boundary::BeforeChunk => before_chunk,
+        Boundary::AfterChunk => after_chunk,
+        Boundary::AfterStream(_) => after_tracefile,
+        Boundary::AfterTrace(_) => after_trace,
+        Boundary::AfterTraceset => after_traceset,
+    };
+    hooks.call(&mut HookContext::new(&which, position, state, data))
+}
+
+/// Begin hooks, nested as LTTV does: traceset, then per trace its streams.
+/// A `Stop` from any of them raises the stop flag.
+fn call_begin_hooks<Src: EventSource, S, D>(
+    streams: &[StreamId],
+    req: &mut EventsRequest<Src, S, D>,
+    position: &PositionOf<Src>,
+    state: &S,
+) {
+    let mut flow = call_boundary(req, Boundary::BeforeTraceset, position, state);
+    for (i, s) in streams.iter().enumerate() {
+        if i == 0 || streams[i - 1].trace != s.trace {
+            flow = flow.or(call_boundary(
+                req,
+                Boundary::BeforeTrace(s.trace),
+                position,
+                state,
+            ));
+        }
+        flow = flow.or(call_boundary(
+            req,
+            Boundary::BeforeStream(*s),
+            position,
+            state,
+        ));
+    }
+    if flow.is_stop() {
+        req.stop_flag = true;
+    }
+}
+
+/// End hooks, mirror of [`call_begin_hooks`]; their result is ignored.
+fn call_end_hooks<Src: EventSource, S, D>(
+    streams: &[StreamId],
+    req: &mut EventsRequest<Src, S, D>,
+    position: &PositionOf<Src>,
+    state: &S,
+) {
+    for (i, s) in streams.iter().enumerate() {
+        let _ = call_boundary(req, Boundary::AfterStream(*s), position, state);
+        if i + 1 == streams.len() || streams[i + 1].trace != s.trace {
+            let _ = call_boundary(req, Boundary::AfterTrace(s.trace), position, state);
+        }
+    }
+    let _ = call_boundary(req, Boundary::AfterTraceset, position, state);
+}

@@ -1,0 +1,277 @@
+//! The CTF traceset as an [`EventSource`]: what the events-request
+//! scheduler reads.
+//!
+//! A [`CtfSource`] owns an `Arc<Traceset>` and a merge cursor over it. The
+//! scheduler's event type is [`CtfCurrent`], the reading head itself: hooks
+//! call [`CtfCurrent::event`] to see the decoded [`Event`] (a view of the
+//! cursor's buffers, nothing is copied).
+//!
+//! Positions are the merge order's sort key — time, the stream's tie-break
+//! rank, the stream, the packet and the event's index in it — so they are
+//! small `Copy` values, compare in reading order, and can be saved (in the
+//! checkpoint cache too). Seeking to one seeks by time (binary search of
+//! the packet index) and then steps over the few events that share its
+//! timestamp and sort before it.
+//!
+//! Discarded-records messages are not events: they are counted
+//! ([`CtfSource::lost`]) and skipped. A damaged stream ends at the damage;
+//! its error is kept ([`CtfSource::errors`]) and the other streams go on.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use traceloom_ctf::{Cursor, Event, Message, ReadError, Traceset};
+
+use crate::request::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+
+self_cell::self_cell!(
+    struct CursorCell {
+        owner: Arc<Traceset>,
+        #[covariant]
+        dependent: Cursor,
+    }
+);
+
+/// A place in a CTF traceset, in reading order (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CtfPosition {
+    /// Event time in ns; `i64::MAX` for the end.
+    pub time: i64,
+    /// Tie-break rank of the stream in the merge.
+    pub rank: u32,
+    /// Stream index in the traceset.
+    pub stream: u32,
+    /// Packet index within the stream.
+    pub packet: u64,
+    /// Event index within the packet.
+    pub event_index: u64,
+}
+
+impl CtfPosition {
+    /// The position past the last event.
+    pub const END: CtfPosition = CtfPosition {
+        time: i64::MAX,
+        rank: u32::MAX,
+        stream: u32::MAX,
+        packet: u64::MAX,
+        event_index: u64::MAX,
+    };
+}
+
+impl SourcePosition for CtfPosition {
+    fn time(&self) -> Time {
+        self.time
+    }
+}
+
+/// The reading head of a [`CtfSource`]: the event hooks see.
+pub struct CtfCurrent {
+    cell: CursorCell,
+    /// Summary of the current event, `None` at the end.
+    head: Option<Head>,
+    lost_events: u64,
+    lost_packets: u64,
+    errors: Vec<ReadError>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    position: CtfPosition,
+    class_id: u64,
+    stream: StreamId,
+}
+
+impl std::fmt::Debug for CtfCurrent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtfCurrent").field("head", &self.head).finish()
+    }
+}
+
+/// A traceset-wide event-class id: trace, stream class and event id packed
+/// so that by-id hooks can key on it.
+pub fn class_key(trace: usize, stream_class: u64, event_id: u64) -> u64 {
+    ((trace as u64 & 0xFFFF) << 48) | ((stream_class & 0xFFFF) << 32) | (event_id & 0xFFFF_FFFF)
+}
+
+impl CtfCurrent {
+    /// The decoded current event, `None` at the end.
+    pub fn event(&self) -> Option<Event<'_>> {
+        match self.cell.borrow_dependent().current()? {
+            Message::Event(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The traceset.
+    pub fn traceset(&self) -> &Arc<Traceset> {
+        self.cell.borrow_owner()
+    }
+
+    fn load_head(&mut self) {
+        self.head = None;
+        let mut lost = (0, 0);
+        let mut errors = Vec::new();
+        let head = self.cell.with_dependent_mut(|ts, cursor| loop {
+            match cursor.next()? {
+                Ok(Message::Event(e)) => {
+                    let p = e.position();
+                    break Some(Head {
+                        position: CtfPosition {
+                            time: e.timestamp_ns().unwrap_or(i64::MIN),
+                            rank: ts.stream_rank(p.stream),
+                            stream: p.stream as u32,
+                            packet: p.packet as u64,
+                            event_index: p.event_index,
+                        },
+                        class_id: class_key(e.trace().index, e.stream_class().id, e.id()),
+                        stream: StreamId::new(e.trace().index as u32, p.stream as u32),
+                    });
+                }
+                Ok(Message::DiscardedEvents(d)) => lost.0 += d.count.unwrap_or(0),
+                Ok(Message::DiscardedPackets(d)) => lost.1 += d.count.unwrap_or(0),
+                Err(e) => errors.push(e),
+            }
+        });
+        self.head = head;
+        self.lost_events += lost.0;
+        self.lost_packets += lost.1;
+        // After a seek the same damage is met again; report it once.
+        for e in errors {
+            let text = e.to_string();
+            if !self.errors.iter().any(|x| x.to_string() == text) {
+                self.errors.push(e);
+            }
+        }
+    }
+}
+
+impl SourceEvent for CtfCurrent {
+    fn time(&self) -> Time {
+        self.head.map_or(i64::MAX, |h| h.position.time)
+    }
+
+    fn class_id(&self) -> u64 {
+        self.head.map_or(u64::MAX, |h| h.class_id)
+    }
+
+    fn stream(&self) -> StreamId {
+        self.head
+            .map_or(StreamId::new(u32::MAX, u32::MAX), |h| h.stream)
+    }
+}
+
+/// A CTF traceset read as one time-ordered sequence of events.
+pub struct CtfSource {
+    current: CtfCurrent,
+    streams: Vec<StreamId>,
+    span: Option<(Time, Time)>,
+}
+
+impl std::fmt::Debug for CtfSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtfSource")
+            .field("current", &self.current)
+            .field("streams", &self.streams.len())
+            .finish()
+    }
+}
+
+impl CtfSource {
+    /// A source reading `traceset` from its first event.
+    pub fn new(traceset: Arc<Traceset>) -> Self {
+        let streams = traceset
+            .streams()
+            .map(|s| StreamId::new(s.trace as u32, s.index as u32))
+            .collect();
+        let mut current = CtfCurrent {
+            cell: CursorCell::new(traceset, |ts| ts.messages()),
+            head: None,
+            lost_events: 0,
+            lost_packets: 0,
+            errors: Vec::new(),
+        };
+        current.load_head();
+        let first = current.head.map(|h| h.position.time);
+        let span = first.and_then(|b| {
+            let (_, e) = current.traceset().time_range_ns()?;
+            Some((b, e.max(b)))
+        });
+        CtfSource {
+            current,
+            streams,
+            span,
+        }
+    }
+
+    /// The traceset.
+    pub fn traceset(&self) -> &Arc<Traceset> {
+        self.current.traceset()
+    }
+
+    /// Discarded events and lost packets seen so far (in whatever was read,
+    /// possibly several times after seeks).
+    pub fn lost(&self) -> (u64, u64) {
+        (self.current.lost_events, self.current.lost_packets)
+    }
+
+    /// Errors met so far (damaged streams), oldest first.
+    pub fn errors(&self) -> &[ReadError] {
+        &self.current.errors
+    }
+
+    fn restart_at(&mut self, time: Option<Time>) {
+        let ts = self.traceset().clone();
+        self.current.cell = CursorCell::new(ts, |ts| match time {
+            Some(t) => ts.messages_between(Some(t), None),
+            None => ts.messages(),
+        });
+        self.current.load_head();
+    }
+}
+
+impl EventSource for CtfSource {
+    type Event = CtfCurrent;
+    type Position = CtfPosition;
+
+    fn seek_time(&mut self, time: Time) {
+        self.restart_at(Some(time));
+    }
+
+    fn seek_position(&mut self, position: &CtfPosition) {
+        if *position == CtfPosition::END {
+            while self.current.head.is_some() {
+                self.current.load_head();
+            }
+            return;
+        }
+        self.restart_at(Some(position.time));
+        while let Some(h) = self.current.head {
+            if h.position >= *position {
+                break;
+            }
+            self.current.load_head();
+        }
+    }
+
+    fn current(&self) -> Option<&CtfCurrent> {
+        self.current.head.map(|_| &self.current)
+    }
+
+    fn position(&self) -> CtfPosition {
+        self.current.head.map_or(CtfPosition::END, |h| h.position)
+    }
+
+    fn advance(&mut self) {
+        if self.current.head.is_some() {
+            self.current.load_head();
+        }
+    }
+
+    fn streams(&self) -> Vec<StreamId> {
+        self.streams.clone()
+    }
+
+    fn time_span(&self) -> Option<(Time, Time)> {
+        self.span
+    }
+}
