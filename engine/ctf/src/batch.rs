@@ -1,0 +1,262 @@
+//! Decoding a whole packet at once into a [`Batch`]: the packet header and
+//! context values followed by every event's values, plus one small record
+//! per event. Packets whose context has a full 64-bit `timestamp_begin`
+//! are independent of each other, so batches can be decoded ahead on
+//! other threads ([`crate::prefetch`]); the stream reader then only walks
+//! records.
+
+use crate::decode::{run, DecodeState};
+use crate::error::{CorruptKind, ReadError};
+use crate::event::FieldValue;
+use crate::packet::{decode_packet_start, PacketInfo};
+use crate::traceset::TracesetData;
+
+/// A batch stops taking events beyond this many values.
+const MAX_BATCH_VALUES: usize = 1 << 22;
+
+/// One decoded event of a batch.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct EvRec {
+    /// Event class id.
+    pub(crate) id: u64,
+    /// Starts of the event header, stream event context, event context and
+    /// payload values, and the end of the payload values, in
+    /// `Batch::values`.
+    pub(crate) bounds: [u32; 5],
+    /// The event's timestamp (clock after its header).
+    pub(crate) cycles: u64,
+    /// The timestamp in ns (`None` without a clock or on overflow).
+    pub(crate) ns: Option<i64>,
+    /// Bit offset of the event in its packet.
+    pub(crate) offset_bits: u64,
+    /// The clock before the event.
+    pub(crate) clock_before: u64,
+}
+
+/// The decoded packet.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    pub(crate) stream: usize,
+    pub(crate) packet: usize,
+    /// Packet header and context values, then the events' values.
+    pub(crate) values: Vec<FieldValue>,
+    pub(crate) header_values: u32,
+    pub(crate) context_values: u32,
+    /// The packet properties as decoded from the packet itself.
+    pub(crate) info: PacketInfo,
+    pub(crate) events: Vec<EvRec>,
+    /// Index in the packet of `events[0]`.
+    pub(crate) first_event_index: u64,
+    /// Damage found after `events` (the stream stops there).
+    pub(crate) error: Option<ReadError>,
+    /// The clock before the packet header, and after the packet's end
+    /// (`timestamp_end` unless that would go backwards).
+    pub(crate) clock_before_packet: u64,
+    pub(crate) end_clock: u64,
+    /// Byte range of the packet content in its file map.
+    pub(crate) start: usize,
+    pub(crate) content_end: usize,
+    /// The batch starts at the packet's first event (not a continuation or
+    /// a restored position): lost-records messages are due.
+    pub(crate) packet_start: bool,
+    /// The packet header and context decoded fine (`info` is valid).
+    pub(crate) packet_ok: bool,
+    /// Where the packet continues when the batch stopped at its event limit.
+    pub(crate) next: Option<Resume>,
+}
+
+/// Where to start decoding in a packet (a restored position), instead of
+/// its first event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resume {
+    pub(crate) offset_bits: u64,
+    pub(crate) event_index: u64,
+    pub(crate) clock: u64,
+}
+
+impl Batch {
+    fn reset(&mut self, stream: usize, packet: usize) {
+        self.stream = stream;
+        self.packet = packet;
+        self.values.clear();
+        self.events.clear();
+        self.header_values = 0;
+        self.context_values = 0;
+        self.info = PacketInfo::default();
+        self.first_event_index = 0;
+        self.error = None;
+        self.start = 0;
+        self.content_end = 0;
+        self.packet_start = false;
+        self.packet_ok = false;
+        self.next = None;
+    }
+}
+
+/// Decodes packet `packet` of stream `stream` into `b`, the stream clock
+/// being `clock` before its header, from its first event or from
+/// `resume`, stopping after `max_events` events (then `b.next` tells where
+/// to go on). Errors end the batch (`b.error`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decode_batch(
+    ts: &TracesetData,
+    stream: usize,
+    packet: usize,
+    clock: u64,
+    resume: Option<Resume>,
+    max_events: usize,
+    st: &mut DecodeState,
+    b: &mut Batch,
+) {
+    b.reset(stream, packet);
+    b.packet_start = resume.is_none();
+    let sd = &ts.streams[stream];
+    let info = sd.packets[packet];
+    let map: &[u8] = &sd.maps[info.file as usize];
+    let path = &sd.info.files[info.file as usize];
+    let corrupt = |offset: u64, kind| ReadError::Corrupt {
+        path: path.clone(),
+        offset,
+        kind,
+    };
+    st.clock = clock;
+    b.clock_before_packet = clock;
+    b.end_clock = clock;
+    let (start, sc) = match decode_packet_start(
+        &ts.traces[sd.info.trace].compiled,
+        map,
+        info.offset,
+        st,
+        &mut b.values,
+    ) {
+        Ok(x) => x,
+        Err((at, kind)) => {
+            b.error = Some(corrupt(info.offset + at, kind));
+            return;
+        }
+    };
+    let si = start.info;
+    if sc.id != sd.info.class_id {
+        b.error = Some(corrupt(
+            info.offset,
+            CorruptKind::StreamClassChanged {
+                expected: sd.info.class_id,
+                found: sc.id,
+            },
+        ));
+        return;
+    }
+    if si.size != info.size || si.content_bits != info.content_bits {
+        // The index (an LTTng .idx) disagrees with the packet itself.
+        b.error = Some(corrupt(
+            info.offset,
+            CorruptKind::BadPacketSize {
+                packet_bits: si.size * 8,
+                content_bits: si.content_bits,
+                header_bits: start.events_bit,
+            },
+        ));
+        return;
+    }
+    b.info = si;
+    b.info.file = info.file;
+    b.packet_ok = true;
+    b.header_values = start.header_values as u32;
+    b.context_values = b.values.len() as u32;
+    let s = info.offset as usize;
+    let e = s + si.content_bits.div_ceil(8) as usize;
+    b.start = s;
+    b.content_end = e;
+    let bytes = &map[s..e];
+    let mut pos = start.events_bit;
+    let mut index = 0;
+    if let Some(r) = resume {
+        if r.offset_bits >= pos && r.offset_bits <= si.content_bits {
+            pos = r.offset_bits;
+            index = r.event_index;
+            st.clock = r.clock;
+        }
+    }
+    b.first_event_index = index;
+    let conv = sc.conv;
+    while pos < si.content_bits {
+        // Bounded batches: `max_events` events, and few enough values that
+        // indices into them fit in u32 (one event adds at most
+        // `MAX_SCOPE_VALUES`).
+        if b.events.len() >= max_events || b.values.len() >= MAX_BATCH_VALUES {
+            b.next = Some(Resume {
+                offset_bits: pos,
+                event_index: index,
+                clock: st.clock,
+            });
+            b.end_clock = st.clock;
+            return;
+        }
+        let clock_before = st.clock;
+        let h = b.values.len() as u32;
+        st.value_base = b.values.len();
+        st.event_id = None;
+        let after_head = match run(&sc.head, bytes, pos, st, &mut b.values) {
+            Ok(p) => p,
+            Err(e) => {
+                b.values.truncate(h as usize);
+                b.error = Some(corrupt(
+                    info.offset + e.bit_offset / 8,
+                    CorruptKind::Decode(e.kind),
+                ));
+                break;
+            }
+        };
+        let (header_end, cycles) = st.marks[0];
+        let sec_end = b.values.len() as u32;
+        let id = st.event_id.or(sc.single_event);
+        let Some(ce) = id.and_then(|id| sc.events.get(id)) else {
+            b.values.truncate(h as usize);
+            b.error = Some(corrupt(
+                info.offset + pos / 8,
+                CorruptKind::UnknownEventClass {
+                    stream_class: sc.id,
+                    id,
+                },
+            ));
+            break;
+        };
+        let end = match run(&ce.body, bytes, after_head, st, &mut b.values) {
+            Ok(p) => p,
+            Err(e) => {
+                b.values.truncate(h as usize);
+                b.error = Some(corrupt(
+                    info.offset + e.bit_offset / 8,
+                    CorruptKind::Decode(e.kind),
+                ));
+                break;
+            }
+        };
+        b.events.push(EvRec {
+            id: ce.class.id,
+            bounds: [
+                h,
+                header_end as u32,
+                sec_end,
+                st.marks[1].0 as u32,
+                b.values.len() as u32,
+            ],
+            cycles,
+            ns: conv.and_then(|c| c.to_ns(cycles)),
+            offset_bits: pos,
+            clock_before,
+        });
+        pos = end;
+        index += 1;
+    }
+    // Packet end: the clock moves to `timestamp_end` unless that would make
+    // it go backwards (babeltrace2's LTTng "event after packet" quirk).
+    if b.error.is_none() {
+        if let Some(e) = si.ts_end {
+            if e >= st.clock {
+                st.clock = e;
+            }
+        }
+    }
+    b.end_clock = st.clock;
+}

@@ -1,0 +1,249 @@
+//! Decoding streams ahead of the merge, on worker threads.
+//!
+//! Each stream has a *producer* (its decoding state: next packet, position
+//! within it, clock, registers) and a small queue of decoded [`Batch`]es.
+//! A producer is used by one thread at a time: a worker takes it out of its
+//! slot, decodes one batch outside the lock, and puts both back. Workers
+//! serve the streams whose queues are shortest, up to [`QUEUE_CAP`] batches
+//! ahead. The merging thread takes batches from the queues; when a queue
+//! is empty and its producer is idle it decodes the batch itself, so it
+//! never waits for a worker that is busy elsewhere, and with no worker at
+//! all the same code reads everything on the calling thread.
+//!
+//! Streams are decoded sequentially (a packet may depend on the clock left
+//! by the previous one), different streams in parallel.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::batch::{decode_batch, Batch, Resume};
+use crate::decode::DecodeState;
+use crate::event::Position;
+use crate::traceset::TracesetData;
+
+/// Decoded batches kept ahead per stream.
+pub(crate) const QUEUE_CAP: usize = 3;
+/// Events per batch: bounds the memory of a batch whatever the packet size.
+pub(crate) const BATCH_EVENTS: usize = 1024;
+
+/// The decoding state of one stream.
+#[derive(Debug)]
+pub(crate) struct Producer {
+    stream: usize,
+    next_packet: usize,
+    resume: Option<Resume>,
+    clock: u64,
+    st: DecodeState,
+    done: bool,
+}
+
+impl Producer {
+    /// A producer starting at `pos` (a packet start when `offset_bits` is 0).
+    pub(crate) fn new(pos: &Position) -> Self {
+        Producer {
+            stream: pos.stream,
+            next_packet: pos.packet,
+            resume: (pos.offset_bits != 0).then_some(Resume {
+                offset_bits: pos.offset_bits,
+                event_index: pos.event_index,
+                clock: pos.clock_cycles,
+            }),
+            clock: pos.clock_cycles,
+            st: DecodeState::new(0),
+            done: false,
+        }
+    }
+
+    /// Decodes the next batch into `b`; `false` when the stream has no more
+    /// packets.
+    fn produce(&mut self, data: &TracesetData, b: &mut Batch) -> bool {
+        if self.done || self.next_packet >= data.streams[self.stream].packets.len() {
+            self.done = true;
+            return false;
+        }
+        decode_batch(
+            data,
+            self.stream,
+            self.next_packet,
+            self.clock,
+            self.resume,
+            BATCH_EVENTS,
+            &mut self.st,
+            b,
+        );
+        self.clock = b.end_clock;
+        self.resume = b.next;
+        if b.next.is_none() {
+            self.next_packet += 1;
+        }
+        if b.error.is_some() {
+            self.done = true;
+        }
+        true
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    queue: VecDeque<Batch>,
+    /// `None` while a thread is decoding with it.
+    producer: Option<Producer>,
+    /// No batch will come any more (after the queue).
+    finished: bool,
+    /// The merge still reads this stream.
+    wanted: bool,
+}
+
+#[derive(Debug)]
+struct Sched {
+    slots: Vec<Slot>,
+    free: Vec<Batch>,
+    stop: bool,
+}
+
+/// State shared between the merging thread and the workers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    data: Arc<TracesetData>,
+    sched: Mutex<Sched>,
+    cv: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Sched> {
+        // A worker that panicked leaves consistent data (it only ever
+        // swaps whole batches and producers), so poisoning is ignored.
+        self.sched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the next batch of `stream` into `out` (the previous content of
+    /// `out` is recycled). `false` when the stream is finished.
+    pub(crate) fn next_batch(&self, stream: usize, out: &mut Batch) -> bool {
+        let mut g = self.lock();
+        loop {
+            let slot = &mut g.slots[stream];
+            if let Some(b) = slot.queue.pop_front() {
+                let old = std::mem::replace(out, b);
+                g.free.push(old);
+                self.cv.notify_all();
+                return true;
+            }
+            if slot.finished {
+                return false;
+            }
+            if let Some(mut p) = slot.producer.take() {
+                // Decode it here rather than wait.
+                drop(g);
+                let ok = p.produce(&self.data, out);
+                let mut g = self.lock();
+                let slot = &mut g.slots[stream];
+                slot.finished = !ok || p.done;
+                slot.producer = Some(p);
+                self.cv.notify_all();
+                return ok;
+            }
+            // A worker is decoding this stream: wait for its batch.
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Stops decoding `stream` ahead (the merge is done with it: past the
+    /// end of a time range).
+    pub(crate) fn drop_stream(&self, stream: usize) {
+        let mut g = self.lock();
+        let slot = &mut g.slots[stream];
+        slot.wanted = false;
+        let q: Vec<Batch> = slot.queue.drain(..).collect();
+        g.free.extend(q);
+    }
+
+    /// The worker loop: serve the stream with the shortest queue.
+    fn work(&self) {
+        let mut g = self.lock();
+        loop {
+            if g.stop {
+                return;
+            }
+            let pick = g
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| {
+                    s.wanted && !s.finished && s.producer.is_some() && s.queue.len() < QUEUE_CAP
+                })
+                .min_by_key(|(_, s)| s.queue.len())
+                .map(|(i, _)| i);
+            let Some(i) = pick else {
+                g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                continue;
+            };
+            let Some(mut p) = g.slots[i].producer.take() else {
+                continue;
+            };
+            let mut b = g.free.pop().unwrap_or_default();
+            drop(g);
+            let ok = p.produce(&self.data, &mut b);
+            g = self.lock();
+            let slot = &mut g.slots[i];
+            if ok && slot.wanted {
+                slot.queue.push_back(b);
+            } else {
+                g.free.push(b);
+            }
+            let slot = &mut g.slots[i];
+            slot.finished = !ok || p.done;
+            slot.producer = Some(p);
+            self.cv.notify_all();
+        }
+    }
+}
+
+/// The decoding side of a cursor: shared state and worker threads.
+#[derive(Debug)]
+pub(crate) struct Decoders {
+    pub(crate) shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Decoders {
+    /// Producers starting at `starts` (one per stream), with `threads`
+    /// worker threads (0: everything is decoded by the merging thread).
+    pub(crate) fn new(data: Arc<TracesetData>, starts: &[Position], threads: usize) -> Self {
+        let slots = starts
+            .iter()
+            .map(|p| Slot {
+                queue: VecDeque::with_capacity(QUEUE_CAP),
+                producer: Some(Producer::new(p)),
+                finished: false,
+                wanted: true,
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            data,
+            sched: Mutex::new(Sched {
+                slots,
+                free: Vec::new(),
+                stop: false,
+            }),
+            cv: Condvar::new(),
+        });
+        let workers = (0..threads)
+            .map(|_| {
+                let s = Arc::clone(&shared);
+                std::thread::spawn(move || s.work())
+            })
+            .collect();
+        Decoders { shared, workers }
+    }
+}
+
+impl Drop for Decoders {
+    fn drop(&mut self) {
+        self.shared.lock().stop = true;
+        self.shared.cv.notify_all();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
