@@ -1,1 +1,7 @@
-fn main() {}
+//! The `traceloom` binary. For now the command line only
+//! ([`traceloom_cli::main`]); the GTK viewer window will open from here when
+//! no subcommand is given.
+
+fn main() {
+    traceloom_cli::main();
+}

@@ -1,0 +1,703 @@
+//! `traceloom bench decode PATH... [--runs N]`: the reading benchmark.
+//!
+//! In one run of the command, on the same traces, `N` times each
+//! (interleaved, so that a change of load on the machine affects all of
+//! them alike), and reports the medians:
+//!
+//! 1. `babeltrace2 -o dummy PATH...` as a subprocess (wall time; the event
+//!    count comes from one extra, untimed `sink.utils.counter` run, which
+//!    also brings the files into the page cache);
+//! 2. traceloom's full decode, in this process: open the traces, read every
+//!    message of the merged sequence, and fold every value of all six
+//!    scopes of every event (and the bytes of every string) into a
+//!    checksum, so that nothing can be skipped; the checksum must be the
+//!    same in every run;
+//! 3. building the packet index by scanning packet headers: the traces are
+//!    opened through a mirror of their directories made of symbolic links
+//!    that leaves out LTTng's `.idx` files, so that the reader has to walk
+//!    every packet header and context itself; the time is the whole
+//!    opening (discovery, metadata, mapping, scan), an upper bound of the
+//!    scan alone. The packets found must be those of the normal opening;
+//! 4. resident memory beyond the mapped files: the process's `RssAnon`
+//!    (anonymous resident memory, which excludes mapped trace files) at its
+//!    peak during each decode run, sampled every 65,536 messages and at the
+//!    end, minus its value before the traces were opened; the largest of
+//!    all runs.
+//!
+//! It prints both event rates and their ratio, the index rate and the
+//! memory, each with PASS or FAIL against the targets ([`RATIO_TARGET`],
+//! [`INDEX_GBPS_TARGET`], [`RSS_MB_TARGET`]); a missed target makes the
+//! command fail.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use traceloom_ctf::event::{Event, FieldValue, Message};
+use traceloom_ctf::tsdl::ir::Scope;
+use traceloom_ctf::Traceset;
+
+use crate::CliError;
+
+/// Events per second of traceloom's decode over those of
+/// `babeltrace2 -o dummy`, at least.
+pub const RATIO_TARGET: f64 = 20.0;
+/// Packet index building rate, in GB/s (10^9 bytes of stream files per
+/// second), at least.
+pub const INDEX_GBPS_TARGET: f64 = 2.0;
+/// Resident memory beyond the mapped files during the decode, in MB (10^6
+/// bytes), less than.
+pub const RSS_MB_TARGET: f64 = 100.0;
+
+/// The six scopes, in the order the checksum folds them.
+const SCOPES: [Scope; 6] = [
+    Scope::PacketHeader,
+    Scope::PacketContext,
+    Scope::EventHeader,
+    Scope::StreamEventContext,
+    Scope::EventContext,
+    Scope::EventPayload,
+];
+
+/// Messages between two samples of the resident memory.
+const RSS_SAMPLE_EVERY: u64 = 1 << 16;
+
+/// Arguments of `traceloom bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// What to measure.
+    #[command(subcommand)]
+    pub what: BenchCommand,
+}
+
+/// The benchmarks.
+#[derive(Debug, Clone, Subcommand)]
+pub enum BenchCommand {
+    /// Full decode against `babeltrace2 -o dummy`, packet index building,
+    /// and memory.
+    Decode(DecodeBenchArgs),
+}
+
+/// Arguments of `traceloom bench decode`.
+#[derive(Debug, Clone, Args)]
+pub struct DecodeBenchArgs {
+    /// CTF trace directories, or trees holding several traces.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How many times each measurement is taken (the median is reported).
+    #[arg(long, default_value_t = 3, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// The babeltrace2 program to compare with.
+    #[arg(long, default_value = "babeltrace2", value_name = "PROGRAM")]
+    pub babeltrace2: PathBuf,
+}
+
+/// An order-sensitive checksum of 64-bit words (Fletcher-style: two running
+/// sums, one instruction of dependency per word, so that folding costs
+/// little next to decoding).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Checksum {
+    a: u64,
+    b: u64,
+}
+
+impl Checksum {
+    /// Folds one word.
+    #[inline(always)]
+    pub fn word(&mut self, x: u64) {
+        self.a = self.a.wrapping_add(x);
+        self.b = self.b.wrapping_add(self.a);
+    }
+
+    /// Folds a byte string: its bytes, 8 at a time, then its length.
+    #[inline]
+    pub fn bytes(&mut self, s: &[u8]) {
+        let mut chunks = s.chunks_exact(8);
+        for c in &mut chunks {
+            self.word(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(last));
+        }
+        self.word(s.len() as u64);
+    }
+
+    /// Folds one decoded value of `ev` (a string by its bytes).
+    #[inline(always)]
+    pub fn value(&mut self, ev: &Event<'_>, v: FieldValue) {
+        // Strings and variant indexes apart, the word is the value's 64
+        // bits whatever its kind: written so, the other kinds share one
+        // load instead of an indirect jump per value (which mispredicts
+        // from event to event).
+        if let FieldValue::Str { .. } = v {
+            self.bytes(ev.bytes(v).unwrap_or_default());
+            return;
+        }
+        let w = if let FieldValue::Variant(i) = v {
+            u64::from(i)
+        } else {
+            match v {
+                FieldValue::UInt(x) | FieldValue::Len(x) => x,
+                FieldValue::SInt(x) => x as u64,
+                FieldValue::Float(x) => x.to_bits(),
+                FieldValue::Str { .. } | FieldValue::Variant(_) => unreachable!(),
+            }
+        };
+        self.word(w);
+    }
+
+    /// Folds every value of the six scopes of `ev`, and its timestamp.
+    #[inline]
+    pub fn event(&mut self, ev: &Event<'_>) {
+        for scope in SCOPES {
+            for &v in ev.scope_values(scope) {
+                self.value(ev, v);
+            }
+        }
+        self.word(ev.timestamp_ns().unwrap_or(0) as u64);
+    }
+
+    /// The checksum so far.
+    pub fn get(&self) -> u64 {
+        self.a ^ self.b.rotate_left(32)
+    }
+}
+
+/// What one decode run saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeRun {
+    /// Events read.
+    pub events: u64,
+    /// Discarded-events and discarded-packets messages read.
+    pub discarded: u64,
+    /// Read errors (each ends a stream), with the first one's text.
+    pub errors: u64,
+    /// The first read error.
+    pub first_error: Option<String>,
+    /// Checksum of all values.
+    pub checksum: u64,
+    /// Peak anonymous resident memory above the level before opening, in
+    /// bytes (`None` where `/proc/self/status` has no `RssAnon`).
+    pub rss_peak_bytes: Option<u64>,
+}
+
+/// `RssAnon` of a `/proc/PID/status` text, in bytes.
+pub fn parse_rss_anon(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let mut words = line["RssAnon:".len()..].split_whitespace();
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => Some(n * 1024),
+        _ => None,
+    }
+}
+
+/// This process's anonymous resident memory, in bytes.
+pub fn rss_anon_bytes() -> Option<u64> {
+    parse_rss_anon(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+/// Opens the traces under `paths` and reads all their messages, folding
+/// every value into a checksum and sampling the resident memory.
+pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
+    let rss_before = rss_anon_bytes();
+    let mut rss_peak = rss_before;
+    fn sample(peak: &mut Option<u64>) {
+        if let (Some(p), Some(now)) = (peak.as_mut(), rss_anon_bytes()) {
+            *p = (*p).max(now);
+        }
+    }
+    let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+    let mut sum = Checksum::default();
+    let (mut events, mut discarded, mut errors, mut messages) = (0u64, 0u64, 0u64, 0u64);
+    let mut first_error = None;
+    let mut cursor = ts.messages();
+    while let Some(msg) = cursor.next() {
+        messages += 1;
+        if messages % RSS_SAMPLE_EVERY == 0 {
+            sample(&mut rss_peak);
+        }
+        match msg {
+            Ok(Message::Event(ev)) => {
+                events += 1;
+                sum.event(&ev);
+            }
+            Ok(Message::DiscardedEvents(d) | Message::DiscardedPackets(d)) => {
+                discarded += 1;
+                sum.word(d.count.unwrap_or(u64::MAX));
+                sum.word(d.begin_ns.unwrap_or(0) as u64);
+                sum.word(d.end_ns.unwrap_or(0) as u64);
+            }
+            Err(e) => {
+                errors += 1;
+                first_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    sample(&mut rss_peak);
+    drop(cursor);
+    drop(ts);
+    Ok(DecodeRun {
+        events,
+        discarded,
+        errors,
+        first_error,
+        checksum: sum.get(),
+        rss_peak_bytes: rss_peak
+            .zip(rss_before)
+            .map(|(p, b)| p.saturating_sub(b)),
+    })
+}
+
+/// The median of some durations (the mean of the two middle ones for an
+/// even count); zero for none.
+pub fn median(times: &[Duration]) -> Duration {
+    let mut t = times.to_vec();
+    t.sort();
+    match t.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => t[n / 2],
+        n => (t[n / 2 - 1] + t[n / 2]) / 2,
+    }
+}
+
+/// The `Event messages` count of babeltrace2's `sink.utils.counter`
+/// output.
+pub fn parse_counter_events(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let l = l.trim();
+        let n = l.strip_suffix("Event messages")?;
+        n.trim().parse().ok()
+    })
+}
+
+/// User + system CPU time of this process (`who` = `RUSAGE_SELF`) or of its
+/// waited-for children (`RUSAGE_CHILDREN`).
+fn cpu_time(who: libc::c_int) -> Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// A copy of trace directory trees made of symbolic links to the original
+/// files, without LTTng's `.idx` packet indexes; removed when dropped.
+#[derive(Debug)]
+pub struct IndexlessMirror {
+    root: PathBuf,
+    /// The mirrored counterparts of the input paths.
+    pub paths: Vec<PathBuf>,
+}
+
+impl IndexlessMirror {
+    /// Mirrors `paths` under a new directory of `parent`. A path to a file
+    /// (a `metadata` file) mirrors its directory.
+    pub fn new(paths: &[PathBuf], parent: &Path) -> io::Result<IndexlessMirror> {
+        let root = parent.join(format!(
+            "traceloom-bench-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        std::fs::create_dir_all(&root)?;
+        let mut mirror = IndexlessMirror {
+            root,
+            paths: Vec::new(),
+        };
+        for (i, p) in paths.iter().enumerate() {
+            let p = p.canonicalize()?;
+            let (src, file) = if p.is_file() {
+                let dir = p.parent().unwrap_or(Path::new("/")).to_path_buf();
+                let name = p.file_name().map(|n| n.to_owned());
+                (dir, name)
+            } else {
+                (p, None)
+            };
+            let dst = mirror.root.join(i.to_string());
+            link_tree(&src, &dst, 0)?;
+            mirror.paths.push(match file {
+                Some(name) => dst.join(name),
+                None => dst,
+            });
+        }
+        Ok(mirror)
+    }
+}
+
+impl Drop for IndexlessMirror {
+    fn drop(&mut self) {
+        // Removes the links and directories, never what they point to.
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Recreates the directories of `src` under `dst` with links to its files,
+/// except `*.idx` files.
+fn link_tree(src: &Path, dst: &Path, depth: u32) -> io::Result<()> {
+    // The reader's discovery does not go deeper either.
+    const MAX_DEPTH: u32 = 32;
+    std::fs::create_dir_all(dst)?;
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(src)? {
+        let entry = entry?;
+        let path = entry.path();
+        let target = dst.join(entry.file_name());
+        if path.is_dir() {
+            link_tree(&path, &target, depth + 1)?;
+        } else if path.extension().is_none_or(|e| e != "idx") {
+            std::os::unix::fs::symlink(&path, &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The packets of a traceset, per stream: `(offset, size, content bits,
+/// timestamp_begin, timestamp_end)`.
+fn packet_list(ts: &Traceset) -> Vec<Vec<(u32, u64, u64, u64, Option<u64>, Option<u64>)>> {
+    ts.streams()
+        .map(|s| {
+            ts.packets(s.index)
+                .iter()
+                .map(|p| (p.file, p.offset, p.size, p.content_bits, p.ts_begin, p.ts_end))
+                .collect()
+        })
+        .collect()
+}
+
+/// A line of the report: `label: text   target ...   PASS|FAIL`.
+fn verdict(out: &mut dyn Write, label: &str, text: &str, target: &str, ok: bool) -> io::Result<()> {
+    writeln!(
+        out,
+        "{label:<22}{text}   (target {target})   {}",
+        if ok { "PASS" } else { "FAIL" }
+    )
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.3} s", d.as_secs_f64())
+}
+
+fn list(times: &[Duration]) -> String {
+    times
+        .iter()
+        .map(|t| format!("{:.3}", t.as_secs_f64()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Runs `babeltrace2 ARGS PATHS`, its standard output to `stdout`; returns
+/// its wall time, CPU time and standard output.
+fn run_babeltrace2(
+    program: &Path,
+    args: &[&str],
+    paths: &[PathBuf],
+    capture: bool,
+) -> Result<(Duration, Duration, String), CliError> {
+    let cpu0 = cpu_time(libc::RUSAGE_CHILDREN);
+    let t = Instant::now();
+    let o = Command::new(program)
+        .args(args)
+        .args(paths)
+        .env("TERM", "dumb")
+        .stdin(Stdio::null())
+        .stdout(if capture {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| CliError::Bench(format!("cannot run {}: {e}", program.display())))?;
+    let wall = t.elapsed();
+    let cpu = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu0);
+    if !o.status.success() {
+        return Err(CliError::Bench(format!(
+            "{} {} failed ({}): {}",
+            program.display(),
+            args.join(" "),
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim_end()
+        )));
+    }
+    Ok((wall, cpu, String::from_utf8_lossy(&o.stdout).into_owned()))
+}
+
+/// `traceloom bench decode`: measures and prints; fails when a target is
+/// missed or the measurements disagree (event counts, checksums, packets).
+pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let runs = args.runs as usize;
+    let paths = &args.paths;
+
+    // Describe the input (and check it opens).
+    let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+    let bytes = ts.total_bytes();
+    let packets: usize = ts.streams().map(|s| ts.packets(s.index).len()).sum();
+    let reference_packets = packet_list(&ts);
+    writeln!(
+        out,
+        "traceloom bench decode: {} trace(s), {} stream(s), {packets} packets, {:.1} MB of stream files; {runs} run(s) of each, medians; {} decoding thread(s); load average {}",
+        ts.traces().len(),
+        ts.streams().len(),
+        bytes as f64 / 1e6,
+        ts.decode_threads(),
+        load_average(),
+    )?;
+    drop(ts);
+    out.flush()?;
+
+    // babeltrace2's event count, untimed (this also warms the page cache).
+    let (_, _, counter) = run_babeltrace2(
+        &args.babeltrace2,
+        &["-c", "sink.utils.counter", "-p", "step=+0"],
+        paths,
+        true,
+    )?;
+    let bt2_events = parse_counter_events(&counter).ok_or_else(|| {
+        CliError::Bench(format!(
+            "no `Event messages` count in babeltrace2's sink.utils.counter output:\n{counter}"
+        ))
+    })?;
+
+    let mirror = IndexlessMirror::new(paths, &std::env::temp_dir())
+        .map_err(|e| CliError::Bench(format!("cannot mirror the traces without .idx: {e}")))?;
+
+    let mut bt2_wall = Vec::new();
+    let mut bt2_cpu = Vec::new();
+    let mut tl_wall = Vec::new();
+    let mut tl_cpu = Vec::new();
+    let mut index_wall = Vec::new();
+    let mut decoded: Vec<DecodeRun> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    for _ in 0..runs {
+        let (w, c, _) = run_babeltrace2(&args.babeltrace2, &["-o", "dummy"], paths, false)?;
+        bt2_wall.push(w);
+        bt2_cpu.push(c);
+
+        let cpu0 = cpu_time(libc::RUSAGE_SELF);
+        let t = Instant::now();
+        let d = decode_once(paths)?;
+        tl_wall.push(t.elapsed());
+        tl_cpu.push(cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu0));
+        decoded.push(d);
+
+        let t = Instant::now();
+        let scanned =
+            Traceset::open(&mirror.paths).map_err(|e| CliError::Trace(e.to_string()))?;
+        index_wall.push(t.elapsed());
+        if packet_list(&scanned) != reference_packets {
+            problems.push(
+                "the packets found by scanning the headers differ from those of the normal opening"
+                    .into(),
+            );
+        }
+    }
+    drop(mirror);
+
+    let first = &decoded[0];
+    let key = |d: &DecodeRun| (d.events, d.discarded, d.errors, d.checksum);
+    if decoded.iter().any(|d| key(d) != key(first)) {
+        problems.push(format!(
+            "the runs read different things (events, lost-records messages, errors, checksum): {}",
+            decoded
+                .iter()
+                .map(|d| format!("{:?}", key(d)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(e) = &first.first_error {
+        problems.push(format!("{} read error(s); the first: {e}", first.errors));
+    }
+    if first.events != bt2_events {
+        problems.push(format!(
+            "babeltrace2 counted {bt2_events} events, traceloom read {}",
+            first.events
+        ));
+    }
+
+    let bt2_median = median(&bt2_wall);
+    let tl_median = median(&tl_wall);
+    let index_median = median(&index_wall);
+    let bt2_rate = bt2_events as f64 / bt2_median.as_secs_f64();
+    let tl_rate = first.events as f64 / tl_median.as_secs_f64();
+    let ratio = tl_rate / bt2_rate;
+    let index_gbps = bytes as f64 / index_median.as_secs_f64() / 1e9;
+    let rss = decoded.iter().filter_map(|d| d.rss_peak_bytes).max();
+
+    writeln!(
+        out,
+        "babeltrace2 -o dummy  {bt2_events} events, median {} wall (runs: {}), {} CPU: {:.3} M events/s",
+        secs(bt2_median),
+        list(&bt2_wall),
+        secs(median(&bt2_cpu)),
+        bt2_rate / 1e6
+    )?;
+    writeln!(
+        out,
+        "traceloom decode      {} events, {} lost-records messages, median {} wall (runs: {}), {} CPU: {:.3} M events/s, checksum {:#018x}",
+        first.events,
+        first.discarded,
+        secs(tl_median),
+        list(&tl_wall),
+        secs(median(&tl_cpu)),
+        tl_rate / 1e6,
+        first.checksum
+    )?;
+    let mut ok = true;
+    let pass = ratio >= RATIO_TARGET;
+    ok &= pass;
+    verdict(
+        out,
+        "events/s ratio",
+        &format!("{ratio:.1}x babeltrace2"),
+        &format!(">= {RATIO_TARGET}x"),
+        pass,
+    )?;
+    let pass = index_gbps >= INDEX_GBPS_TARGET;
+    ok &= pass;
+    verdict(
+        out,
+        "packet index scan",
+        &format!(
+            "{packets} packets of {:.1} MB in {} (median; runs: {}): {index_gbps:.2} GB/s",
+            bytes as f64 / 1e6,
+            format_args!("{:.3} ms", index_median.as_secs_f64() * 1e3),
+            index_wall
+                .iter()
+                .map(|t| format!("{:.3}", t.as_secs_f64() * 1e3))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        &format!(">= {INDEX_GBPS_TARGET} GB/s"),
+        pass,
+    )?;
+    match rss {
+        Some(r) => {
+            let mb = r as f64 / 1e6;
+            let pass = mb < RSS_MB_TARGET;
+            ok &= pass;
+            verdict(
+                out,
+                "memory beyond maps",
+                &format!("peak RssAnon {mb:.1} MB above the level before opening"),
+                &format!("< {RSS_MB_TARGET} MB"),
+                pass,
+            )?;
+        }
+        None => {
+            ok = false;
+            writeln!(out, "{:<22}RssAnon unavailable   FAIL", "memory beyond maps")?;
+        }
+    }
+    for p in &problems {
+        writeln!(out, "problem: {p}")?;
+    }
+    writeln!(out, "load average after: {}", load_average())?;
+    out.flush()?;
+    if problems.is_empty() && ok {
+        Ok(())
+    } else {
+        Err(CliError::Bench(
+            "a target was missed or the measurements disagree (see above)".into(),
+        ))
+    }
+}
+
+/// `traceloom bench`.
+pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    match &args.what {
+        BenchCommand::Decode(a) => run_decode_bench(a, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_depends_on_values_and_order() {
+        let fold = |words: &[u64]| {
+            let mut c = Checksum::default();
+            for &w in words {
+                c.word(w);
+            }
+            c.get()
+        };
+        assert_ne!(fold(&[1, 2]), fold(&[2, 1]));
+        assert_ne!(fold(&[1, 2]), fold(&[1, 3]));
+        assert_eq!(fold(&[1, 2]), fold(&[1, 2]));
+        let bytes = |s: &[u8]| {
+            let mut c = Checksum::default();
+            c.bytes(s);
+            c.get()
+        };
+        // Lengths count: a trailing NUL is not lost in the padding.
+        assert_ne!(bytes(b"abc"), bytes(b"abc\0"));
+        assert_ne!(bytes(b"abcdefgh1"), bytes(b"abcdefgh2"));
+    }
+
+    #[test]
+    fn rss_and_counter_parsing() {
+        let status = "Name:\tx\nVmRSS:\t  2000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 99 kB\n";
+        assert_eq!(parse_rss_anon(status), Some(1234 * 1024));
+        assert_eq!(parse_rss_anon("VmRSS: 1 kB\n"), None);
+        assert!(rss_anon_bytes().is_some_and(|b| b > 0));
+        let counter = "        3955024 Event messages\n              2 Stream beginning messages\n        3955236 messages (TOTAL)\n";
+        assert_eq!(parse_counter_events(counter), Some(3_955_024));
+        assert_eq!(parse_counter_events("nothing"), None);
+    }
+
+    #[test]
+    fn medians() {
+        let ms = Duration::from_millis;
+        assert_eq!(median(&[ms(5), ms(1), ms(3)]), ms(3));
+        assert_eq!(median(&[ms(4), ms(1), ms(2), ms(10)]), ms(3));
+        assert_eq!(median(&[]), Duration::ZERO);
+    }
+
+    #[test]
+    fn mirror_links_everything_but_idx_files() {
+        let tmp = std::env::temp_dir().join(format!("traceloom-bench-test-{}", std::process::id()));
+        let trace = tmp.join("src/trace");
+        std::fs::create_dir_all(trace.join("index")).unwrap();
+        std::fs::write(trace.join("metadata"), "m").unwrap();
+        std::fs::write(trace.join("chan_0"), "data").unwrap();
+        std::fs::write(trace.join("index/chan_0.idx"), "idx").unwrap();
+        {
+            let m = IndexlessMirror::new(&[trace.clone(), trace.join("metadata")], &tmp).unwrap();
+            assert_eq!(m.paths.len(), 2);
+            assert_eq!(std::fs::read_to_string(m.paths[0].join("chan_0")).unwrap(), "data");
+            assert!(m.paths[0].join("index").is_dir());
+            assert!(!m.paths[0].join("index/chan_0.idx").exists());
+            assert!(m.paths[1].ends_with("metadata") && m.paths[1].is_file());
+            assert!(std::fs::symlink_metadata(m.paths[0].join("metadata"))
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        // Dropping the mirror removed only the links.
+        assert!(trace.join("index/chan_0.idx").is_file());
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+}
