@@ -1,5 +1,5 @@
 //! Field decoding: each scope's [`FieldType`] tree is compiled once into a
-//! flat list of [`Op`]s that a small interpreter runs over the packet bytes,
+//! flat list of `Op`s that a small interpreter runs over the packet bytes,
 //! producing the flat pre-order [`FieldValue`] list described in
 //! [`crate::event`].
 //!

@@ -212,11 +212,9 @@ impl<'a> Cursor<'a> {
         let r = &self.readers[s];
         match r.head {
             Head::End | Head::Unstarted => None,
-            Head::Event | Head::Lost(_) | Head::Error => Some((
-                r.ns.unwrap_or(self.last_ns),
-                self.ts.streams[s].rank,
-                s as u32,
-            )),
+            Head::Event | Head::Lost(_) | Head::Error => {
+                Some((r.ns.unwrap_or(self.last_ns), r.rank, s as u32))
+            }
         }
     }
 

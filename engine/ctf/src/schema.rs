@@ -306,28 +306,3 @@ fn stream_clock(
         _ => Err(SchemaError::SeveralClocks(sc.id)),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Prints the compiled programs of a real trace (manual inspection:
-    /// `CTF_DUMP_OPS=path cargo test dump_ops -- --nocapture`).
-    #[test]
-    fn dump_ops() {
-        let Ok(dir) = std::env::var("CTF_DUMP_OPS") else {
-            return;
-        };
-        let class =
-            crate::tsdl::read_metadata_file(&std::path::Path::new(&dir).join("metadata")).unwrap();
-        let ct = CompiledTrace::new(Arc::new(class)).unwrap();
-        for (id, sc) in &ct.streams {
-            println!("stream {id} head: {:#?}", sc.head);
-            if let EventTable::Dense(v) = &sc.events {
-                for ce in v.iter().flatten().take(4) {
-                    println!("event {}: {:#?}", ce.class.name, ce.body);
-                }
-            }
-        }
-    }
-}

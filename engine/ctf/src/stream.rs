@@ -1,5 +1,5 @@
 //! Reading the messages of one stream: walking the events of its decoded
-//! batches ([`crate::batch`]) and deriving the lost-records messages from
+//! batches (`batch.rs`) and deriving the lost-records messages from
 //! consecutive packet contexts.
 
 use std::collections::BTreeMap;
@@ -106,6 +106,8 @@ pub(crate) struct StreamReader<'a> {
     prev_seq: Option<u64>,
     prev_end: Option<u64>,
     pub(crate) head: Head,
+    /// The stream's rank in babeltrace2's tie-break order.
+    pub(crate) rank: u32,
     /// Time of the head (event time, or a lost range's start).
     pub(crate) ns: Option<i64>,
     pub(crate) error: Option<ReadError>,
@@ -140,6 +142,7 @@ impl<'a> StreamReader<'a> {
             prev_seq: None,
             prev_end: None,
             head: Head::Unstarted,
+            rank: sd.rank,
             ns: None,
             error: None,
             index_error_done: false,
@@ -226,8 +229,9 @@ impl<'a> StreamReader<'a> {
 
     /// Makes the event `rec` of the current batch the head.
     #[inline]
-    fn set_event(&mut self, rec: &EvRec, index_in_batch: usize) {
+    fn set_event(&mut self, index_in_batch: usize) {
         let b = &self.batch;
+        let rec: &EvRec = &b.events[index_in_batch];
         let ev = &mut self.ev;
         if let Some(ce) = self.sc.and_then(|sc| sc.events.get(rec.id)) {
             ev.class = &ce.class;
@@ -273,9 +277,9 @@ impl<'a> StreamReader<'a> {
             }
             if self.has_batch {
                 let i = self.next_event;
-                if let Some(&rec) = self.batch.events.get(i) {
+                if i < self.batch.events.len() {
                     self.next_event = i + 1;
-                    self.set_event(&rec, i);
+                    self.set_event(i);
                     return;
                 }
                 if let Some(e) = self.batch.error.take() {
