@@ -6,6 +6,7 @@ pub use traceloom_filter as filter;
 pub use traceloom_paje as paje;
 pub use traceloom_tsdl as tsdl;
 
+pub mod checkpoint;
 pub mod request;
 pub mod source;
 pub mod state;

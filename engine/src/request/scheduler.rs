@@ -288,6 +288,21 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         }
     }
 
+    /// The state checkpoints kept: each position with the state before the
+    /// event there, in position order.
+    pub fn checkpoints(&self) -> impl Iterator<Item = (&PositionOf<Src>, &S)> {
+        self.checkpoints.iter().map(|(p, (s, _))| (p, s))
+    }
+
+    /// Adds checkpoints computed elsewhere (a persisted cache, a background
+    /// pass): each must be the state a fresh read from the start has before
+    /// the event at its position. Seeks then replay from the nearest one.
+    pub fn add_checkpoints(&mut self, checkpoints: impl IntoIterator<Item = (PositionOf<Src>, S)>) {
+        for (p, s) in checkpoints {
+            self.checkpoints.entry(p).or_insert((s, None));
+        }
+    }
+
     /// Adds a request; it will be serviced by the next
     /// [`service`](Self::service) calls.
     pub fn add(&mut self, mut request: EventsRequest<Src, S, D>) -> RequestId {

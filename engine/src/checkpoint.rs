@@ -1,0 +1,331 @@
+//! Checkpoints: the full traceset state saved every N events, with the
+//! position and global rank of the event it precedes, and their cache file.
+//!
+//! A checkpoint pass is an ordinary events request (LOW priority, so it
+//! runs in the background behind what the user looks at) whose hook, at
+//! HIGH hook priority, sees the state *before* each event and keeps a copy
+//! every [`DEFAULT_INTERVAL`] events, preferably at the first event of a
+//! packet. Seeking by time then restores the nearest earlier checkpoint and
+//! replays; the event rank of any position is the nearest checkpoint's rank
+//! plus the events in between.
+//!
+//! The checkpoints are persisted outside the trace directory, in the XDG
+//! cache (`$XDG_CACHE_HOME/traceloom/` or `~/.cache/traceloom/`), in a file
+//! named after the traceset's fingerprint. The file is versioned and
+//! checksummed; a stale (traces changed) or damaged file is detected and
+//! the checkpoints are rebuilt.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use traceloom_ctf::Traceset;
+use traceloom_hooks::{Flow, HookContext, Priority};
+
+use crate::request::{
+    Budget, EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, Start,
+};
+use crate::source::{CtfCurrent, CtfPosition, CtfSource};
+use crate::state::{self, TracesetState};
+
+/// Events between two checkpoints, by default.
+pub const DEFAULT_INTERVAL: u64 = 50_000;
+
+/// One checkpoint: the state before the event at `position`, which is the
+/// `rank`-th event (from 0) of the traceset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Number of events before `position`.
+    pub rank: u64,
+    /// Where the event is.
+    pub position: CtfPosition,
+    /// The state before it.
+    pub state: TracesetState,
+}
+
+/// What a checkpoint pass collects (the request's data).
+#[derive(Debug, Default)]
+pub struct CheckpointBuild {
+    interval: u64,
+    seen: u64,
+    since: u64,
+    /// The checkpoints so far, in rank order.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// The events request of a checkpoint pass over the whole traceset, every
+/// `interval` events (and at a packet start within the next `interval`).
+pub fn checkpoint_request(
+    owner: OwnerId,
+    interval: u64,
+) -> EventsRequest<CtfSource, TracesetState, CheckpointBuild> {
+    let data = CheckpointBuild {
+        interval: interval.max(1),
+        ..CheckpointBuild::default()
+    };
+    let mut req = EventsRequest::new(owner, Start::Time(i64::MIN), data);
+    req.priority = Priority::LOW;
+    req.event.add(
+        Priority::HIGH,
+        |ctx: &mut HookContext<'_, CtfCurrent, CtfPosition, TracesetState, CheckpointBuild>| {
+            let b = &mut *ctx.data;
+            // The first event always gets one: seeking anywhere has a start.
+            let due = b.seen == 0
+                || (b.since >= b.interval
+                    && (ctx.position.event_index == 0 || b.since >= 2 * b.interval));
+            if due {
+                b.checkpoints.push(Checkpoint {
+                    rank: b.seen,
+                    position: *ctx.position,
+                    state: ctx.state.clone(),
+                });
+                b.since = 0;
+            }
+            b.seen += 1;
+            b.since += 1;
+            Flow::Continue
+        },
+    );
+    req
+}
+
+/// Runs a checkpoint pass to the end, in the calling thread.
+pub fn build(traceset: Arc<Traceset>, interval: u64) -> Vec<Checkpoint> {
+    let traces = traceset.traces().len();
+    let source = CtfSource::new(traceset);
+    let config = SchedulerConfig {
+        checkpoint_interval: None,
+        ..SchedulerConfig::default()
+    };
+    let mut sched = Scheduler::new(source, state::computation(traces), config);
+    sched.add(checkpoint_request(OwnerId(0), interval));
+    loop {
+        let report = sched.service(Budget::unlimited(), || false);
+        if let Some(done) = report.completed.into_iter().next() {
+            return done.data.checkpoints;
+        }
+        if sched.is_idle() {
+            return Vec::new();
+        }
+    }
+}
+
+/// The event rank of `position` (the number of events before it): the
+/// nearest earlier checkpoint's rank plus the events read from there.
+pub fn rank_of(source: &mut CtfSource, checkpoints: &[Checkpoint], position: &CtfPosition) -> u64 {
+    let i = checkpoints.partition_point(|c| c.position <= *position);
+    let (mut rank, from) = match i.checked_sub(1).map(|i| &checkpoints[i]) {
+        Some(c) => (c.rank, Some(c.position)),
+        None => (0, None),
+    };
+    match from {
+        Some(p) => source.seek_position(&p),
+        None => source.seek_time(i64::MIN),
+    }
+    while source.current().is_some() && source.position() < *position {
+        source.advance();
+        rank += 1;
+    }
+    rank
+}
+
+/// Moves `source` to the event of rank `rank` (or the end).
+pub fn seek_rank(source: &mut CtfSource, checkpoints: &[Checkpoint], rank: u64) {
+    let i = checkpoints.partition_point(|c| c.rank <= rank);
+    let mut at = match i.checked_sub(1).map(|i| &checkpoints[i]) {
+        Some(c) => {
+            source.seek_position(&c.position);
+            c.rank
+        }
+        None => {
+            source.seek_time(i64::MIN);
+            0
+        }
+    };
+    while at < rank && source.current().is_some() {
+        source.advance();
+        at += 1;
+    }
+}
+
+/// Why a cache file was not used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// There is no cache file.
+    #[error("no checkpoint cache at {0}")]
+    Missing(PathBuf),
+    /// The cache was written for other trace files (or another version).
+    #[error("{0}: stale checkpoint cache (traces or format changed)")]
+    Stale(PathBuf),
+    /// The cache file is damaged.
+    #[error("{path}: damaged checkpoint cache: {reason}")]
+    Damaged {
+        /// The cache file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The cache file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The cache file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+const MAGIC: &[u8; 8] = b"TLCKPT\r\n";
+const VERSION: u32 = 1;
+/// magic, version, fingerprint, payload length, crc32 of the payload.
+const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
+
+/// The per-user cache directory of traceloom (XDG), `None` without a home.
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(std::env::var_os("HOME")?).join(".cache"),
+    };
+    Some(base.join("traceloom"))
+}
+
+/// A fingerprint of the traceset's files: their paths, sizes and
+/// modification times. Any change to a trace makes its cache stale.
+pub fn fingerprint(traceset: &Traceset) -> u64 {
+    let mut h = DefaultHasher::new();
+    VERSION.hash(&mut h);
+    for t in traceset.traces() {
+        let meta = t.path.join("metadata");
+        file_stamp(&meta).hash(&mut h);
+    }
+    for s in traceset.streams() {
+        for f in &s.files {
+            file_stamp(f).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+fn file_stamp(p: &Path) -> (PathBuf, u64, Option<std::time::SystemTime>) {
+    let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let meta = fs::metadata(p).ok();
+    (
+        canonical,
+        meta.as_ref().map_or(0, |m| m.len()),
+        meta.and_then(|m| m.modified().ok()),
+    )
+}
+
+/// The cache file of a traceset with this fingerprint, in `dir`.
+pub fn cache_path(dir: &Path, fingerprint: u64) -> PathBuf {
+    dir.join(format!("{fingerprint:016x}.checkpoints"))
+}
+
+/// Writes `checkpoints` to `path` (atomically: a temporary file renamed).
+pub fn store(path: &Path, fingerprint: u64, checkpoints: &[Checkpoint]) -> Result<(), CacheError> {
+    let io = |source| CacheError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let payload = postcard::to_stdvec(checkpoints).expect("checkpoint serialization is infallible");
+    let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&VERSION.to_le_bytes());
+    bytes.extend_from_slice(&fingerprint.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut f = fs::File::create(&tmp).map_err(io)?;
+    f.write_all(&bytes).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    fs::rename(&tmp, path).map_err(io)
+}
+
+/// Reads the checkpoints of a traceset with `fingerprint` from `path`.
+pub fn load(path: &Path, fingerprint: u64) -> Result<Vec<Checkpoint>, CacheError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CacheError::Missing(path.to_path_buf()))
+        }
+        Err(source) => {
+            return Err(CacheError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let damaged = |reason: &str| CacheError::Damaged {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        return Err(damaged("not a checkpoint cache (bad header)"));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    if u32_at(8) != VERSION || u64_at(12) != fingerprint {
+        return Err(CacheError::Stale(path.to_path_buf()));
+    }
+    let len = u64_at(20);
+    let payload = &bytes[HEADER_LEN..];
+    if payload.len() as u64 != len {
+        return Err(damaged(&format!(
+            "payload is {} bytes, header says {len}",
+            payload.len()
+        )));
+    }
+    if crc32fast::hash(payload) != u32_at(28) {
+        return Err(damaged("checksum mismatch"));
+    }
+    let checkpoints: Vec<Checkpoint> =
+        postcard::from_bytes(payload).map_err(|e| damaged(&e.to_string()))?;
+    if checkpoints.windows(2).any(|w| w[0].rank >= w[1].rank || w[0].position >= w[1].position) {
+        return Err(damaged("checkpoints out of order"));
+    }
+    Ok(checkpoints)
+}
+
+/// Where the checkpoints of [`load_or_build`] came from.
+#[derive(Debug)]
+pub enum CacheOutcome {
+    /// Read from the cache file.
+    Loaded,
+    /// Built now, and written to the cache (`Some(error)` if writing failed).
+    Built(Option<CacheError>),
+    /// Built now because the cache was unusable (stale or damaged), and
+    /// written anew.
+    Rebuilt(CacheError, Option<CacheError>),
+}
+
+/// The checkpoints of `traceset`: from the cache in `dir` when it is valid,
+/// else built (every `interval` events) and stored there. Nothing is ever
+/// written next to the traces.
+pub fn load_or_build(
+    traceset: &Arc<Traceset>,
+    dir: &Path,
+    interval: u64,
+) -> (Vec<Checkpoint>, CacheOutcome) {
+    let fp = fingerprint(traceset);
+    let path = cache_path(dir, fp);
+    match load(&path, fp) {
+        Ok(c) => (c, CacheOutcome::Loaded),
+        Err(e) => {
+            let c = build(traceset.clone(), interval);
+            let stored = store(&path, fp, &c).err();
+            let outcome = match e {
+                CacheError::Missing(_) => CacheOutcome::Built(stored),
+                e => CacheOutcome::Rebuilt(e, stored),
+            };
+            (c, outcome)
+        }
+    }
+}
