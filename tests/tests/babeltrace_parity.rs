@@ -378,7 +378,6 @@ fn funky_trace_clock_out_of_range() {
 }
 
 #[test]
-#[ignore = "decoder: sequence length in the event header (cli/NEEDS.md item 1)"]
 fn ctfwriter_clock_out_of_range() {
     clock_out_of_range("tracecompass/ctfwriter_JF8nq3");
 }
@@ -399,7 +398,6 @@ fn funky_trace_with_representable_clock() {
 /// ctfwriter_JF8nq3 (custom event headers, a sequence sized by an event
 /// header field, discarded events, empty streams) likewise.
 #[test]
-#[ignore = "decoder: sequence length in the event header (cli/NEEDS.md item 1)"]
 fn ctfwriter_with_representable_clock() {
     let Some(copy) = PatchedCopy::new("tracecompass/ctfwriter_JF8nq3") else {
         return;
