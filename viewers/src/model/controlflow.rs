@@ -1,0 +1,301 @@
+//! The control flow model: one row per thread, grouped under its process
+//! (two levels, TID in the label; flattening and sorting by name or TID
+//! through the [`DataConfig`]), each thread's status and mode over time in
+//! LTTV's colours, wake-up and CPU hand-off arrows, and tooltips.
+//!
+//! Renders come from the [`KernelData`] of the kernel pass by binary
+//! search in each thread's transitions plus level of detail, so a render
+//! costs O(rows × width × log n) whatever the window. The full-range render
+//! is cached per width ("zoom to fit" is immediate).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::model::kernel::{decode_thread_code, mark, KernelData, ThreadRecord};
+use crate::model::steps::push_steps;
+use crate::render::{
+    Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
+    TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
+};
+use crate::style::control_flow::{self as keys, state_key};
+use crate::style::DataConfig;
+use crate::time::{format_duration, PixelScale, Time, TimeRange};
+
+/// Most arrows of one series per pixel of width: beyond, arrows are
+/// sampled evenly (each kept arrow counting for those it stands for), as
+/// denser arrows would only hide the states under them.
+pub const ARROWS_PER_PIXEL: f64 = 0.25;
+
+/// Row ids of trace rows (shown when the traceset has several traces).
+const TRACE_ROW: u64 = 1 << 63;
+
+/// The control flow view's model.
+#[derive(Debug)]
+pub struct ControlFlowModel {
+    data: Arc<KernelData>,
+    config: DataConfig,
+    nodes: TreeBuilder,
+    tree: TreeRender,
+    rec_of_row: HashMap<RowId, u32>,
+    keys: Vec<StyleKey>,
+    mark_keys: [StyleKey; 4],
+    full: Mutex<Option<(u32, TimeGraphRender)>>,
+}
+
+/// Row label of a thread: its name and TID.
+pub fn thread_label(t: &ThreadRecord) -> String {
+    let name = if t.name.is_empty() { "?" } else { &t.name };
+    format!("{name} [{}]", t.tid)
+}
+
+impl ControlFlowModel {
+    /// A model over the kernel pass's data, with the default configuration.
+    pub fn new(data: Arc<KernelData>) -> Self {
+        let mut nodes = TreeBuilder::new();
+        let mut rec_of_row = HashMap::new();
+        // The main thread of each process: the latest record with TID ==
+        // PID in the same trace.
+        let mut main: HashMap<(u32, i64), RowId> = HashMap::new();
+        for t in &data.threads {
+            if t.tid == t.pid && t.tid != 0 {
+                main.insert((t.trace, t.pid), t.row);
+            }
+        }
+        let several = data.trace_names.len() > 1;
+        if several {
+            for (i, name) in data.trace_names.iter().enumerate() {
+                nodes.add(TreeNode {
+                    id: RowId(TRACE_ROW | i as u64),
+                    parent: None,
+                    label: name.clone(),
+                    properties: Properties::new([("trace", name.clone())]),
+                });
+            }
+        }
+        for (i, t) in data.threads.iter().enumerate() {
+            rec_of_row.insert(t.row, i as u32);
+            let trace_row = several.then_some(RowId(TRACE_ROW | t.trace as u64));
+            let parent = if t.tid != t.pid {
+                main.get(&(t.trace, t.pid)).copied().or(trace_row)
+            } else {
+                trace_row
+            };
+            nodes.add(TreeNode {
+                id: t.row,
+                parent,
+                label: thread_label(t),
+                properties: Properties::new([
+                    ("name", t.name.to_string()),
+                    ("tid", t.tid.to_string()),
+                    ("pid", t.pid.to_string()),
+                    ("ppid", t.ppid.to_string()),
+                    ("birth", t.birth.to_string()),
+                ]),
+            });
+        }
+        let config = DataConfig::default();
+        let tree = nodes.build(&config);
+        let keys = (0u8..64)
+            .map(|c| {
+                let (s, m) = decode_thread_code(c);
+                StyleKey::new(state_key(s, m))
+            })
+            .collect();
+        ControlFlowModel {
+            data,
+            config,
+            tree,
+            nodes,
+            rec_of_row,
+            keys,
+            mark_keys: [
+                StyleKey::new(keys::EV_WAKEUP),
+                StyleKey::new(keys::EV_FORK),
+                StyleKey::new(keys::EV_EXEC),
+                StyleKey::new(keys::EV_EXIT),
+            ],
+            full: Mutex::new(None),
+        }
+    }
+
+    /// The data rendered.
+    pub fn data(&self) -> &Arc<KernelData> {
+        &self.data
+    }
+
+    /// The data configuration (flatten, order, collapsed, hidden, arrows).
+    pub fn config(&self) -> &DataConfig {
+        &self.config
+    }
+
+    /// Changes the data configuration; the next renders follow it.
+    pub fn set_config(&mut self, config: DataConfig) {
+        if config != self.config {
+            self.tree = self.nodes.build(&config);
+            self.config = config;
+            *self.full.lock().expect("not poisoned") = None;
+        }
+    }
+
+    /// The tree column.
+    pub fn tree(&self) -> &TreeRender {
+        &self.tree
+    }
+
+    /// The time range of the whole traceset.
+    pub fn full_range(&self) -> TimeRange {
+        TimeRange::new(self.data.span.0, self.data.span.1)
+    }
+
+    /// Thread record shown in row `row`.
+    pub fn thread(&self, row: RowId) -> Option<&ThreadRecord> {
+        self.rec_of_row
+            .get(&row)
+            .map(|&i| &self.data.threads[i as usize])
+    }
+
+    /// The render of `range` at `width` pixels.
+    pub fn render(&self, range: TimeRange, width: u32) -> TimeGraphRender {
+        let full = range == self.full_range();
+        if full {
+            if let Some((w, r)) = &*self.full.lock().expect("not poisoned") {
+                if *w == width {
+                    return r.clone();
+                }
+            }
+        }
+        let r = self.build(range, width);
+        if full {
+            *self.full.lock().expect("not poisoned") = Some((width, r.clone()));
+        }
+        r
+    }
+
+    fn build(&self, range: TimeRange, width: u32) -> TimeGraphRender {
+        let mut b = TimeGraphRenderBuilder::new(self.tree.clone(), range, width);
+        let scale = b.scale();
+        let rows: Vec<(usize, u32)> = self
+            .tree
+            .rows()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| self.rec_of_row.get(&r.id).map(|&rec| (i, rec)))
+            .collect();
+        for (i, rec) in rows {
+            let t = &self.data.threads[rec as usize];
+            self.push_thread(t, scale, &mut b, i);
+        }
+        if self.config.arrows_on(keys::ARROWS_WAKEUP) {
+            let d = &self.data;
+            let lo = d
+                .wakeups
+                .partition_point(|a| a.from_time < range.start.saturating_sub(d.max_wakeup_span));
+            let hi = d.wakeups.partition_point(|a| a.from_time <= range.end);
+            self.push_arrows(
+                &mut b,
+                keys::ARROWS_WAKEUP,
+                &d.wakeups[lo..hi.max(lo)],
+                range,
+            );
+        }
+        if self.config.arrows_on(keys::ARROWS_CPU) {
+            let d = &self.data;
+            let lo = d.switches.partition_point(|a| a.from_time < range.start);
+            let hi = d.switches.partition_point(|a| a.from_time <= range.end);
+            self.push_arrows(&mut b, keys::ARROWS_CPU, &d.switches[lo..hi.max(lo)], range);
+        }
+        b.build()
+    }
+
+    fn push_arrows(
+        &self,
+        b: &mut TimeGraphRenderBuilder,
+        series: &str,
+        arrows: &[crate::model::kernel::ArrowRecord],
+        range: TimeRange,
+    ) {
+        let max = ((b.scale().width as f64 * ARROWS_PER_PIXEL) as usize).max(1);
+        let stride = arrows.len().div_ceil(max).max(1);
+        let tree = b.tree().clone();
+        let threads = &self.data.threads;
+        let builder = b.arrows(series);
+        for a in arrows.iter().step_by(stride) {
+            if a.to_time < range.start {
+                continue;
+            }
+            let from = threads[a.from as usize].row;
+            let to = threads[a.to as usize].row;
+            if tree.index_of(from).is_none() || tree.index_of(to).is_none() {
+                continue;
+            }
+            let mut arrow = Arrow::new(from, a.from_time, to, a.to_time);
+            arrow.count = stride as u32;
+            builder.push(arrow);
+        }
+    }
+
+    fn push_thread(
+        &self,
+        t: &ThreadRecord,
+        scale: PixelScale,
+        b: &mut TimeGraphRenderBuilder,
+        row: usize,
+    ) {
+        let keys = &self.keys;
+        let codes = &t.codes;
+        push_steps(
+            &t.times,
+            t.end,
+            scale,
+            b.intervals(row),
+            |k| codes[k] as u32,
+            |c| keys[c as usize].clone(),
+            |k, start, end| {
+                let (status, mode) = decode_thread_code(codes[k]);
+                let mut props = vec![
+                    ("name", t.name.to_string()),
+                    ("tid", t.tid.to_string()),
+                    ("pid", t.pid.to_string()),
+                    ("ppid", t.ppid.to_string()),
+                    ("status", status.name().to_string()),
+                ];
+                if status == traceloom_engine::state::ThreadStatus::Run {
+                    props.push(("mode", mode.name().to_string()));
+                }
+                props.push(("time", start.to_string()));
+                props.push((
+                    "duration",
+                    format_duration(end.saturating_sub(start) as i128),
+                ));
+                StateInterval::new(start, end, keys[codes[k] as usize].clone())
+                    .with_properties(Properties::new(props))
+            },
+        );
+        // Drawn events: one per pixel column at most, by binary search.
+        let marks = &t.marks;
+        let range = scale.range;
+        let mut i = marks.partition_point(|m| m.0 < range.start);
+        let ev = b.events(row);
+        while i < marks.len() && marks[i].0 <= range.end {
+            let (time, kind) = marks[i];
+            let key = self.mark_keys[kind as usize & 3].clone();
+            let name = match kind {
+                mark::WAKEUP => "sched_wakeup",
+                mark::FORK => "sched_process_fork",
+                mark::EXEC => "sched_process_exec",
+                _ => "sched_process_exit",
+            };
+            let p = scale.pixel_of(time);
+            let next: Time = if p + 1 >= scale.width {
+                Time::MAX
+            } else {
+                scale.time_of_pixel(p + 1)
+            };
+            let j = i + marks[i..].partition_point(|m| m.0 < next);
+            let mut d = DrawnEvent::new(time, name, key);
+            d.count = (j - i).max(1) as u32;
+            ev.push(d);
+            i = j.max(i + 1);
+        }
+    }
+}

@@ -1,0 +1,789 @@
+//! The kernel pass: one LOW-priority request over the whole traceset that
+//! records, compactly, what the control flow, resources and statistics
+//! views need, so that any later render is a binary search away.
+//!
+//! * per thread: sorted change times and a `u8` state code (status, and
+//!   execution mode while running) — 9 bytes per change;
+//! * per CPU: change times, the thread running and the CPU mode;
+//! * per IRQ line and softirq vector: change times and idle / raised / busy;
+//! * wake-ups (`sched_wakeup` → the wakee's next run) and CPU hand-offs
+//!   (`sched_switch`), as arrows between thread records;
+//! * drawn events (wake-up, fork, exec, exit) per thread;
+//! * the whole-trace [`Statistics`].
+//!
+//! Transitions are detected in a DEFAULT-priority hook, which sees the
+//! state after the event (applied at STATE priority): the threads an event
+//! can change — the one running on its CPU before and after it, and the
+//! thread its payload names (switch, wake-up, fork, exit, free, statedump)
+//! — are compared with the last code recorded for them. A HIGH-priority
+//! hook notes the thread running before the event and feeds the
+//! statistics.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use traceloom_engine::ctf::tsdl::ir::Scope;
+use traceloom_engine::ctf::{Event, Traceset};
+use traceloom_engine::request::{OwnerId, SourceEvent, Start, Time};
+use traceloom_engine::source::CtfCurrent;
+use traceloom_engine::state::{
+    CpuMode, ExecMode, ThreadKey, ThreadStatus, TraceState, TracesetState,
+};
+use traceloom_hooks::{Flow, Priority};
+
+use super::session::{KernelRequest, Payload, Session};
+use super::stats::{Statistics, StatsCollector};
+use crate::render::RowId;
+
+/// Marks "no thread" in CPU records.
+pub const NO_THREAD: u32 = u32::MAX;
+
+/// State code of a thread: `status << 3 | mode` (the mode only while
+/// running, other statuses are drawn the same whatever the mode).
+pub fn thread_code(status: ThreadStatus, mode: ExecMode) -> u8 {
+    let s = status_index(status);
+    let m = if status == ThreadStatus::Run {
+        mode_index(mode)
+    } else {
+        0
+    };
+    (s << 3) | m
+}
+
+/// The status and mode of a state code.
+pub fn decode_thread_code(code: u8) -> (ThreadStatus, ExecMode) {
+    (
+        STATUSES[(code >> 3) as usize & 7],
+        MODES[(code & 7).min(5) as usize],
+    )
+}
+
+/// Every thread status, by code.
+pub const STATUSES: [ThreadStatus; 8] = [
+    ThreadStatus::Unnamed,
+    ThreadStatus::WaitFork,
+    ThreadStatus::WaitCpu,
+    ThreadStatus::Exit,
+    ThreadStatus::Zombie,
+    ThreadStatus::WaitBlocked,
+    ThreadStatus::Run,
+    ThreadStatus::Dead,
+];
+
+/// Every execution mode, by code.
+pub const MODES: [ExecMode; 6] = [
+    ExecMode::User,
+    ExecMode::Syscall,
+    ExecMode::Trap,
+    ExecMode::Irq,
+    ExecMode::SoftIrq,
+    ExecMode::Unknown,
+];
+
+/// Every CPU mode, by code.
+pub const CPU_MODES: [CpuMode; 7] = [
+    CpuMode::Idle,
+    CpuMode::User,
+    CpuMode::Syscall,
+    CpuMode::Trap,
+    CpuMode::Irq,
+    CpuMode::SoftIrq,
+    CpuMode::Unknown,
+];
+
+fn status_index(s: ThreadStatus) -> u8 {
+    STATUSES.iter().position(|x| *x == s).unwrap_or(0) as u8
+}
+
+fn mode_index(m: ExecMode) -> u8 {
+    MODES.iter().position(|x| *x == m).unwrap_or(5) as u8
+}
+
+fn cpu_mode_index(m: CpuMode) -> u8 {
+    CPU_MODES.iter().position(|x| *x == m).unwrap_or(6) as u8
+}
+
+/// Kinds of drawn events on thread rows.
+pub mod mark {
+    /// Woken up (`sched_wakeup`, `sched_wakeup_new`).
+    pub const WAKEUP: u8 = 0;
+    /// Created (`sched_process_fork`, on the child).
+    pub const FORK: u8 = 1;
+    /// `sched_process_exec`.
+    pub const EXEC: u8 = 2;
+    /// `sched_process_exit`.
+    pub const EXIT: u8 = 3;
+}
+
+/// One thread's life (a TID reused after the thread was freed gets a new
+/// record).
+#[derive(Debug, Clone)]
+pub struct ThreadRecord {
+    /// Trace index.
+    pub trace: u32,
+    /// Thread id.
+    pub tid: i64,
+    /// Process id (latest known).
+    pub pid: i64,
+    /// Parent process id (latest known).
+    pub ppid: i64,
+    /// Command name (latest known).
+    pub name: Arc<str>,
+    /// The CPU of an idle thread (TID 0), 0 otherwise.
+    pub cpu: u32,
+    /// Stable row id: trace, TID and a disambiguator (CPU of an idle
+    /// thread, or generation of a reused TID), so sorting by id sorts by
+    /// TID.
+    pub row: RowId,
+    /// First seen.
+    pub birth: Time,
+    /// Freed, or the end of the trace.
+    pub end: Time,
+    /// Change times, increasing.
+    pub times: Vec<Time>,
+    /// State code from each change on ([`thread_code`]).
+    pub codes: Vec<u8>,
+    /// Drawn events: time and [`mark`] kind, in time order.
+    pub marks: Vec<(Time, u8)>,
+}
+
+/// What one CPU ran over time.
+#[derive(Debug, Clone)]
+pub struct CpuRecord {
+    /// Trace index.
+    pub trace: u32,
+    /// CPU number.
+    pub cpu: u32,
+    /// Change times, increasing.
+    pub times: Vec<Time>,
+    /// Thread record running from each change on ([`NO_THREAD`]: unknown).
+    pub threads: Vec<u32>,
+    /// CPU mode code from each change on (index in [`CPU_MODES`]).
+    pub modes: Vec<u8>,
+}
+
+/// An interrupt line or softirq vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LineKind {
+    /// A hardware IRQ line.
+    Irq,
+    /// A softirq vector.
+    SoftIrq,
+}
+
+/// Activity of an IRQ line or softirq vector.
+#[derive(Debug, Clone)]
+pub struct LineRecord {
+    /// Trace index.
+    pub trace: u32,
+    /// IRQ or softirq.
+    pub kind: LineKind,
+    /// Line or vector number.
+    pub number: u64,
+    /// Handler name (IRQs), when the trace gave it.
+    pub name: Option<Arc<str>>,
+    /// Change times, increasing.
+    pub times: Vec<Time>,
+    /// 0 idle, 1 raised (softirq pending), 2 busy.
+    pub codes: Vec<u8>,
+    /// CPU servicing it while busy.
+    pub cpus: Vec<u32>,
+}
+
+/// An arrow between two thread records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrowRecord {
+    /// Where it leaves.
+    pub from_time: Time,
+    /// Thread record it leaves from.
+    pub from: u32,
+    /// Where it arrives.
+    pub to_time: Time,
+    /// Thread record it arrives at.
+    pub to: u32,
+}
+
+/// Everything the kernel pass collected, immutable once complete.
+#[derive(Debug, Clone)]
+pub struct KernelData {
+    /// First and last event times.
+    pub span: (Time, Time),
+    /// Trace names, by index.
+    pub trace_names: Vec<String>,
+    /// Thread records, in order of appearance.
+    pub threads: Vec<ThreadRecord>,
+    /// CPU records, sorted by trace then CPU.
+    pub cpus: Vec<CpuRecord>,
+    /// IRQ lines and softirq vectors, sorted by trace, kind, number.
+    pub lines: Vec<LineRecord>,
+    /// Wake-ups: waker (running on the CPU of the `sched_wakeup`) at the
+    /// event → wakee at its next run; sorted by `from_time`.
+    pub wakeups: Vec<ArrowRecord>,
+    /// Longest wake-up arrow (to find those crossing a window).
+    pub max_wakeup_span: Time,
+    /// CPU hand-offs: the thread switched out → the thread switched in, at
+    /// the `sched_switch`; sorted by time.
+    pub switches: Vec<ArrowRecord>,
+    /// `sched_wakeup` events seen, and how many of them got an arrow (the
+    /// others have no known waker, or the wakee never ran again).
+    pub wakeup_events: (u64, u64),
+    /// Whole-trace statistics.
+    pub stats: Statistics,
+    /// Events read.
+    pub events: u64,
+}
+
+impl KernelData {
+    /// Record of the thread with row id `row`.
+    pub fn thread_by_row(&self, row: RowId) -> Option<usize> {
+        self.threads.iter().position(|t| t.row == row)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Other,
+    Switch,
+    Wakeup,
+    Waking,
+    Fork,
+    Exec,
+    Exit,
+    Free,
+    Statedump,
+    Irq,
+    SoftIrq,
+}
+
+fn classify(name: &str) -> Kind {
+    match name {
+        "sched_switch" => Kind::Switch,
+        "sched_wakeup" | "sched_wakeup_new" => Kind::Wakeup,
+        "sched_waking" => Kind::Waking,
+        "sched_process_fork" => Kind::Fork,
+        "sched_process_exec" => Kind::Exec,
+        "sched_process_exit" => Kind::Exit,
+        "sched_process_free" => Kind::Free,
+        "lttng_statedump_process_state" => Kind::Statedump,
+        "irq_handler_entry" | "irq_handler_exit" => Kind::Irq,
+        "softirq_raise" | "softirq_entry" | "softirq_exit" | "irq_softirq_raise"
+        | "irq_softirq_entry" | "irq_softirq_exit" => Kind::SoftIrq,
+        _ => Kind::Other,
+    }
+}
+
+/// A payload integer member, by name (LTTng's `_name` spelling too).
+pub fn payload_i64(e: &Event<'_>, name: &str) -> Option<i64> {
+    e.scope(Scope::EventPayload)?.field(name)?.value()?.as_i64()
+}
+
+/// The request data of the kernel pass while it runs.
+#[derive(Debug)]
+pub struct KernelCollector {
+    span: (Time, Time),
+    trace_names: Vec<String>,
+    threads: Vec<ThreadRecord>,
+    cpus: Vec<CpuRecord>,
+    lines: Vec<LineRecord>,
+    wakeups: Vec<ArrowRecord>,
+    switches: Vec<ArrowRecord>,
+    alive: HashMap<(u32, ThreadKey), u32>,
+    generations: HashMap<(u32, i64), u16>,
+    cpu_index: Vec<Vec<u32>>,
+    line_index: HashMap<(u32, LineKind, u64), u32>,
+    kinds: HashMap<u64, Kind>,
+    last_kind: Option<(u64, Kind)>,
+    pre_running: Option<ThreadKey>,
+    pending_wakeups: HashMap<u32, Vec<(Time, u32)>>,
+    wakeup_events: u64,
+    stats: Option<StatsCollector>,
+    result: Option<Statistics>,
+    last_time: Time,
+    events: u64,
+}
+
+impl KernelCollector {
+    fn new(traceset: &Traceset, span: (Time, Time)) -> Self {
+        KernelCollector {
+            span,
+            trace_names: traceset
+                .traces()
+                .map(|t| {
+                    t.name
+                        .clone()
+                        .unwrap_or_else(|| t.path.display().to_string())
+                })
+                .collect(),
+            threads: Vec::new(),
+            cpus: Vec::new(),
+            lines: Vec::new(),
+            wakeups: Vec::new(),
+            switches: Vec::new(),
+            alive: HashMap::new(),
+            generations: HashMap::new(),
+            cpu_index: Vec::new(),
+            line_index: HashMap::new(),
+            kinds: HashMap::new(),
+            last_kind: None,
+            pre_running: None,
+            pending_wakeups: HashMap::new(),
+            wakeup_events: 0,
+            stats: Some(StatsCollector::new(None, None)),
+            result: None,
+            last_time: span.0,
+            events: 0,
+        }
+    }
+
+    fn kind(&mut self, class: u64, e: &Event<'_>) -> Kind {
+        if let Some((c, k)) = self.last_kind {
+            if c == class {
+                return k;
+            }
+        }
+        let k = *self
+            .kinds
+            .entry(class)
+            .or_insert_with(|| classify(e.name()));
+        self.last_kind = Some((class, k));
+        k
+    }
+
+    /// HIGH priority: the state before the event.
+    fn before(&mut self, ev: &CtfCurrent, state: &TracesetState) {
+        self.pre_running = None;
+        if let Some(e) = ev.event() {
+            if let Some(cpu) = e.cpu_id() {
+                self.pre_running = state
+                    .traces
+                    .get(e.trace().index)
+                    .and_then(|t| t.cpus.get(cpu as usize))
+                    .and_then(|c| c.running);
+            }
+        }
+        if let Some(s) = &mut self.stats {
+            s.on_event(ev, state);
+        }
+    }
+
+    fn create_thread(&mut self, trace: u32, key: ThreadKey, t: Time) -> u32 {
+        let generation = {
+            let g = self.generations.entry((trace, key.tid)).or_insert(0);
+            let v = *g;
+            *g = g.wrapping_add(1);
+            v
+        };
+        let disamb = if key.tid == 0 {
+            key.cpu as u64
+        } else {
+            generation as u64
+        };
+        let row = RowId(
+            ((trace as u64 & 0x7FFF) << 48)
+                | ((key.tid as u64 & 0xFFFF_FFFF) << 16)
+                | (disamb & 0xFFFF),
+        );
+        let idx = self.threads.len() as u32;
+        self.threads.push(ThreadRecord {
+            trace,
+            tid: key.tid,
+            pid: key.tid,
+            ppid: 0,
+            name: Arc::from(""),
+            cpu: key.cpu,
+            row,
+            birth: t,
+            end: Time::MAX,
+            times: Vec::new(),
+            codes: Vec::new(),
+            marks: Vec::new(),
+        });
+        self.alive.insert((trace, key), idx);
+        idx
+    }
+
+    /// Records the current state of thread `key` at `t`; returns its record.
+    fn update_thread(
+        &mut self,
+        ts: &TraceState,
+        trace: u32,
+        key: ThreadKey,
+        t: Time,
+    ) -> Option<u32> {
+        let Some(th) = ts.threads.get(&key) else {
+            if let Some(rec) = self.alive.remove(&(trace, key)) {
+                self.threads[rec as usize].end = t;
+                self.pending_wakeups.remove(&rec);
+            }
+            return None;
+        };
+        let rec = match self.alive.get(&(trace, key)) {
+            Some(&r) => r,
+            None => self.create_thread(trace, key, t),
+        };
+        let r = &mut self.threads[rec as usize];
+        if !Arc::ptr_eq(&r.name, &th.name) && !th.name.is_empty() {
+            r.name = th.name.clone();
+        }
+        r.pid = th.pid;
+        r.ppid = th.ppid;
+        let code = thread_code(th.status, th.mode());
+        let prev = r.codes.last().copied();
+        if prev != Some(code) {
+            if r.times.last() == Some(&t) {
+                // Several changes at one instant: keep the last.
+                r.codes.pop();
+                r.times.pop();
+                if r.codes.last() != Some(&code) {
+                    r.times.push(t);
+                    r.codes.push(code);
+                }
+            } else {
+                r.times.push(t);
+                r.codes.push(code);
+            }
+            let was_running = prev.is_some_and(|c| decode_thread_code(c).0 == ThreadStatus::Run);
+            if th.status == ThreadStatus::Run && !was_running {
+                if let Some(list) = self.pending_wakeups.remove(&rec) {
+                    for (wt, waker) in list {
+                        self.wakeups.push(ArrowRecord {
+                            from_time: wt,
+                            from: waker,
+                            to_time: t,
+                            to: rec,
+                        });
+                    }
+                }
+            }
+        }
+        Some(rec)
+    }
+
+    fn update_cpu(&mut self, ts: &TraceState, trace: u32, cpu: u32, t: Time) {
+        let running = ts
+            .cpus
+            .get(cpu as usize)
+            .and_then(|c| c.running)
+            .and_then(|k| self.alive.get(&(trace, k)).copied())
+            .unwrap_or(NO_THREAD);
+        let mode = cpu_mode_index(ts.cpu_mode(cpu));
+        let ti = trace as usize;
+        if self.cpu_index.len() <= ti {
+            self.cpu_index.resize(ti + 1, Vec::new());
+        }
+        if self.cpu_index[ti].len() <= cpu as usize {
+            self.cpu_index[ti].resize(cpu as usize + 1, u32::MAX);
+        }
+        let mut idx = self.cpu_index[ti][cpu as usize];
+        if idx == u32::MAX {
+            idx = self.cpus.len() as u32;
+            self.cpu_index[ti][cpu as usize] = idx;
+            self.cpus.push(CpuRecord {
+                trace,
+                cpu,
+                times: Vec::new(),
+                threads: Vec::new(),
+                modes: Vec::new(),
+            });
+        }
+        let r = &mut self.cpus[idx as usize];
+        if r.threads.last() != Some(&running) || r.modes.last() != Some(&mode) {
+            if r.times.last() == Some(&t) {
+                *r.threads.last_mut().expect("same length") = running;
+                *r.modes.last_mut().expect("same length") = mode;
+            } else {
+                r.times.push(t);
+                r.threads.push(running);
+                r.modes.push(mode);
+            }
+        }
+    }
+
+    fn update_line(&mut self, ts: &TraceState, trace: u32, kind: LineKind, number: u64, t: Time) {
+        let line = match kind {
+            LineKind::Irq => ts.irqs.get(&number),
+            LineKind::SoftIrq => ts.softirqs.get(&number),
+        };
+        let Some(line) = line else { return };
+        let (code, cpu) = match (line.busy_on, line.pending) {
+            (Some(c), _) => (2u8, c),
+            (None, true) => (1, u32::MAX),
+            (None, false) => (0, u32::MAX),
+        };
+        let idx = *self
+            .line_index
+            .entry((trace, kind, number))
+            .or_insert_with(|| {
+                self.lines.push(LineRecord {
+                    trace,
+                    kind,
+                    number,
+                    name: None,
+                    times: Vec::new(),
+                    codes: Vec::new(),
+                    cpus: Vec::new(),
+                });
+                self.lines.len() as u32 - 1
+            });
+        let r = &mut self.lines[idx as usize];
+        if r.name.is_none() {
+            r.name = line.name.clone();
+        }
+        if r.codes.last() != Some(&code) || r.cpus.last() != Some(&cpu) {
+            if r.times.last() == Some(&t) {
+                *r.codes.last_mut().expect("same length") = code;
+                *r.cpus.last_mut().expect("same length") = cpu;
+            } else {
+                r.times.push(t);
+                r.codes.push(code);
+                r.cpus.push(cpu);
+            }
+        }
+    }
+
+    /// DEFAULT priority: the state after the event.
+    fn after(&mut self, ev: &CtfCurrent, state: &TracesetState) {
+        let Some(e) = ev.event() else { return };
+        let t = ev.time();
+        self.events += 1;
+        self.last_time = t;
+        let trace = e.trace().index as u32;
+        let Some(ts) = state.traces.get(trace as usize) else {
+            return;
+        };
+        let cpu = e.cpu_id().map_or(0, |c| c.min(u32::MAX as u64 - 1) as u32);
+        let kind = self.kind(ev.class_id(), &e);
+        let pre = self.pre_running.take();
+        let pre_rec = pre.and_then(|k| self.update_thread(ts, trace, k, t));
+        let post = ts.cpus.get(cpu as usize).and_then(|c| c.running);
+        let post_rec = match post {
+            Some(k) if Some(k) != pre => self.update_thread(ts, trace, k, t),
+            Some(_) => pre_rec,
+            None => None,
+        };
+        match kind {
+            Kind::Other => {}
+            Kind::Switch => {
+                // Normally the threads running before and after; the payload
+                // says otherwise when the state did not know who ran.
+                for name in ["prev_tid", "next_tid"] {
+                    if let Some(tid) = payload_i64(&e, name) {
+                        let k = ThreadKey::new(tid, cpu);
+                        if Some(k) != pre && Some(k) != post {
+                            self.update_thread(ts, trace, k, t);
+                        }
+                    }
+                }
+                if let (Some(from), Some(to)) = (pre_rec, post_rec) {
+                    if from != to {
+                        self.switches.push(ArrowRecord {
+                            from_time: t,
+                            from,
+                            to_time: t,
+                            to,
+                        });
+                    }
+                }
+            }
+            Kind::Wakeup | Kind::Waking => {
+                if let Some(tid) = payload_i64(&e, "tid") {
+                    let target = payload_i64(&e, "target_cpu")
+                        .map_or(cpu, |c| c.clamp(0, u32::MAX as i64 - 1) as u32);
+                    let wakee = self.update_thread(ts, trace, ThreadKey::new(tid, target), t);
+                    if kind == Kind::Wakeup {
+                        self.wakeup_events += 1;
+                        if let Some(w) = wakee {
+                            self.threads[w as usize].marks.push((t, mark::WAKEUP));
+                            if let Some(waker) = pre_rec {
+                                self.pending_wakeups.entry(w).or_default().push((t, waker));
+                            }
+                        }
+                    }
+                }
+            }
+            Kind::Fork => {
+                if let Some(tid) = payload_i64(&e, "child_tid") {
+                    if let Some(c) = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t) {
+                        self.threads[c as usize].marks.push((t, mark::FORK));
+                    }
+                }
+            }
+            Kind::Exec => {
+                if let Some(r) = post_rec {
+                    self.threads[r as usize].marks.push((t, mark::EXEC));
+                }
+            }
+            Kind::Exit | Kind::Free => {
+                if let Some(tid) = payload_i64(&e, "tid") {
+                    let r = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t);
+                    if let (Kind::Exit, Some(r)) = (kind, r) {
+                        self.threads[r as usize].marks.push((t, mark::EXIT));
+                    }
+                }
+            }
+            Kind::Statedump => {
+                if let Some(tid) = payload_i64(&e, "tid") {
+                    let c = payload_i64(&e, "cpu")
+                        .map_or(cpu, |c| c.clamp(0, u32::MAX as i64 - 1) as u32);
+                    self.update_thread(ts, trace, ThreadKey::new(tid, c), t);
+                    if let Some(run) = ts.cpus.get(c as usize).and_then(|x| x.running) {
+                        self.update_thread(ts, trace, run, t);
+                    }
+                    if c != cpu {
+                        self.update_cpu(ts, trace, c, t);
+                    }
+                }
+            }
+            Kind::Irq => {
+                if let Some(n) = payload_i64(&e, "irq") {
+                    self.update_line(ts, trace, LineKind::Irq, n as u64, t);
+                }
+            }
+            Kind::SoftIrq => {
+                if let Some(n) = payload_i64(&e, "vec") {
+                    self.update_line(ts, trace, LineKind::SoftIrq, n as u64, t);
+                }
+            }
+        }
+        if e.cpu_id().is_some() {
+            self.update_cpu(ts, trace, cpu, t);
+        }
+    }
+
+    fn finish_stats(&mut self, state: &TracesetState) {
+        if let Some(s) = self.stats.take() {
+            let mut st = s.finish(state);
+            st.trace_names = self.trace_names.clone();
+            self.result = Some(st);
+        }
+    }
+
+    /// The collected data so far, closed at the last event read (for
+    /// partial renders while the pass goes on, and for the final result).
+    pub fn snapshot(&self) -> KernelData {
+        let mut d = KernelData {
+            span: (self.span.0, self.last_time.max(self.span.0)),
+            trace_names: self.trace_names.clone(),
+            threads: self.threads.clone(),
+            cpus: self.cpus.clone(),
+            lines: self.lines.clone(),
+            wakeups: self.wakeups.clone(),
+            max_wakeup_span: 0,
+            switches: self.switches.clone(),
+            wakeup_events: (self.wakeup_events, self.wakeups.len() as u64),
+            stats: self.result.clone().unwrap_or_else(|| Statistics {
+                begin: self.span.0,
+                end: self.last_time,
+                total_events: 0,
+                per_name: Default::default(),
+                cells: Vec::new(),
+                trace_names: self.trace_names.clone(),
+            }),
+            events: self.events,
+        };
+        finalize(&mut d);
+        d
+    }
+
+    fn into_data(mut self) -> KernelData {
+        let mut d = KernelData {
+            span: (self.span.0, self.last_time.max(self.span.0)),
+            wakeup_events: (self.wakeup_events, self.wakeups.len() as u64),
+            trace_names: std::mem::take(&mut self.trace_names),
+            threads: std::mem::take(&mut self.threads),
+            cpus: std::mem::take(&mut self.cpus),
+            lines: std::mem::take(&mut self.lines),
+            wakeups: std::mem::take(&mut self.wakeups),
+            max_wakeup_span: 0,
+            switches: std::mem::take(&mut self.switches),
+            stats: self.result.take().unwrap_or_else(|| Statistics {
+                begin: self.span.0,
+                end: self.last_time,
+                total_events: 0,
+                per_name: Default::default(),
+                cells: Vec::new(),
+                trace_names: Vec::new(),
+            }),
+            events: self.events,
+        };
+        finalize(&mut d);
+        d
+    }
+}
+
+fn finalize(d: &mut KernelData) {
+    let end = d.span.1;
+    for t in &mut d.threads {
+        if t.end == Time::MAX {
+            t.end = end;
+        }
+        t.times.shrink_to_fit();
+        t.codes.shrink_to_fit();
+    }
+    d.wakeups.sort_by_key(|a| (a.from_time, a.to_time));
+    d.max_wakeup_span = d
+        .wakeups
+        .iter()
+        .map(|a| a.to_time.saturating_sub(a.from_time))
+        .max()
+        .unwrap_or(0);
+    d.cpus.sort_by_key(|c| (c.trace, c.cpu));
+    d.lines.sort_by_key(|l| (l.trace, l.kind, l.number));
+}
+
+/// The kernel pass.
+#[derive(Debug)]
+pub struct KernelAnalysis;
+
+impl KernelAnalysis {
+    /// The LOW-priority request reading the whole traceset; once complete,
+    /// its data is a [`KernelData`] (take it with
+    /// [`Session::take`]`::<KernelData>`); while it runs,
+    /// [`Session::peek`]`::<KernelCollector>` gives the partial data.
+    pub fn request(session: &mut Session, owner: OwnerId) -> KernelRequest {
+        let span = session.time_span().unwrap_or((0, 0));
+        let collector = KernelCollector::new(session.traceset(), span);
+        let mut req = KernelRequest::new(
+            owner,
+            Start::Time(Time::MIN),
+            Box::new(collector) as Payload,
+        );
+        req.priority = Priority::LOW;
+        req.event.add(Priority::HIGH, |ctx| {
+            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+                c.before(ctx.event, ctx.state);
+            }
+            Flow::Continue
+        });
+        req.event.add(Priority::DEFAULT, |ctx| {
+            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+                c.after(ctx.event, ctx.state);
+            }
+            Flow::Continue
+        });
+        req.after_traceset.add(Priority::DEFAULT, |ctx| {
+            let data = std::mem::replace(ctx.data, Box::new(()));
+            match data.downcast::<KernelCollector>() {
+                Ok(mut c) => {
+                    c.finish_stats(ctx.state);
+                    *ctx.data = Box::new(c.into_data());
+                }
+                Err(other) => *ctx.data = other,
+            }
+            Flow::Continue
+        });
+        req
+    }
+
+    /// Runs the pass to completion on `session` (command line, tests).
+    pub fn run(session: &mut Session) -> Arc<KernelData> {
+        let owner = session.new_owner();
+        let req = Self::request(session, owner);
+        let id = session.add(req);
+        Arc::new(
+            session
+                .wait::<KernelData>(id)
+                .expect("the kernel pass completes"),
+        )
+    }
+}

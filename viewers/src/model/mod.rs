@@ -1,0 +1,43 @@
+//! Viewer models: they talk to the engine only through events requests,
+//! collect what their view needs in request hooks, and produce immutable
+//! render objects ([`crate::render`]) for a time range and a pixel width.
+//!
+//! - [`session`]: a scheduler over a CTF traceset (with the kernel state
+//!   computation) shared by every model, and the bookkeeping of completed
+//!   requests;
+//! - [`kernel`]: the full-range pass (LOW priority) that records, compactly,
+//!   every thread's status/mode transitions, every CPU's and interrupt
+//!   line's activity, wake-ups and CPU hand-offs, and the whole-trace
+//!   statistics; the control flow, resources and statistics models render
+//!   from it;
+//! - [`controlflow`]: threads grouped under their process;
+//! - [`resources`]: one row per CPU, IRQ line and softirq vector;
+//! - [`stats`]: the statistics tree (whole trace, or a range at HIGH
+//!   priority);
+//! - [`histogram`]: events per pixel bin, lost events marked;
+//! - [`eventlist`]: LTTV's time-scrolled detailed event list;
+//! - [`paje`]: a control-flow-style model of Pajé traces.
+
+pub mod controlflow;
+pub mod eventlist;
+pub mod fields;
+
+pub mod histogram;
+pub mod kernel;
+pub mod paje;
+
+pub mod resources;
+pub mod session;
+pub mod stats;
+pub mod steps;
+
+pub use controlflow::ControlFlowModel;
+pub use eventlist::{EventListModel, EventRow};
+
+pub use histogram::HistogramModel;
+pub use kernel::{KernelAnalysis, KernelData};
+pub use paje::PajeModel;
+
+pub use resources::ResourcesModel;
+pub use session::{KernelRequest, KernelScheduler, Payload, Session};
+pub use stats::{Statistics, StatsCollector};

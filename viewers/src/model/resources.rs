@@ -1,0 +1,260 @@
+//! The resources model: one row per CPU (what runs on it and in which
+//! mode), per IRQ line and per softirq vector (idle, raised, busy), from the
+//! kernel pass's records.
+
+use std::sync::Arc;
+
+use crate::model::kernel::{KernelData, LineKind, CPU_MODES, NO_THREAD};
+use crate::model::steps::{push_steps, NONE};
+use crate::render::{
+    Properties, RowId, StateInterval, StyleKey, TimeGraphRender, TimeGraphRenderBuilder,
+    TreeBuilder, TreeNode, TreeRender,
+};
+use crate::style::{control_flow as cf, DataConfig, PresentationConfig, Rgba, StateStyle};
+use crate::time::{format_duration, TimeRange};
+
+/// State key of an idle CPU.
+pub const CPU_IDLE: &str = "cpu-idle";
+/// State key of a raised (pending) softirq.
+pub const LINE_RAISED: &str = "line-raised";
+/// State key of a busy IRQ line.
+pub const IRQ_BUSY: &str = "irq-busy";
+/// State key of a busy softirq vector.
+pub const SOFTIRQ_BUSY: &str = "softirq-busy";
+
+const GROUP_CPU: u64 = 1 << 62;
+const GROUP_IRQ: u64 = 2 << 62;
+const GROUP_SOFTIRQ: u64 = 3 << 62;
+
+/// The control-flow palette plus the resources view's own states.
+pub fn presentation() -> PresentationConfig {
+    let mut c = PresentationConfig::control_flow();
+    let st = |label: &str, color: Rgba, height: f64| StateStyle {
+        label: label.into(),
+        color,
+        height,
+    };
+    c.states
+        .set(CPU_IDLE, st("idle", Rgba::rgb(0xd8, 0xd8, 0xd8), 0.35));
+    c.states
+        .set(LINE_RAISED, st("raised", Rgba::rgb(0xff, 0xd0, 0xd0), 0.6));
+    c.states.set(
+        IRQ_BUSY,
+        st("IRQ handler", Rgba::from_gdk16(0xFFFF, 0x5E00, 0x0000), 1.0),
+    );
+    c.states.set(
+        SOFTIRQ_BUSY,
+        st(
+            "softirq handler",
+            Rgba::from_gdk16(0xFFFF, 0x9400, 0x9600),
+            1.0,
+        ),
+    );
+    c
+}
+
+/// The resources view's model.
+#[derive(Debug)]
+pub struct ResourcesModel {
+    data: Arc<KernelData>,
+    tree: TreeRender,
+    /// Per display row: `(is_cpu, record index)`.
+    rows: Vec<Option<(bool, usize)>>,
+    mode_keys: Vec<StyleKey>,
+    line_keys: [StyleKey; 4],
+}
+
+impl ResourcesModel {
+    /// A model over the kernel pass's data.
+    pub fn new(data: Arc<KernelData>) -> Self {
+        let mut b = TreeBuilder::new();
+        let several = data.trace_names.len() > 1;
+        let group = |kind: u64, trace: u32| RowId(kind | ((trace as u64) << 40) | 0xFF_FFFF_FFFF);
+        for c in &data.cpus {
+            let parent = several.then(|| group(GROUP_CPU, c.trace));
+            b.add(TreeNode {
+                id: RowId(GROUP_CPU | ((c.trace as u64) << 40) | c.cpu as u64),
+                parent,
+                label: if several {
+                    format!("{} CPU {}", data.trace_names[c.trace as usize], c.cpu)
+                } else {
+                    format!("CPU {}", c.cpu)
+                },
+                properties: Properties::new([("cpu", c.cpu.to_string())]),
+            });
+        }
+        for l in &data.lines {
+            let kind = match l.kind {
+                LineKind::Irq => GROUP_IRQ,
+                LineKind::SoftIrq => GROUP_SOFTIRQ,
+            };
+            let label = match (l.kind, &l.name) {
+                (LineKind::Irq, Some(n)) => format!("IRQ {} ({n})", l.number),
+                (LineKind::Irq, None) => format!("IRQ {}", l.number),
+                (LineKind::SoftIrq, _) => format!("softirq {}", softirq_name(l.number)),
+            };
+            b.add(TreeNode {
+                id: RowId(kind | ((l.trace as u64) << 40) | (l.number & 0xFF_FFFF_FFFF)),
+                parent: None,
+                label,
+                properties: Properties::none(),
+            });
+        }
+        let tree = b.build(&DataConfig::default());
+        let mut rows = vec![None; tree.len()];
+        for (i, c) in data.cpus.iter().enumerate() {
+            if let Some(r) =
+                tree.index_of(RowId(GROUP_CPU | ((c.trace as u64) << 40) | c.cpu as u64))
+            {
+                rows[r] = Some((true, i));
+            }
+        }
+        for (i, l) in data.lines.iter().enumerate() {
+            let kind = match l.kind {
+                LineKind::Irq => GROUP_IRQ,
+                LineKind::SoftIrq => GROUP_SOFTIRQ,
+            };
+            if let Some(r) = tree.index_of(RowId(
+                kind | ((l.trace as u64) << 40) | (l.number & 0xFF_FFFF_FFFF),
+            )) {
+                rows[r] = Some((false, i));
+            }
+        }
+        let mode_keys = CPU_MODES
+            .iter()
+            .map(|m| {
+                StyleKey::new(match m {
+                    traceloom_engine::state::CpuMode::Idle => CPU_IDLE,
+                    traceloom_engine::state::CpuMode::User => cf::RUN_USER,
+                    traceloom_engine::state::CpuMode::Syscall => cf::RUN_SYSCALL,
+                    traceloom_engine::state::CpuMode::Trap => cf::RUN_TRAP,
+                    traceloom_engine::state::CpuMode::Irq => cf::RUN_IRQ,
+                    traceloom_engine::state::CpuMode::SoftIrq => cf::RUN_SOFTIRQ,
+                    traceloom_engine::state::CpuMode::Unknown => cf::RUN_UNKNOWN,
+                })
+            })
+            .collect();
+        ResourcesModel {
+            data,
+            tree,
+            rows,
+            mode_keys,
+            line_keys: [
+                StyleKey::new(LINE_RAISED),
+                StyleKey::new(IRQ_BUSY),
+                StyleKey::new(SOFTIRQ_BUSY),
+                StyleKey::new(CPU_IDLE),
+            ],
+        }
+    }
+
+    /// The tree column.
+    pub fn tree(&self) -> &TreeRender {
+        &self.tree
+    }
+
+    /// The time range of the whole traceset.
+    pub fn full_range(&self) -> TimeRange {
+        TimeRange::new(self.data.span.0, self.data.span.1)
+    }
+
+    /// The render of `range` at `width` pixels.
+    pub fn render(&self, range: TimeRange, width: u32) -> TimeGraphRender {
+        let mut b = TimeGraphRenderBuilder::new(self.tree.clone(), range, width);
+        let scale = b.scale();
+        let end = self.data.span.1;
+        for (row, what) in self.rows.iter().enumerate() {
+            match *what {
+                Some((true, i)) => {
+                    let c = &self.data.cpus[i];
+                    let threads = &self.data.threads;
+                    let keys = &self.mode_keys;
+                    push_steps(
+                        &c.times,
+                        end,
+                        scale,
+                        b.intervals(row),
+                        |k| {
+                            if c.threads[k] == NO_THREAD
+                                && CPU_MODES[c.modes[k] as usize]
+                                    == traceloom_engine::state::CpuMode::Unknown
+                            {
+                                NONE
+                            } else {
+                                c.modes[k] as u32
+                            }
+                        },
+                        |code| keys[code as usize].clone(),
+                        |k, s, e| {
+                            let key = keys[c.modes[k] as usize].clone();
+                            let mut iv = StateInterval::new(s, e, key);
+                            let mut props = vec![
+                                ("cpu", c.cpu.to_string()),
+                                ("mode", CPU_MODES[c.modes[k] as usize].name().to_string()),
+                            ];
+                            if let Some(t) = threads.get(c.threads[k] as usize) {
+                                props.push(("name", t.name.to_string()));
+                                props.push(("tid", t.tid.to_string()));
+                                props.push(("pid", t.pid.to_string()));
+                                if t.tid != 0 {
+                                    iv = iv.with_label(t.name.clone());
+                                }
+                            }
+                            props.push(("time", s.to_string()));
+                            props.push(("duration", format_duration(e.saturating_sub(s) as i128)));
+                            iv.with_properties(Properties::new(props))
+                        },
+                    );
+                }
+                Some((false, i)) => {
+                    let l = &self.data.lines[i];
+                    let busy = match l.kind {
+                        LineKind::Irq => 1u32,
+                        LineKind::SoftIrq => 2,
+                    };
+                    let keys = &self.line_keys;
+                    let code = |k: usize| match l.codes[k] {
+                        0 => NONE,
+                        1 => 0,
+                        _ => busy,
+                    };
+                    push_steps(
+                        &l.times,
+                        end,
+                        scale,
+                        b.intervals(row),
+                        code,
+                        |c| keys[c as usize].clone(),
+                        |k, s, e| {
+                            let mut props = vec![(
+                                "state",
+                                if l.codes[k] == 1 { "raised" } else { "busy" }.to_string(),
+                            )];
+                            if l.cpus[k] != u32::MAX {
+                                props.push(("cpu", l.cpus[k].to_string()));
+                            }
+                            props.push(("time", s.to_string()));
+                            props.push(("duration", format_duration(e.saturating_sub(s) as i128)));
+                            StateInterval::new(s, e, keys[code(k) as usize].clone())
+                                .with_properties(Properties::new(props))
+                        },
+                    );
+                }
+                None => {}
+            }
+        }
+        b.build()
+    }
+}
+
+/// Linux softirq vector names.
+pub fn softirq_name(v: u64) -> String {
+    const NAMES: [&str; 10] = [
+        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+        "RCU",
+    ];
+    match NAMES.get(v as usize) {
+        Some(n) => format!("{v} ({n})"),
+        None => v.to_string(),
+    }
+}

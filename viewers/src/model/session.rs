@@ -1,0 +1,164 @@
+//! One scheduler over a CTF traceset, shared by every model of a window.
+//!
+//! Every model adds its own [`EventsRequest`]s (their data is a
+//! [`Payload`], a boxed value of the model's own type) and gets them back
+//! when they complete. The scheduler computes the kernel/UST state at
+//! STATE priority, so model hooks at `HIGH` see the state before each event
+//! and hooks at `DEFAULT` see it after.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use traceloom_engine::ctf::Traceset;
+use traceloom_engine::request::EventSource;
+use traceloom_engine::request::{
+    Budget, EndReason, EventsRequest, OwnerId, RequestId, Scheduler, SchedulerConfig,
+    ServiceStatus, Time,
+};
+use traceloom_engine::source::{CtfPosition, CtfSource};
+use traceloom_engine::state::{self, TracesetState};
+
+/// The data of a model's request: anything the model wants to collect.
+pub type Payload = Box<dyn Any + Send>;
+/// The scheduler every kernel/UST model shares.
+pub type KernelScheduler = Scheduler<CtfSource, TracesetState, Payload>;
+/// A request on a [`KernelScheduler`].
+pub type KernelRequest = EventsRequest<CtfSource, TracesetState, Payload>;
+
+/// Why a traceset could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OpenError(pub String);
+
+/// A traceset with its scheduler, and the requests completed but not yet
+/// collected by their model.
+pub struct Session {
+    traceset: Arc<Traceset>,
+    scheduler: KernelScheduler,
+    completed: HashMap<RequestId, (EndReason, Payload)>,
+    next_owner: u64,
+    span: Option<(Time, Time)>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("traces", &self.traceset.traces().len())
+            .field("pending", &self.scheduler.pending())
+            .field("completed", &self.completed.len())
+            .finish()
+    }
+}
+
+impl Session {
+    /// Opens the CTF traces under `paths` as one traceset.
+    pub fn open(paths: &[PathBuf]) -> Result<Session, OpenError> {
+        let ts = Traceset::open(paths).map_err(|e| OpenError(e.to_string()))?;
+        Ok(Session::new(Arc::new(ts)))
+    }
+
+    /// A session over `traceset`, with the kernel state computation.
+    pub fn new(traceset: Arc<Traceset>) -> Session {
+        let n = traceset.traces().len();
+        let scheduler = Scheduler::new(
+            CtfSource::new(traceset.clone()),
+            state::computation(n),
+            SchedulerConfig::default(),
+        );
+        // The traceset's own span ends with its last packet, which can be
+        // far after its last event: find the last event (one short
+        // backward read) so that "the whole trace" means its events.
+        let mut scheduler = scheduler;
+        let span = scheduler.source().time_span().map(|(first, last)| {
+            let end = scheduler
+                .seek_n_events_backward(&CtfPosition::END, 1, 1_000_000, None)
+                .first()
+                .map_or(last, |p| p.time);
+            (first, end.max(first))
+        });
+        Session {
+            traceset,
+            scheduler,
+            completed: HashMap::new(),
+            next_owner: 1,
+            span,
+        }
+    }
+
+    /// The traceset.
+    pub fn traceset(&self) -> &Arc<Traceset> {
+        &self.traceset
+    }
+
+    /// Times of the first and last events.
+    pub fn time_span(&self) -> Option<(Time, Time)> {
+        self.span
+    }
+
+    /// A fresh owner id for a model.
+    pub fn new_owner(&mut self) -> OwnerId {
+        self.next_owner += 1;
+        OwnerId(self.next_owner)
+    }
+
+    /// The scheduler (to seek, or to add requests directly).
+    pub fn scheduler(&mut self) -> &mut KernelScheduler {
+        &mut self.scheduler
+    }
+
+    /// Adds a request.
+    pub fn add(&mut self, request: KernelRequest) -> RequestId {
+        self.scheduler.add(request)
+    }
+
+    /// Cancels a request (its data is dropped).
+    pub fn cancel(&mut self, id: RequestId) {
+        self.scheduler.cancel(id);
+        self.completed.remove(&id);
+    }
+
+    /// Services requests within `budget` (see [`Scheduler::service`]),
+    /// keeping the completed ones for [`take`](Self::take).
+    pub fn service(
+        &mut self,
+        budget: Budget,
+        pending_input: impl FnMut() -> bool,
+    ) -> ServiceStatus {
+        let report = self.scheduler.service(budget, pending_input);
+        for c in report.completed {
+            self.completed.insert(c.id, (c.reason, c.data));
+        }
+        report.status
+    }
+
+    /// Whether request `id` completed (and was not taken yet).
+    pub fn is_complete(&self, id: RequestId) -> bool {
+        self.completed.contains_key(&id)
+    }
+
+    /// Takes the data of completed request `id`, if it is of type `T`.
+    pub fn take<T: 'static>(&mut self, id: RequestId) -> Option<T> {
+        let (_, data) = self.completed.remove(&id)?;
+        data.downcast::<T>().ok().map(|b| *b)
+    }
+
+    /// The data of a request still pending, if it is of type `T` (to show
+    /// partial results while a long pass goes on).
+    pub fn peek<T: 'static>(&mut self, id: RequestId) -> Option<&mut T> {
+        self.scheduler.data_mut(id)?.downcast_mut::<T>()
+    }
+
+    /// Services until request `id` completes, then takes its data. For
+    /// command-line use; a GUI calls [`service`](Self::service) from its
+    /// idle handler instead.
+    pub fn wait<T: 'static>(&mut self, id: RequestId) -> Option<T> {
+        while !self.is_complete(id) {
+            // Unknown (cancelled) requests never complete.
+            self.scheduler.request(id)?;
+            self.service(Budget::events(1 << 20), || false);
+        }
+        self.take(id)
+    }
+}

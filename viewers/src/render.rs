@@ -1,0 +1,1104 @@
+//! Render objects: immutable snapshots a model produces for one time range
+//! and pixel width, and that any view (GUI, PNG, SVG) draws.
+//!
+//! Everything is shared through `Arc`, so cloning a render is a few
+//! reference-count increments, and each render carries a content hash so
+//! that comparing two renders (or two trees, to redraw the tree column only
+//! when it changed) costs a couple of integer comparisons.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::lod::{ArrowsBuilder, CounterBuilder, RowEventsBuilder, RowIntervalsBuilder};
+use crate::style::{DataConfig, TreeOrder};
+use crate::time::{PixelScale, Time, TimeRange};
+
+/// Key into the presentation configuration: a state, an event kind, an
+/// arrow series or a counter. Cheap to clone (an `Arc<str>`).
+#[derive(Clone, Eq, PartialOrd, Ord)]
+pub struct StyleKey(Arc<str>);
+
+impl StyleKey {
+    /// The key `s`.
+    pub fn new(s: &str) -> Self {
+        StyleKey(Arc::from(s))
+    }
+
+    /// The key as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq for StyleKey {
+    fn eq(&self, other: &Self) -> bool {
+        // Models reuse one Arc per state, so the pointer test usually decides.
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Hash for StyleKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl std::borrow::Borrow<str> for StyleKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for StyleKey {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for StyleKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for StyleKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for StyleKey {
+    fn from(s: &str) -> Self {
+        StyleKey::new(s)
+    }
+}
+
+impl From<String> for StyleKey {
+    fn from(s: String) -> Self {
+        StyleKey(Arc::from(s))
+    }
+}
+
+impl From<&StyleKey> for StyleKey {
+    fn from(s: &StyleKey) -> Self {
+        s.clone()
+    }
+}
+
+/// Name → value pairs shown in tooltips (and a properties view). Empty by
+/// default; shared, so copying an interval does not copy its properties.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Properties(Option<Arc<[(String, String)]>>);
+
+impl Properties {
+    /// No properties.
+    pub fn none() -> Self {
+        Properties(None)
+    }
+
+    /// Properties from pairs, in display order.
+    pub fn new<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        let v: Vec<(String, String)> = pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        if v.is_empty() {
+            Properties(None)
+        } else {
+            Properties(Some(v.into()))
+        }
+    }
+
+    /// The pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0
+            .iter()
+            .flat_map(|a| a.iter())
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// Whether there is no pair.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+/// Identifier of a tree row, stable from one render to the next (e.g. a TID,
+/// a Pajé container's index). Arrows and counters refer to rows by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RowId(pub u64);
+
+/// One row of the tree column, in display order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TreeRow {
+    /// Stable id.
+    pub id: RowId,
+    /// Parent row, if any.
+    pub parent: Option<RowId>,
+    /// Text shown in the tree column.
+    pub label: String,
+    /// Indentation level (0 = top).
+    pub depth: u16,
+    /// Whether the row has children (shown or collapsed).
+    pub has_children: bool,
+    /// Whether its children are shown.
+    pub expanded: bool,
+    /// Extra information for tooltips (PPID, birth time, trace...).
+    pub properties: Properties,
+}
+
+/// Snapshot of the tree column: rows in display order. The state, event and
+/// counter lists of a [`TimeGraphRender`] are indexed like these rows.
+#[derive(Debug, Clone)]
+pub struct TreeRender {
+    rows: Arc<[TreeRow]>,
+    index: Arc<HashMap<RowId, usize>>,
+    hash: u64,
+}
+
+impl TreeRender {
+    /// A tree from rows already in display order.
+    pub fn new(rows: Vec<TreeRow>) -> Self {
+        let mut h = DefaultHasher::new();
+        rows.hash(&mut h);
+        let index = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        TreeRender {
+            rows: rows.into(),
+            index: Arc::new(index),
+            hash: h.finish(),
+        }
+    }
+
+    /// The rows, in display order.
+    pub fn rows(&self) -> &[TreeRow] {
+        &self.rows
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Display index of row `id`, if shown.
+    pub fn index_of(&self, id: RowId) -> Option<usize> {
+        self.index.get(&id).copied()
+    }
+
+    /// Content hash: equal trees have equal hashes.
+    pub fn content_hash(&self) -> u64 {
+        self.hash
+    }
+}
+
+impl PartialEq for TreeRender {
+    /// Equality by content hash (64-bit SipHash over every row): a view
+    /// compares the new render's tree with the one it drew to decide whether
+    /// to redraw the tree column, in constant time.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.rows, &other.rows)
+            || (self.hash == other.hash && self.rows.len() == other.rows.len())
+    }
+}
+
+impl Eq for TreeRender {}
+
+/// A node handed to [`TreeBuilder`], in any order.
+#[derive(Debug, Clone)]
+pub struct TreeNode {
+    /// Stable id.
+    pub id: RowId,
+    /// Parent, if any (unknown parents make the node a root).
+    pub parent: Option<RowId>,
+    /// Text of the row.
+    pub label: String,
+    /// Tooltip information.
+    pub properties: Properties,
+}
+
+/// Builds a [`TreeRender`] from unordered nodes, applying the data
+/// configuration: flattening, sibling order, collapsed and hidden rows.
+///
+/// The control flow view gives each thread its process's main thread as
+/// parent (two levels, as `htop` shows them); the builder does not limit the
+/// depth itself.
+#[derive(Debug, Default, Clone)]
+pub struct TreeBuilder {
+    nodes: Vec<TreeNode>,
+    index: HashMap<RowId, usize>,
+}
+
+impl TreeBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        TreeBuilder::default()
+    }
+
+    /// Adds a node (a later node with the same id replaces the earlier one,
+    /// keeping its insertion place).
+    pub fn add(&mut self, node: TreeNode) -> &mut Self {
+        match self.index.get(&node.id) {
+            Some(&i) => self.nodes[i] = node,
+            None => {
+                self.index.insert(node.id, self.nodes.len());
+                self.nodes.push(node);
+            }
+        }
+        self
+    }
+
+    /// Rows in display order for `config`.
+    pub fn build(&self, config: &DataConfig) -> TreeRender {
+        let ids: HashSet<RowId> = self.nodes.iter().map(|n| n.id).collect();
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+        let nodes = &self.nodes;
+        match config.order {
+            TreeOrder::Insertion => {}
+            TreeOrder::Id => order.sort_by_key(|&i| nodes[i].id),
+            TreeOrder::Label => order.sort_by(|&a, &b| {
+                nodes[a]
+                    .label
+                    .cmp(&nodes[b].label)
+                    .then(nodes[a].id.cmp(&nodes[b].id))
+            }),
+        }
+        let mut rows = Vec::with_capacity(self.nodes.len());
+        if config.flatten {
+            for &i in &order {
+                let n = &nodes[i];
+                if config.hidden.contains(&n.id) {
+                    continue;
+                }
+                rows.push(TreeRow {
+                    id: n.id,
+                    parent: None,
+                    label: n.label.clone(),
+                    depth: 0,
+                    has_children: false,
+                    expanded: false,
+                    properties: n.properties.clone(),
+                });
+            }
+            return TreeRender::new(rows);
+        }
+        // A parent that is itself, or not among the nodes, makes a root.
+        let parent_of = |n: &TreeNode| n.parent.filter(|p| *p != n.id && ids.contains(p));
+        let mut children: HashMap<RowId, Vec<usize>> = HashMap::new();
+        let mut roots = Vec::new();
+        for &i in &order {
+            match parent_of(&nodes[i]) {
+                Some(p) => children.entry(p).or_default().push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut visited = HashSet::new();
+        // Depth-first, iterative: traces can have deep fork chains.
+        let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
+        while let Some((i, depth)) = stack.pop() {
+            let n = &nodes[i];
+            if !visited.insert(n.id) || config.hidden.contains(&n.id) {
+                continue;
+            }
+            let kids = children.get(&n.id);
+            let has_children = kids.is_some_and(|k| !k.is_empty());
+            let expanded = has_children && !config.collapsed.contains(&n.id);
+            rows.push(TreeRow {
+                id: n.id,
+                parent: parent_of(n),
+                label: n.label.clone(),
+                depth,
+                has_children,
+                expanded,
+                properties: n.properties.clone(),
+            });
+            if expanded {
+                for &k in kids.into_iter().flatten().rev() {
+                    stack.push((k, depth.saturating_add(1)));
+                }
+            }
+        }
+        // Nodes caught in a parent cycle are reachable from no root: show
+        // them at the top rather than lose them.
+        let by_id: HashMap<RowId, &TreeNode> = nodes.iter().map(|n| (n.id, n)).collect();
+        for &i in &order {
+            let n = &nodes[i];
+            if !visited.contains(&n.id)
+                && !config.hidden.contains(&n.id)
+                && !Self::under_collapsed_or_hidden(&by_id, n, config, &ids)
+            {
+                visited.insert(n.id);
+                rows.push(TreeRow {
+                    id: n.id,
+                    parent: None,
+                    label: n.label.clone(),
+                    depth: 0,
+                    has_children: false,
+                    expanded: false,
+                    properties: n.properties.clone(),
+                });
+            }
+        }
+        TreeRender::new(rows)
+    }
+
+    fn under_collapsed_or_hidden(
+        by_id: &HashMap<RowId, &TreeNode>,
+        n: &TreeNode,
+        config: &DataConfig,
+        ids: &HashSet<RowId>,
+    ) -> bool {
+        let mut seen = HashSet::new();
+        let mut cur = n.parent.filter(|p| ids.contains(p));
+        while let Some(p) = cur {
+            if !seen.insert(p) {
+                // A cycle: not under anything collapsed.
+                return false;
+            }
+            if config.collapsed.contains(&p) || config.hidden.contains(&p) {
+                return true;
+            }
+            cur = by_id.get(&p).and_then(|n| n.parent);
+        }
+        false
+    }
+}
+
+/// A state interval of one row: `[start, end)` in `state`.
+///
+/// When level of detail merged several sub-pixel intervals into one,
+/// `merged > 1`, `state` is the dominant state (longest total time),
+/// `covered` is the time the merged intervals really covered (the extent
+/// may bridge sub-pixel gaps) and there is no label nor properties.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StateInterval {
+    /// Start time.
+    pub start: Time,
+    /// End time (`> start`).
+    pub end: Time,
+    /// State (colour key).
+    pub state: StyleKey,
+    /// Text drawn inside the bar when it fits (e.g. the syscall name).
+    pub label: Option<Arc<str>>,
+    /// Number of input intervals this one stands for (1 = not merged).
+    pub merged: u32,
+    /// Nanoseconds covered by the input intervals.
+    pub covered: u64,
+    /// Tooltip information.
+    pub properties: Properties,
+}
+
+impl StateInterval {
+    /// A plain interval `[start, end)` in `state`.
+    pub fn new(start: Time, end: Time, state: impl Into<StyleKey>) -> Self {
+        StateInterval {
+            start,
+            end,
+            state: state.into(),
+            label: None,
+            merged: 1,
+            covered: end.abs_diff(start),
+            properties: Properties::none(),
+        }
+    }
+
+    /// With a label drawn inside the bar.
+    pub fn with_label(mut self, label: impl Into<Arc<str>>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// With tooltip properties.
+    pub fn with_properties(mut self, properties: Properties) -> Self {
+        self.properties = properties;
+        self
+    }
+
+    /// Whether this interval stands for several input intervals.
+    pub fn is_mixed(&self) -> bool {
+        self.merged > 1
+    }
+}
+
+/// A point of interest of a row, drawn as a symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DrawnEvent {
+    /// Time of the (first) event.
+    pub time: Time,
+    /// Event name shown in the tooltip.
+    pub name: Arc<str>,
+    /// Event kind (symbol and colour key).
+    pub kind: StyleKey,
+    /// Number of events collapsed into this marker (1 = one event).
+    pub count: u32,
+    /// Tooltip information (of the first event).
+    pub properties: Properties,
+}
+
+impl DrawnEvent {
+    /// One event `name` of kind `kind` at `time`.
+    pub fn new(time: Time, name: impl Into<Arc<str>>, kind: impl Into<StyleKey>) -> Self {
+        DrawnEvent {
+            time,
+            name: name.into(),
+            kind: kind.into(),
+            count: 1,
+            properties: Properties::none(),
+        }
+    }
+
+    /// With tooltip properties.
+    pub fn with_properties(mut self, properties: Properties) -> Self {
+        self.properties = properties;
+        self
+    }
+}
+
+/// One end of an arrow: a row at a time. The time may lie outside the
+/// render's range (the arrow then leaves through the border).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArrowEnd {
+    /// Row.
+    pub row: RowId,
+    /// Time.
+    pub time: Time,
+}
+
+/// An arrow between two rows (CPU hand-over, wake-up, Pajé link).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Arrow {
+    /// Where it leaves.
+    pub from: ArrowEnd,
+    /// Where it arrives.
+    pub to: ArrowEnd,
+    /// Number of arrows this one stands for after level of detail.
+    pub count: u32,
+    /// Tooltip information.
+    pub properties: Properties,
+}
+
+impl Arrow {
+    /// An arrow from `(from_row, from_time)` to `(to_row, to_time)`.
+    pub fn new(from_row: RowId, from_time: Time, to_row: RowId, to_time: Time) -> Self {
+        Arrow {
+            from: ArrowEnd {
+                row: from_row,
+                time: from_time,
+            },
+            to: ArrowEnd {
+                row: to_row,
+                time: to_time,
+            },
+            count: 1,
+            properties: Properties::none(),
+        }
+    }
+}
+
+/// A named series of arrows, switched on and off as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ArrowSeries {
+    /// Series name (also its style key).
+    pub name: StyleKey,
+    /// The arrows.
+    pub arrows: Arc<[Arrow]>,
+}
+
+/// A counter value over one pixel column (or one raw point when zoomed in):
+/// the counter is a step function; `value` holds from `time` until the next
+/// sample, `min`/`max` bound the values taken within the pixel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CounterSample {
+    /// Time of the first change in the pixel.
+    pub time: Time,
+    /// Value at the end of the pixel (held until the next sample).
+    pub value: f64,
+    /// Smallest value taken in the pixel.
+    pub min: f64,
+    /// Largest value taken in the pixel.
+    pub max: f64,
+}
+
+/// A counter (Pajé variable, CPU usage...): per row, or on its own row when
+/// `row` is `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counter {
+    /// Name (also its style key).
+    pub name: StyleKey,
+    /// Row it is drawn in; `None` for a chart row of its own below the tree.
+    pub row: Option<RowId>,
+    /// Samples in time order.
+    pub samples: Arc<[CounterSample]>,
+}
+
+impl Counter {
+    /// Smallest and largest value over the samples.
+    pub fn value_bounds(&self) -> Option<(f64, f64)> {
+        let mut it = self
+            .samples
+            .iter()
+            .filter(|s| s.min.is_finite() && s.max.is_finite());
+        let first = it.next()?;
+        Some(it.fold((first.min, first.max), |(lo, hi), s| {
+            (lo.min(s.min), hi.max(s.max))
+        }))
+    }
+}
+
+/// Everything a time-graph view (control flow, resources, Pajé) draws for
+/// one time range: tree, per-row state intervals and events, arrows,
+/// counters.
+#[derive(Debug, Clone)]
+pub struct TimeGraphRender {
+    scale: PixelScale,
+    tree: TreeRender,
+    states: Arc<[Arc<[StateInterval]>]>,
+    events: Arc<[Arc<[DrawnEvent]>]>,
+    arrows: Arc<[ArrowSeries]>,
+    counters: Arc<[Counter]>,
+    hash: u64,
+}
+
+impl TimeGraphRender {
+    /// The time range and pixel width the render was made for.
+    pub fn scale(&self) -> PixelScale {
+        self.scale
+    }
+
+    /// The time range the render covers.
+    pub fn range(&self) -> TimeRange {
+        self.scale.range
+    }
+
+    /// The tree column.
+    pub fn tree(&self) -> &TreeRender {
+        &self.tree
+    }
+
+    /// State intervals of the row at display index `row` (time order).
+    pub fn states(&self, row: usize) -> &[StateInterval] {
+        self.states.get(row).map(|a| &a[..]).unwrap_or(&[])
+    }
+
+    /// Drawn events of the row at display index `row` (time order).
+    pub fn events(&self, row: usize) -> &[DrawnEvent] {
+        self.events.get(row).map(|a| &a[..]).unwrap_or(&[])
+    }
+
+    /// Arrow series.
+    pub fn arrow_series(&self) -> &[ArrowSeries] {
+        &self.arrows
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> &[Counter] {
+        &self.counters
+    }
+
+    /// Content hash of the whole render.
+    pub fn content_hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Every state key used by the intervals, in first-use order.
+    pub fn used_states(&self) -> Vec<StyleKey> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for row in self.states.iter() {
+            for iv in row.iter() {
+                if seen.insert(iv.state.clone()) {
+                    out.push(iv.state.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Every event kind used, in first-use order.
+    pub fn used_event_kinds(&self) -> Vec<StyleKey> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for row in self.events.iter() {
+            for e in row.iter() {
+                if seen.insert(e.kind.clone()) {
+                    out.push(e.kind.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether any interval stands for several merged intervals.
+    pub fn has_mixed(&self) -> bool {
+        self.states.iter().any(|r| r.iter().any(|i| i.is_mixed()))
+    }
+}
+
+impl PartialEq for TimeGraphRender {
+    /// Equality by content hash, after the cheap checks.
+    fn eq(&self, other: &Self) -> bool {
+        self.scale == other.scale && self.tree == other.tree && self.hash == other.hash
+    }
+}
+
+/// Assembles a [`TimeGraphRender`] for a time range and pixel width; every
+/// row's intervals and events go through level-of-detail builders, so the
+/// render holds O(rows × width) items whatever the input size.
+#[derive(Debug)]
+pub struct TimeGraphRenderBuilder {
+    scale: PixelScale,
+    tree: TreeRender,
+    intervals: Vec<RowIntervalsBuilder>,
+    events: Vec<RowEventsBuilder>,
+    arrows: Vec<(StyleKey, ArrowsBuilder)>,
+    counters: Vec<(StyleKey, Option<RowId>, CounterBuilder)>,
+}
+
+impl TimeGraphRenderBuilder {
+    /// A builder for `tree` over `range` drawn `width_px` pixels wide.
+    pub fn new(tree: TreeRender, range: TimeRange, width_px: u32) -> Self {
+        let scale = PixelScale::new(range, width_px);
+        let n = tree.len();
+        TimeGraphRenderBuilder {
+            scale,
+            intervals: (0..n).map(|_| RowIntervalsBuilder::new(scale)).collect(),
+            events: (0..n).map(|_| RowEventsBuilder::new(scale)).collect(),
+            tree,
+            arrows: Vec::new(),
+            counters: Vec::new(),
+        }
+    }
+
+    /// The grid the render is made for.
+    pub fn scale(&self) -> PixelScale {
+        self.scale
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &TreeRender {
+        &self.tree
+    }
+
+    /// Interval builder of the row at display index `row`.
+    ///
+    /// # Panics
+    /// If `row` is not a display index of the tree.
+    pub fn intervals(&mut self, row: usize) -> &mut RowIntervalsBuilder {
+        &mut self.intervals[row]
+    }
+
+    /// Event builder of the row at display index `row`.
+    ///
+    /// # Panics
+    /// If `row` is not a display index of the tree.
+    pub fn events(&mut self, row: usize) -> &mut RowEventsBuilder {
+        &mut self.events[row]
+    }
+
+    /// Interval builder of row `id`, if the row is shown.
+    pub fn intervals_of(&mut self, id: RowId) -> Option<&mut RowIntervalsBuilder> {
+        let i = self.tree.index_of(id)?;
+        Some(&mut self.intervals[i])
+    }
+
+    /// Event builder of row `id`, if the row is shown.
+    pub fn events_of(&mut self, id: RowId) -> Option<&mut RowEventsBuilder> {
+        let i = self.tree.index_of(id)?;
+        Some(&mut self.events[i])
+    }
+
+    /// Builder of arrow series `name` (created on first use).
+    pub fn arrows(&mut self, name: impl Into<StyleKey>) -> &mut ArrowsBuilder {
+        let name = name.into();
+        let i = match self.arrows.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                self.arrows.push((name, ArrowsBuilder::new(self.scale)));
+                self.arrows.len() - 1
+            }
+        };
+        &mut self.arrows[i].1
+    }
+
+    /// Builder of counter `name` drawn in row `row` (`None`: its own row),
+    /// created on first use.
+    pub fn counter(
+        &mut self,
+        name: impl Into<StyleKey>,
+        row: Option<RowId>,
+    ) -> &mut CounterBuilder {
+        let name = name.into();
+        let i = match self
+            .counters
+            .iter()
+            .position(|(n, r, _)| *n == name && *r == row)
+        {
+            Some(i) => i,
+            None => {
+                self.counters
+                    .push((name, row, CounterBuilder::new(self.scale)));
+                self.counters.len() - 1
+            }
+        };
+        &mut self.counters[i].2
+    }
+
+    /// The immutable render.
+    pub fn build(self) -> TimeGraphRender {
+        let tree = self.tree;
+        let states: Arc<[Arc<[StateInterval]>]> = self
+            .intervals
+            .into_iter()
+            .map(|b| Arc::from(b.finish()))
+            .collect();
+        let events: Arc<[Arc<[DrawnEvent]>]> = self
+            .events
+            .into_iter()
+            .map(|b| Arc::from(b.finish()))
+            .collect();
+        let arrows: Arc<[ArrowSeries]> = self
+            .arrows
+            .into_iter()
+            .map(|(name, b)| ArrowSeries {
+                name,
+                arrows: b.finish().into(),
+            })
+            .collect();
+        let counters: Arc<[Counter]> = self
+            .counters
+            .into_iter()
+            .map(|(name, row, b)| Counter {
+                name,
+                row,
+                samples: b.finish().into(),
+            })
+            .collect();
+        let mut h = DefaultHasher::new();
+        self.scale.hash(&mut h);
+        tree.content_hash().hash(&mut h);
+        states.hash(&mut h);
+        events.hash(&mut h);
+        arrows.hash(&mut h);
+        for c in counters.iter() {
+            c.name.hash(&mut h);
+            c.row.hash(&mut h);
+            for s in c.samples.iter() {
+                s.time.hash(&mut h);
+                s.value.to_bits().hash(&mut h);
+                s.min.to_bits().hash(&mut h);
+                s.max.to_bits().hash(&mut h);
+            }
+        }
+        TimeGraphRender {
+            scale: self.scale,
+            tree,
+            states,
+            events,
+            arrows,
+            counters,
+            hash: h.finish(),
+        }
+    }
+}
+
+/// Event counts over a time range, in equal bins (LTTV's histogram view).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistogramRender {
+    range: TimeRange,
+    bins: Arc<[u64]>,
+    lost: Arc<[u64]>,
+    /// The highlighted window (the time range other views show).
+    pub highlight: Option<TimeRange>,
+}
+
+impl HistogramRender {
+    /// The time range the bins cover.
+    pub fn range(&self) -> TimeRange {
+        self.range
+    }
+
+    /// Event count per bin.
+    pub fn bins(&self) -> &[u64] {
+        &self.bins
+    }
+
+    /// Lost-event count per bin (same length as the bins).
+    pub fn lost(&self) -> &[u64] {
+        &self.lost
+    }
+
+    /// Time range of bin `i`.
+    pub fn bin_range(&self, i: usize) -> TimeRange {
+        let n = self.bins.len().max(1) as i128;
+        let span = self.range.span() as i128;
+        let s = self.range.start as i128 + span * i as i128 / n;
+        let e = self.range.start as i128 + span * (i as i128 + 1) / n;
+        TimeRange::new(s as Time, e as Time)
+    }
+
+    /// Largest bin count.
+    pub fn max_count(&self) -> u64 {
+        self.bins.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// Counts events into the bins of a [`HistogramRender`].
+#[derive(Debug, Clone)]
+pub struct HistogramBuilder {
+    scale: PixelScale,
+    bins: Vec<u64>,
+    lost: Vec<u64>,
+}
+
+impl HistogramBuilder {
+    /// `nbins` bins (at least one) over `range`.
+    pub fn new(range: TimeRange, nbins: u32) -> Self {
+        let scale = PixelScale::new(range, nbins);
+        HistogramBuilder {
+            scale,
+            bins: vec![0; scale.width as usize],
+            lost: vec![0; scale.width as usize],
+        }
+    }
+
+    /// Counts one event at `t` (ignored outside the range).
+    pub fn add(&mut self, t: Time) {
+        self.add_count(t, 1);
+    }
+
+    /// Counts `n` events at `t` (ignored outside the range).
+    pub fn add_count(&mut self, t: Time, n: u64) {
+        if self.scale.range.contains(t) {
+            let b = self.scale.pixel_of(t) as usize;
+            self.bins[b] = self.bins[b].saturating_add(n);
+        }
+    }
+
+    /// Records `n` lost events reported at `t` (discarded-events counters of
+    /// CTF packets).
+    pub fn add_lost(&mut self, t: Time, n: u64) {
+        if self.scale.range.contains(t) {
+            let b = self.scale.pixel_of(t) as usize;
+            self.lost[b] = self.lost[b].saturating_add(n);
+        }
+    }
+
+    /// The render, highlighting `highlight`.
+    pub fn build(self, highlight: Option<TimeRange>) -> HistogramRender {
+        HistogramRender {
+            range: self.scale.range,
+            bins: self.bins.into(),
+            lost: self.lost.into(),
+            highlight,
+        }
+    }
+}
+
+/// What a statistics column holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StatValue {
+    /// Nothing.
+    Empty,
+    /// An event or occurrence count.
+    Count(u64),
+    /// A duration in nanoseconds.
+    Duration(i64),
+    /// A percentage (0–100).
+    Percent(f64),
+    /// Free text.
+    Text(String),
+}
+
+/// One row of the statistics tree (trace, CPU, process, event type...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatRow {
+    /// Indentation level.
+    pub depth: u16,
+    /// Name.
+    pub label: String,
+    /// One value per column.
+    pub values: Vec<StatValue>,
+}
+
+/// A statistics table: a tree of names with value columns (LTTV's
+/// statistics viewer, ViTE's statistics window).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatisticsRender {
+    /// Title of the name column.
+    pub name_title: String,
+    /// Titles of the value columns.
+    pub columns: Arc<[String]>,
+    /// Rows in display order.
+    pub rows: Arc<[StatRow]>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: u64, parent: Option<u64>, label: &str) -> TreeNode {
+        TreeNode {
+            id: RowId(id),
+            parent: parent.map(RowId),
+            label: label.into(),
+            properties: Properties::none(),
+        }
+    }
+
+    fn labels(t: &TreeRender) -> Vec<(String, u16)> {
+        t.rows()
+            .iter()
+            .map(|r| (r.label.clone(), r.depth))
+            .collect()
+    }
+
+    fn sample_tree() -> TreeBuilder {
+        let mut b = TreeBuilder::new();
+        b.add(node(100, None, "bash"))
+            .add(node(300, None, "firefox"))
+            .add(node(301, Some(300), "firefox/gmain"))
+            .add(node(302, Some(300), "firefox/dbus"))
+            .add(node(1, None, "init"));
+        b
+    }
+
+    #[test]
+    fn tree_groups_threads_under_their_process() {
+        let t = sample_tree().build(&DataConfig::default());
+        assert_eq!(
+            labels(&t),
+            vec![
+                ("bash".into(), 0),
+                ("firefox".into(), 0),
+                ("firefox/gmain".into(), 1),
+                ("firefox/dbus".into(), 1),
+                ("init".into(), 0)
+            ]
+        );
+        let ff = &t.rows()[1];
+        assert!(ff.has_children && ff.expanded);
+        assert_eq!(t.index_of(RowId(302)), Some(3));
+    }
+
+    #[test]
+    fn tree_flatten_collapse_hide_and_order() {
+        let b = sample_tree();
+        let mut c = DataConfig {
+            flatten: true,
+            order: TreeOrder::Id,
+            ..Default::default()
+        };
+        let t = b.build(&c);
+        let ids: Vec<u64> = t.rows().iter().map(|r| r.id.0).collect();
+        assert_eq!(ids, vec![1, 100, 300, 301, 302]);
+        assert!(t.rows().iter().all(|r| r.depth == 0));
+
+        c.flatten = false;
+        c.order = TreeOrder::Label;
+        c.collapsed.insert(RowId(300));
+        let t = b.build(&c);
+        assert_eq!(
+            labels(&t),
+            vec![
+                ("bash".into(), 0),
+                ("firefox".into(), 0),
+                ("init".into(), 0)
+            ]
+        );
+        assert!(t.rows()[1].has_children && !t.rows()[1].expanded);
+
+        c.collapsed.clear();
+        c.hidden.insert(RowId(301));
+        c.hidden.insert(RowId(1));
+        let t = b.build(&c);
+        assert_eq!(
+            labels(&t),
+            vec![
+                ("bash".into(), 0),
+                ("firefox".into(), 0),
+                ("firefox/dbus".into(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn tree_survives_parent_cycles() {
+        let mut b = TreeBuilder::new();
+        b.add(node(1, Some(2), "a")).add(node(2, Some(1), "b"));
+        let t = b.build(&DataConfig::default());
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn tree_equality_is_by_content() {
+        let a = sample_tree().build(&DataConfig::default());
+        let b = sample_tree().build(&DataConfig::default());
+        assert_eq!(a, b);
+        let mut c = DataConfig::default();
+        c.collapsed.insert(RowId(300));
+        assert_ne!(a, sample_tree().build(&c));
+        let mut renamed = sample_tree();
+        renamed.add(node(1, None, "systemd"));
+        assert_ne!(a, renamed.build(&DataConfig::default()));
+    }
+
+    #[test]
+    fn render_equality_and_cheap_clone() {
+        let tree = sample_tree().build(&DataConfig::default());
+        let make = |state: &str| {
+            let mut b = TimeGraphRenderBuilder::new(tree.clone(), TimeRange::new(0, 1000), 100);
+            b.intervals(0).push(0, 500, state);
+            b.events(1)
+                .push(DrawnEvent::new(20, "sched_wakeup", "wakeup"));
+            b.arrows("cpu")
+                .push(Arrow::new(RowId(100), 10, RowId(300), 12));
+            b.counter("load", None).push(0, 1.0);
+            b.build()
+        };
+        let a = make("run-user");
+        let a2 = a.clone();
+        assert!(Arc::ptr_eq(&a.states, &a2.states));
+        assert_eq!(a, a2);
+        assert_eq!(a, make("run-user"));
+        assert_ne!(a, make("run-syscall"));
+        assert_eq!(a.used_states(), vec![StyleKey::from("run-user")]);
+        assert_eq!(a.states(0).len(), 1);
+        assert_eq!(a.events(1).len(), 1);
+        assert!(a.states(99).is_empty());
+    }
+
+    #[test]
+    fn histogram_bins_and_lost() {
+        let mut b = HistogramBuilder::new(TimeRange::new(0, 1000), 10);
+        for t in [0, 5, 99, 100, 999, 1000, 2000] {
+            b.add(t);
+        }
+        b.add_lost(550, 7);
+        let h = b.build(Some(TimeRange::new(200, 400)));
+        assert_eq!(h.bins(), &[3, 1, 0, 0, 0, 0, 0, 0, 0, 2]);
+        assert_eq!(h.lost()[5], 7);
+        assert_eq!(h.max_count(), 3);
+        assert_eq!(h.bin_range(1), TimeRange::new(100, 200));
+    }
+
+    #[test]
+    fn properties_lookup() {
+        let p = Properties::new([("tid", "42"), ("cpu", "1")]);
+        assert_eq!(p.get("cpu"), Some("1"));
+        assert_eq!(p.iter().count(), 2);
+        assert!(Properties::new(Vec::<(String, String)>::new()).is_empty());
+    }
+}

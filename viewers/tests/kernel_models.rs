@@ -1,0 +1,296 @@
+//! The kernel models on real and generated traces: statistics against
+//! plain counting, CPU time adding up, control-flow intervals tiling each
+//! thread's life, wake-up arrows joining a `sched_wakeup` to the next run.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use traceloom_engine::ctf::tsdl::ir::Scope;
+use traceloom_engine::ctf::{Message, Traceset};
+use traceloom_engine::state::ThreadStatus;
+use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData};
+use traceloom_viewers::model::stats::range_request;
+use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel, Session};
+use traceloom_viewers::style::control_flow as cf;
+use traceloom_viewers::{DataConfig, TimeRange};
+
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/traces/ctf")
+        .join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipping: {rel} not found");
+        None
+    }
+}
+
+fn kernel_traces() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = [
+        "tracecompass/bug446190",
+        "tracecompass/flipping-endianness",
+        "tracecompass/synctraces/scp_src",
+    ]
+    .iter()
+    .filter_map(|r| shared(r))
+    .collect();
+    v.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel"));
+    v
+}
+
+fn generated(dir: &std::path::Path, events: u64, seed: u64) -> PathBuf {
+    let cfg = traceloom_kernelgen::GeneratorConfig {
+        events,
+        seed,
+        cpus: 3,
+        processes: 6,
+        threads_per_process: 3,
+        fork_rate: 0.002,
+        overwrite: true,
+        ..Default::default()
+    };
+    let out = dir.join(format!("gen{seed}"));
+    traceloom_kernelgen::generate(&cfg, &out).expect("generate");
+    out
+}
+
+/// Event names counted by plain reading (what `traceloom count` does).
+fn plain_counts(path: &PathBuf) -> BTreeMap<String, u64> {
+    let ts = Traceset::open(std::slice::from_ref(path)).unwrap();
+    let mut m = BTreeMap::new();
+    let mut c = ts.messages();
+    while let Some(msg) = c.next() {
+        if let Ok(Message::Event(e)) = msg {
+            *m.entry(e.name().to_string()).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+/// (time, tid) of every `sched_wakeup`/`sched_wakeup_new`.
+fn wakeups(path: &PathBuf) -> HashSet<(i64, i64)> {
+    let ts = Traceset::open(std::slice::from_ref(path)).unwrap();
+    let mut s = HashSet::new();
+    let mut c = ts.messages();
+    while let Some(msg) = c.next() {
+        if let Ok(Message::Event(e)) = msg {
+            if e.name() == "sched_wakeup" || e.name() == "sched_wakeup_new" {
+                let tid = e
+                    .scope(Scope::EventPayload)
+                    .and_then(|p| p.field("tid"))
+                    .and_then(|f| f.value())
+                    .and_then(|v| v.as_i64())
+                    .unwrap();
+                s.insert((e.timestamp_ns().unwrap(), tid));
+            }
+        }
+    }
+    s
+}
+
+fn analyze(path: &PathBuf) -> (Session, Arc<KernelData>) {
+    let mut session = Session::open(std::slice::from_ref(path)).unwrap();
+    let data = KernelAnalysis::run(&mut session);
+    (session, data)
+}
+
+fn check_trace(path: &PathBuf) {
+    let name = path.display().to_string();
+    let (mut session, data) = analyze(path);
+    // 1. Statistics counts equal plain counts.
+    let counts = plain_counts(path);
+    assert_eq!(data.stats.per_name, counts, "{name}");
+    assert_eq!(
+        data.stats.total_events,
+        counts.values().sum::<u64>(),
+        "{name}"
+    );
+    let tree = data.stats.tree();
+    assert_eq!(tree.events, data.stats.total_events);
+    // 2. Per CPU, the time of all threads and modes adds up to the duration.
+    let duration = data.stats.duration();
+    assert!(duration > 0, "{name}");
+    assert!(!data.stats.cpus().is_empty(), "{name}");
+    for (trace, cpu) in data.stats.cpus() {
+        assert_eq!(
+            data.stats.cpu_time(trace, cpu),
+            duration,
+            "{name} cpu {cpu}"
+        );
+    }
+    // 3. Thread records: increasing change times within the life, and the
+    //    rendered intervals tile the life without overlap.
+    let model = ControlFlowModel::new(data.clone());
+    for t in &data.threads {
+        assert!(!t.times.is_empty(), "{name}: {} has no state", t.tid);
+        assert_eq!(t.times[0], t.birth, "{name}: {}", t.tid);
+        assert!(t.times.windows(2).all(|w| w[0] < w[1]), "{name}: {}", t.tid);
+        assert!(
+            t.codes.windows(2).all(|w| w[0] != w[1]),
+            "{name}: {}",
+            t.tid
+        );
+        assert!(*t.times.last().unwrap() <= t.end);
+    }
+    let full = model.full_range();
+    for width in [1920u32, 50_000] {
+        let r = model.render(full, width);
+        assert_eq!(r.tree().len(), data.threads.len());
+        for (i, row) in r.tree().rows().iter().enumerate() {
+            let t = model.thread(row.id).unwrap();
+            let iv = r.states(i);
+            if t.end <= t.birth {
+                continue;
+            }
+            assert!(!iv.is_empty(), "{name}: {}", row.label);
+            assert_eq!(iv[0].start, t.birth, "{name}: {}", row.label);
+            assert_eq!(iv.last().unwrap().end, t.end, "{name}: {}", row.label);
+            for w in iv.windows(2) {
+                assert_eq!(w[0].end, w[1].start, "{name}: {} overlap or gap", row.label);
+            }
+        }
+    }
+    // A zoomed window gives exact intervals.
+    let mid = full.start + (full.end - full.start) / 2;
+    let win = TimeRange::new(mid, mid + 1_000_000);
+    let r = model.render(win, 1920);
+    for (i, row) in r.tree().rows().iter().enumerate() {
+        let t = model.thread(row.id).unwrap();
+        for iv in r.states(i).iter().filter(|iv| !iv.is_mixed()) {
+            let k = t.times.partition_point(|&x| x <= iv.start) - 1;
+            assert_eq!(t.times[k], iv.start);
+            let (s, m) = decode_thread_code(t.codes[k]);
+            assert_eq!(iv.state.as_str(), cf::state_key(s, m));
+        }
+    }
+    // 4. Wake-up arrows join a sched_wakeup to the wakee's next run.
+    let known = wakeups(path);
+    assert_eq!(data.wakeup_events.0, known.len() as u64, "{name}");
+    for a in &data.wakeups {
+        let wakee = &data.threads[a.to as usize];
+        assert!(
+            known.contains(&(a.from_time, wakee.tid)),
+            "{name}: arrow {a:?}"
+        );
+        assert!(a.to_time >= a.from_time);
+        let k = wakee
+            .times
+            .binary_search(&a.to_time)
+            .expect("a change at the arrival");
+        assert_eq!(decode_thread_code(wakee.codes[k]).0, ThreadStatus::Run);
+        // No earlier start of a run after the wake-up.
+        for j in wakee.times.partition_point(|&x| x <= a.from_time)..k {
+            let run = decode_thread_code(wakee.codes[j]).0 == ThreadStatus::Run;
+            let was = j > 0 && decode_thread_code(wakee.codes[j - 1]).0 == ThreadStatus::Run;
+            assert!(
+                !run || was,
+                "{name}: {a:?} skips a run at {}",
+                wakee.times[j]
+            );
+        }
+    }
+    // Render with arrows: both series present when the trace has them.
+    let r = model.render(full, 1920);
+    let series: HashMap<&str, usize> = r
+        .arrow_series()
+        .iter()
+        .map(|s| (s.name.as_str(), s.arrows.len()))
+        .collect();
+    if !data.wakeups.is_empty() {
+        assert!(
+            series.get(cf::ARROWS_WAKEUP).copied().unwrap_or(0) > 0,
+            "{name}"
+        );
+    }
+    // Resources: every CPU row has intervals, none overlapping.
+    let res = ResourcesModel::new(data.clone());
+    let rr = res.render(full, 1920);
+    assert!(rr.tree().len() >= data.cpus.len());
+    for i in 0..rr.tree().len() {
+        for w in rr.states(i).windows(2) {
+            assert!(w[0].end <= w[1].start);
+        }
+    }
+    // Range statistics at HIGH priority: CPU times add up to the range.
+    let (b, e) = (
+        full.start + (full.end - full.start) / 4,
+        full.start + (full.end - full.start) / 2,
+    );
+    let owner = session.new_owner();
+    let id = session.add(range_request(owner, b, e, data.trace_names.clone()));
+    let st: traceloom_viewers::model::Statistics = session.wait(id).unwrap();
+    assert_eq!((st.begin, st.end), (b, e));
+    for (trace, cpu) in st.cpus() {
+        assert_eq!(
+            st.cpu_time(trace, cpu),
+            (e - b) as u64,
+            "{name} range cpu {cpu}"
+        );
+    }
+    // Histogram of the full range: every event in a bin.
+    let mut h = HistogramModel::new();
+    let hr = h.compute(&mut session, full, 400);
+    assert_eq!(
+        hr.bins().iter().sum::<u64>(),
+        data.stats.total_events,
+        "{name}"
+    );
+}
+
+#[test]
+fn shared_kernel_traces() {
+    for p in kernel_traces() {
+        if p.exists() {
+            check_trace(&p);
+        }
+    }
+}
+
+#[test]
+fn generated_kernel_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 2] {
+        let p = generated(dir.path(), 60_000, seed);
+        check_trace(&p);
+    }
+}
+
+#[test]
+fn tree_groups_flattens_and_sorts() {
+    let Some(p) = shared("tracecompass/bug446190") else {
+        return;
+    };
+    let (_s, data) = analyze(&p);
+    let mut model = ControlFlowModel::new(data.clone());
+    let tree = model.tree().clone();
+    assert!(tree.rows().iter().all(|r| r.depth <= 1));
+    for r in tree.rows() {
+        let t = model.thread(r.id).unwrap();
+        assert!(r.label.ends_with(&format!("[{}]", t.tid)));
+        if let Some(parent) = r.parent {
+            let p = model.thread(parent).unwrap();
+            assert_eq!(p.tid, t.pid);
+        }
+    }
+    model.set_config(DataConfig {
+        flatten: true,
+        order: traceloom_viewers::style::TreeOrder::Id,
+        ..Default::default()
+    });
+    let tids: Vec<i64> = model
+        .tree()
+        .rows()
+        .iter()
+        .map(|r| model.thread(r.id).unwrap().tid)
+        .collect();
+    assert!(tids.windows(2).all(|w| w[0] <= w[1]));
+    assert!(model.tree().rows().iter().all(|r| r.depth == 0));
+    let mut off = DataConfig::default();
+    off.arrows_off.insert(cf::ARROWS_WAKEUP.into());
+    off.arrows_off.insert(cf::ARROWS_CPU.into());
+    model.set_config(off);
+    let r = model.render(model.full_range(), 800);
+    assert!(r.arrow_series().is_empty());
+}
