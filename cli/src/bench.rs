@@ -79,6 +79,9 @@ pub enum BenchCommand {
     /// Full decode against `babeltrace2 -o dummy`, packet index building,
     /// and memory.
     Decode(DecodeBenchArgs),
+    /// State computation with checkpoints, seeks, a cold `dump --begin`,
+    /// and the checkpoint cache size.
+    Engine(crate::bench_engine::EngineBenchArgs),
 }
 
 /// Arguments of `traceloom bench decode`.
@@ -122,43 +125,48 @@ impl Checksum {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.word(u64::from_le_bytes(last));
+            let mut last = 0u64;
+            for (i, &c) in rest.iter().enumerate() {
+                last |= u64::from(c) << (8 * i);
+            }
+            self.word(last);
         }
         self.word(s.len() as u64);
     }
 
-    /// Folds one decoded value of `ev` (a string by its bytes).
+    /// Folds one decoded value; `packet` holds the bytes of strings.
     #[inline(always)]
-    pub fn value(&mut self, ev: &Event<'_>, v: FieldValue) {
-        // Strings and variant indexes apart, the word is the value's 64
-        // bits whatever its kind: written so, the other kinds share one
-        // load instead of an indirect jump per value (which mispredicts
-        // from event to event).
-        if let FieldValue::Str { .. } = v {
-            self.bytes(ev.bytes(v).unwrap_or_default());
-            return;
-        }
-        let w = if let FieldValue::Variant(i) = v {
-            u64::from(i)
-        } else {
-            match v {
-                FieldValue::UInt(x) | FieldValue::Len(x) => x,
-                FieldValue::SInt(x) => x as u64,
-                FieldValue::Float(x) => x.to_bits(),
-                FieldValue::Str { .. } | FieldValue::Variant(_) => unreachable!(),
-            }
+    pub fn value(&mut self, packet: &[u8], v: FieldValue) {
+        // Written so that the integer and float kinds share one load and
+        // the others are tested apart: conditional branches rather than a
+        // jump table (an indirect jump per value, which mispredicts from
+        // event to event).
+        let mut w = match v {
+            FieldValue::UInt(x) | FieldValue::Len(x) => x,
+            FieldValue::SInt(x) => x as u64,
+            FieldValue::Float(x) => x.to_bits(),
+            FieldValue::Variant(_) | FieldValue::Str { .. } => 0,
         };
+        if let FieldValue::Variant(i) = v {
+            w = u64::from(i);
+        }
+        if let FieldValue::Str { start, len } = v {
+            let (start, len) = (start as usize, len as usize);
+            // The decoder never makes an out-of-packet range; folding an
+            // empty string then would still change the sum.
+            self.bytes(packet.get(start..start + len).unwrap_or_default());
+            w = u64::MAX;
+        }
         self.word(w);
     }
 
     /// Folds every value of `scopes` of `ev`.
     #[inline]
     pub fn scopes(&mut self, ev: &Event<'_>, scopes: &[Scope]) {
+        let packet = ev.packet_bytes();
         for &scope in scopes {
             for &v in ev.scope_values(scope) {
-                self.value(ev, v);
+                self.value(packet, v);
             }
         }
     }
@@ -298,9 +306,7 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
         errors,
         first_error,
         checksum: sum.get(),
-        rss_peak_bytes: rss_peak
-            .zip(rss_before)
-            .map(|(p, b)| p.saturating_sub(b)),
+        rss_peak_bytes: rss_peak.zip(rss_before).map(|(p, b)| p.saturating_sub(b)),
     })
 }
 
@@ -414,14 +420,26 @@ fn link_tree(src: &Path, dst: &Path, depth: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// The packets of a traceset, per stream: `(offset, size, content bits,
-/// timestamp_begin, timestamp_end)`.
-fn packet_list(ts: &Traceset) -> Vec<Vec<(u32, u64, u64, u64, Option<u64>, Option<u64>)>> {
+/// What the benchmark compares of a packet: file, offset, size, content
+/// bits, `timestamp_begin`, `timestamp_end`.
+type PacketKey = (u32, u64, u64, u64, Option<u64>, Option<u64>);
+
+/// The packets of a traceset, per stream.
+fn packet_list(ts: &Traceset) -> Vec<Vec<PacketKey>> {
     ts.streams()
         .map(|s| {
             ts.packets(s.index)
                 .iter()
-                .map(|p| (p.file, p.offset, p.size, p.content_bits, p.ts_begin, p.ts_end))
+                .map(|p| {
+                    (
+                        p.file,
+                        p.offset,
+                        p.size,
+                        p.content_bits,
+                        p.ts_begin,
+                        p.ts_end,
+                    )
+                })
                 .collect()
         })
         .collect()
@@ -550,8 +568,7 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
         decoded.push(d);
 
         let t = Instant::now();
-        let scanned =
-            Traceset::open(&mirror.paths).map_err(|e| CliError::Trace(e.to_string()))?;
+        let scanned = Traceset::open(&mirror.paths).map_err(|e| CliError::Trace(e.to_string()))?;
         index_wall.push(t.elapsed());
         if packet_list(&scanned) != reference_packets {
             problems.push(
@@ -655,7 +672,11 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
         }
         None => {
             ok = false;
-            writeln!(out, "{:<22}RssAnon unavailable   FAIL", "memory beyond maps")?;
+            writeln!(
+                out,
+                "{:<22}RssAnon unavailable   FAIL",
+                "memory beyond maps"
+            )?;
         }
     }
     for p in &problems {
@@ -676,6 +697,7 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
 pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match &args.what {
         BenchCommand::Decode(a) => run_decode_bench(a, out),
+        BenchCommand::Engine(a) => crate::bench_engine::run(a, out),
     }
 }
 
@@ -735,7 +757,10 @@ mod tests {
         {
             let m = IndexlessMirror::new(&[trace.clone(), trace.join("metadata")], &tmp).unwrap();
             assert_eq!(m.paths.len(), 2);
-            assert_eq!(std::fs::read_to_string(m.paths[0].join("chan_0")).unwrap(), "data");
+            assert_eq!(
+                std::fs::read_to_string(m.paths[0].join("chan_0")).unwrap(),
+                "data"
+            );
             assert!(m.paths[0].join("index").is_dir());
             assert!(!m.paths[0].join("index/chan_0.idx").exists());
             assert!(m.paths[1].ends_with("metadata") && m.paths[1].is_file());
@@ -770,7 +795,10 @@ mod tests {
         let paths = vec![trace];
         let a = decode_once(&paths).unwrap();
         let b = decode_once(&paths).unwrap();
-        assert_eq!((a.events, a.discarded, a.checksum), (b.events, b.discarded, b.checksum));
+        assert_eq!(
+            (a.events, a.discarded, a.checksum),
+            (b.events, b.discarded, b.checksum)
+        );
         assert_eq!((a.errors, &a.first_error), (0, &None));
         assert!(a.rss_peak_bytes.is_some());
         let ts = Traceset::open(&paths).unwrap();
@@ -824,14 +852,20 @@ mod tests {
         let Some(trace) = shared_ust("ust_uid_blocking") else {
             return;
         };
-        if Command::new("babeltrace2").arg("--version").output().is_err() {
+        if Command::new("babeltrace2")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
             eprintln!("note: babeltrace2 is not installed: test skipped");
             return;
         }
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let argv = ["traceloom", "bench", "decode", "--runs", "1"];
         let status = crate::run(
-            argv.iter().map(|a| a.into()).chain([trace.into_os_string()]),
+            argv.iter()
+                .map(|a| a.into())
+                .chain([trace.into_os_string()]),
             &mut out,
             &mut err,
         );

@@ -5,6 +5,9 @@
 //!   `--begin`/`--end` time range;
 //! * `traceloom count PATH...`: the number of events, in total and per
 //!   event name;
+//! * `traceloom export PATH... --view VIEW -o OUT.svg|.png`: a view drawn
+//!   to an image without a display ([`export`]);
+//! * `traceloom stats PATH...`: the statistics tree ([`stats`]);
 //! * `traceloom bench decode PATH...`: decoding speed against babeltrace2,
 //!   packet index speed and memory ([`bench`]).
 //!
@@ -14,10 +17,13 @@
 //! required.
 
 pub mod bench;
+pub mod bench_engine;
 pub mod clock;
+pub mod export;
 pub mod filter;
 pub mod num;
 pub mod pretty;
+pub mod stats;
 pub mod timespec;
 
 use std::collections::HashMap;
@@ -56,6 +62,12 @@ pub enum Command {
     Count(CountArgs),
     /// Measure reading speed and memory (see `traceloom bench decode --help`).
     Bench(bench::BenchArgs),
+    /// Draw a view (control flow, resources, histogram, statistics) to an
+    /// SVG or PNG file, without a display.
+    Export(export::ExportArgs),
+    /// Print the statistics tree: events and CPU time per trace, CPU,
+    /// process, thread, mode and event name.
+    Stats(stats::StatsArgs),
 }
 
 /// Names that `--names` accepts (babeltrace2's `-n`).
@@ -722,6 +734,8 @@ where
         }
         Some(Command::Count(a)) => run_count(a, out, err),
         Some(Command::Bench(a)) => bench::run_bench(a, out),
+        Some(Command::Export(a)) => export::run_export(a, out),
+        Some(Command::Stats(a)) => stats::run_stats(a, out),
     };
     match result {
         Ok(()) => 0,

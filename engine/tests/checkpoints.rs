@@ -32,9 +32,14 @@ fn kernel_traces() -> Vec<PathBuf> {
 #[test]
 fn state_at_every_checkpoint_equals_a_replay_from_the_start() {
     for path in kernel_traces() {
-        let ts = Arc::new(Traceset::open(&[path.clone()]).unwrap());
+        let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
         let cps = checkpoint::build(ts.clone(), 997);
-        assert!(cps.len() > 3, "{}: {} checkpoints", path.display(), cps.len());
+        assert!(
+            cps.len() > 3,
+            "{}: {} checkpoints",
+            path.display(),
+            cps.len()
+        );
         // Replay with a plain loop, independent of the scheduler.
         let mut state = TracesetState::new(ts.traces().len());
         let mut handlers = Handlers::new();
@@ -42,20 +47,30 @@ fn state_at_every_checkpoint_equals_a_replay_from_the_start() {
         let mut rank = 0u64;
         let mut next = cps.iter().peekable();
         while let Some(msg) = cursor.next() {
-            let Ok(Message::Event(ev)) = msg else { continue };
+            let Ok(Message::Event(ev)) = msg else {
+                continue;
+            };
             if let Some(cp) = next.peek() {
                 if cp.rank == rank {
                     assert_eq!(cp.position.time, ev.timestamp_ns().unwrap());
                     assert_eq!(cp.position.packet, ev.position().packet as u64);
                     assert_eq!(cp.position.event_index, ev.position().event_index);
-                    assert!(cp.state == state, "{}: state differs at rank {rank}", path.display());
+                    assert!(
+                        cp.state == state,
+                        "{}: state differs at rank {rank}",
+                        path.display()
+                    );
                     next.next();
                 }
             }
             state.apply(&mut handlers, &ev);
             rank += 1;
         }
-        assert!(next.next().is_none(), "{}: checkpoints past the end", path.display());
+        assert!(
+            next.next().is_none(),
+            "{}: checkpoints past the end",
+            path.display()
+        );
         // Intervals: at most twice the interval apart, at least the interval.
         for w in cps.windows(2) {
             let d = w[1].rank - w[0].rank;
@@ -78,7 +93,10 @@ fn ranks_and_rank_seeks_agree_with_counting() {
     for r in [0u64, 1, 4999, 5000, 12345, positions.len() as u64 - 1] {
         checkpoint::seek_rank(&mut src, &cps, r);
         assert_eq!(src.position(), positions[r as usize], "seek_rank({r})");
-        assert_eq!(checkpoint::rank_of(&mut src, &cps, &positions[r as usize]), r);
+        assert_eq!(
+            checkpoint::rank_of(&mut src, &cps, &positions[r as usize]),
+            r
+        );
     }
 }
 
@@ -106,7 +124,7 @@ fn cache_is_reused_and_damage_is_detected_and_rebuilt() {
     let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel");
     let before = snapshot(&trace);
     let dir = tempfile::tempdir().unwrap();
-    let ts = Arc::new(Traceset::open(&[trace.clone()]).unwrap());
+    let ts = Arc::new(Traceset::open(std::slice::from_ref(&trace)).unwrap());
 
     let (built, outcome) = checkpoint::load_or_build(&ts, dir.path(), 5000);
     assert!(matches!(outcome, CacheOutcome::Built(None)), "{outcome:?}");
@@ -118,24 +136,44 @@ fn cache_is_reused_and_damage_is_detected_and_rebuilt() {
     let good = std::fs::read(&path).unwrap();
     // The cache is small next to the trace (< 1%).
     let trace_bytes: u64 = before.iter().map(|f| f.1).sum();
-    assert!((good.len() as u64) * 100 < trace_bytes, "{} vs {trace_bytes}", good.len());
+    assert!(
+        (good.len() as u64) * 100 < trace_bytes,
+        "{} vs {trace_bytes}",
+        good.len()
+    );
 
     // Flip a payload byte, truncate, break the header: each is detected.
     let mut flipped = good.clone();
     let last = flipped.len() - 7;
     flipped[last] ^= 0x40;
-    let cases: Vec<Vec<u8>> = vec![flipped, good[..good.len() / 2].to_vec(), b"garbage".to_vec()];
+    let cases: Vec<Vec<u8>> = vec![
+        flipped,
+        good[..good.len() / 2].to_vec(),
+        b"garbage".to_vec(),
+    ];
     for bad in cases {
         std::fs::write(&path, &bad).unwrap();
         let fp = checkpoint::fingerprint(&ts);
-        assert!(matches!(checkpoint::load(&path, fp), Err(CacheError::Damaged { .. })));
+        assert!(matches!(
+            checkpoint::load(&path, fp),
+            Err(CacheError::Damaged { .. })
+        ));
         let (rebuilt, outcome) = checkpoint::load_or_build(&ts, dir.path(), 5000);
-        assert!(matches!(outcome, CacheOutcome::Rebuilt(CacheError::Damaged { .. }, None)), "{outcome:?}");
+        assert!(
+            matches!(
+                outcome,
+                CacheOutcome::Rebuilt(CacheError::Damaged { .. }, None)
+            ),
+            "{outcome:?}"
+        );
         assert_eq!(rebuilt, built);
         assert_eq!(std::fs::read(&path).unwrap(), good);
     }
     // Another fingerprint (the traces changed): stale.
-    assert!(matches!(checkpoint::load(&path, 42), Err(CacheError::Stale(_))));
+    assert!(matches!(
+        checkpoint::load(&path, 42),
+        Err(CacheError::Stale(_))
+    ));
     // The trace directory was never written to.
     assert_eq!(snapshot(&trace), before);
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use traceloom_ctf::Traceset;
 use traceloom_engine::request::{
-    EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, SourceEvent, Start,
-    StateComputation, Budget,
+    Budget, EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, SourceEvent, Start,
+    StateComputation,
 };
 use traceloom_engine::source::{CtfPosition, CtfSource};
 
@@ -47,12 +47,18 @@ fn read_all(src: &mut CtfSource) -> Vec<(CtfPosition, String)> {
 #[test]
 fn positions_increase_and_seeks_land_exactly() {
     for path in traces() {
-        let ts = Arc::new(Traceset::open(&[path.clone()]).unwrap());
+        let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
         let mut src = CtfSource::new(ts.clone());
         let all = read_all(&mut src);
         assert!(all.len() > 100, "{}", path.display());
         for w in all.windows(2) {
-            assert!(w[0].0 < w[1].0, "{}: positions not increasing: {:?} {:?}", path.display(), w[0].0, w[1].0);
+            assert!(
+                w[0].0 < w[1].0,
+                "{}: positions not increasing: {:?} {:?}",
+                path.display(),
+                w[0].0,
+                w[1].0
+            );
         }
         assert_eq!(src.position(), CtfPosition::END);
         // Seek by position to a spread of events, and by time.
@@ -68,14 +74,21 @@ fn positions_increase_and_seeks_land_exactly() {
             let t = all[i].0.time;
             src.seek_time(t);
             let first = all.iter().position(|(p, _)| p.time >= t).unwrap();
-            assert_eq!(src.position(), all[first].0, "{}: seek_time({t})", path.display());
+            assert_eq!(
+                src.position(),
+                all[first].0,
+                "{}: seek_time({t})",
+                path.display()
+            );
         }
     }
 }
 
 #[test]
 fn requests_on_a_real_trace_get_exactly_their_events() {
-    let Some(path) = shared("tracecompass/bug446190") else { return };
+    let Some(path) = shared("tracecompass/bug446190") else {
+        return;
+    };
     let ts = Arc::new(Traceset::open(&[path]).unwrap());
     let mut src = CtfSource::new(ts.clone());
     let all = read_all(&mut src);
@@ -84,9 +97,20 @@ fn requests_on_a_real_trace_get_exactly_their_events() {
     let mut sched: Scheduler<CtfSource, (), Data> =
         Scheduler::new(src, StateComputation::new(()), SchedulerConfig::default());
     let mut expected = Vec::new();
-    for (k, (start, n)) in [(100usize, 500u64), (2000, 7), (30, 20000), (all.len() - 5, 100)].into_iter().enumerate() {
-        let mut req: EventsRequest<CtfSource, (), Data> =
-            EventsRequest::new(OwnerId(k as u64), Start::Time(all[start].0.time), Vec::new());
+    for (k, (start, n)) in [
+        (100usize, 500u64),
+        (2000, 7),
+        (30, 20000),
+        (all.len() - 5, 100),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut req: EventsRequest<CtfSource, (), Data> = EventsRequest::new(
+            OwnerId(k as u64),
+            Start::Time(all[start].0.time),
+            Vec::new(),
+        );
         req.num_events = Some(n);
         req.event.add(traceloom_hooks::Priority::DEFAULT, |ctx| {
             let name = ctx.event.event().unwrap().name().to_string();
@@ -94,8 +118,15 @@ fn requests_on_a_real_trace_get_exactly_their_events() {
             traceloom_hooks::Flow::Continue
         });
         sched.add(req);
-        let first = all.iter().position(|(p, _)| p.time >= all[start].0.time).unwrap();
-        let want: Vec<String> = all[first..].iter().take(n as usize).map(|(_, n)| n.clone()).collect();
+        let first = all
+            .iter()
+            .position(|(p, _)| p.time >= all[start].0.time)
+            .unwrap();
+        let want: Vec<String> = all[first..]
+            .iter()
+            .take(n as usize)
+            .map(|(_, n)| n.clone())
+            .collect();
         expected.push(want);
     }
     let mut got = vec![Vec::new(); expected.len()];

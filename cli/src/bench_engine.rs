@@ -1,0 +1,213 @@
+//! `traceloom bench engine`: the traceset engine's performance targets on a
+//! (generated) kernel trace — state computation with checkpoints, seeking
+//! to a random time and delivering the next 50 events, a cold
+//! `traceloom dump --begin T` process printing 50 lines, and the size of
+//! the checkpoint cache.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use traceloom_ctf::Traceset;
+use traceloom_engine::checkpoint::{self, DEFAULT_INTERVAL};
+use traceloom_engine::request::{
+    Budget, EventsRequest, OwnerId, Scheduler, SchedulerConfig, Start,
+};
+use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
+use traceloom_engine::state::{self, TracesetState};
+use traceloom_hooks::{Flow, HookContext, Priority};
+
+use crate::CliError;
+
+/// Arguments of `traceloom bench engine`.
+#[derive(Debug, Clone, Args)]
+pub struct EngineBenchArgs {
+    /// CTF trace directories (a generated kernel trace of ~1 GB for the
+    /// issue's targets: `traceloom-kernelgen OUT --max-bytes 1GiB`).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Random seeks to time.
+    #[arg(long, default_value_t = 200)]
+    pub seeks: u32,
+    /// Cold `dump --begin` processes to time.
+    #[arg(long, default_value_t = 11)]
+    pub cold_runs: u32,
+    /// Events between checkpoints.
+    #[arg(long, default_value_t = DEFAULT_INTERVAL)]
+    pub interval: u64,
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+/// A small deterministic generator for the random seek times.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+type Delivered = Vec<CtfPosition>;
+
+/// Runs the engine benchmark and prints its figures with PASS/FAIL against
+/// the targets of the traceset-engine issue.
+pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let ts = Arc::new(Traceset::open(&args.paths).map_err(|e| CliError::Trace(e.to_string()))?);
+    let bytes = ts.total_bytes();
+    writeln!(out, "trace: {} MB of stream data", bytes / 1_000_000)?;
+
+    // 1. State computation with checkpoints (the LOW-priority pass).
+    let t0 = Instant::now();
+    let cps = checkpoint::build(ts.clone(), args.interval);
+    let state_time = t0.elapsed();
+    let events = {
+        let mut src = CtfSource::new(ts.clone());
+        let last = cps.last().map_or(0, |c| c.rank);
+        checkpoint::seek_rank(&mut src, &cps, last);
+        let mut n = last;
+        while traceloom_engine::request::EventSource::current(&src).is_some() {
+            traceloom_engine::request::EventSource::advance(&mut src);
+            n += 1;
+        }
+        n
+    };
+    let state_rate = events as f64 / state_time.as_secs_f64();
+    writeln!(
+        out,
+        "state + checkpoints: {events} events in {:.2} s = {:.2} M events/s (target >= 10) {}",
+        state_time.as_secs_f64(),
+        state_rate / 1e6,
+        verdict(state_rate >= 10e6)
+    )?;
+
+    // Cache size.
+    let dir = std::env::temp_dir().join(format!("traceloom-bench-{}", std::process::id()));
+    let fp = checkpoint::fingerprint(&ts);
+    let path = checkpoint::cache_path(&dir, fp);
+    checkpoint::store(&path, fp, &cps).map_err(|e| CliError::Bench(e.to_string()))?;
+    let cache = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let ratio = cache as f64 / bytes.max(1) as f64;
+    writeln!(
+        out,
+        "checkpoint cache: {} checkpoints, {} KB = {:.3}% of the trace (target < 1%) {}",
+        cps.len(),
+        cache / 1000,
+        ratio * 100.0,
+        verdict(ratio < 0.01)
+    )?;
+
+    // 2. Random seeks: a request at a random time for 50 events, serviced
+    //    by a scheduler that has the checkpoints.
+    let (begin, end) = ts
+        .time_range_ns()
+        .ok_or_else(|| CliError::Bench("empty trace".into()))?;
+    let traces = ts.traces().len();
+    let mut sched: Scheduler<CtfSource, TracesetState, Delivered> = Scheduler::new(
+        CtfSource::new(ts.clone()),
+        state::computation(traces),
+        SchedulerConfig {
+            checkpoint_interval: None,
+            ..SchedulerConfig::default()
+        },
+    );
+    sched.add_checkpoints(cps.iter().map(|c| (c.position, c.state.clone())));
+    let mut rng = SplitMix(0x5eed);
+    let mut times = Vec::new();
+    for i in 0..args.seeks {
+        let t = begin + (rng.next() % (end - begin).max(1) as u64) as i64;
+        let mut req: EventsRequest<CtfSource, TracesetState, Delivered> =
+            EventsRequest::new(OwnerId(i as u64), Start::Time(t), Vec::new());
+        req.num_events = Some(50);
+        req.priority = Priority::HIGH;
+        req.event.add(
+            Priority::DEFAULT,
+            |ctx: &mut HookContext<'_, CtfCurrent, CtfPosition, TracesetState, Delivered>| {
+                ctx.data.push(*ctx.position);
+                Flow::Continue
+            },
+        );
+        let t0 = Instant::now();
+        sched.add(req);
+        let mut got = 0;
+        while !sched.is_idle() {
+            got += sched
+                .service(Budget::unlimited(), || false)
+                .completed
+                .iter()
+                .map(|c| c.data.len())
+                .sum::<usize>();
+        }
+        times.push(t0.elapsed());
+        if got == 0 && t < end {
+            return Err(CliError::Bench(format!("seek to {t} delivered nothing")));
+        }
+    }
+    let seek = median(&mut times);
+    writeln!(
+        out,
+        "seek to a random time + next 50 events: median {:.3} ms over {} seeks, worst {:.3} ms (target median <= 1 ms) {}",
+        seek.as_secs_f64() * 1e3,
+        args.seeks,
+        times.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        verdict(seek <= Duration::from_millis(1))
+    )?;
+
+    // 3. A cold process: `traceloom dump --begin T`, until 50 lines.
+    let exe = std::env::current_exe().map_err(|e| CliError::Bench(e.to_string()))?;
+    let mut cold = Vec::new();
+    for _ in 0..args.cold_runs {
+        let t = begin + (rng.next() % (end - begin).max(1) as u64) as i64;
+        let spec = format!(
+            "{}.{:09}",
+            t.div_euclid(1_000_000_000),
+            t.rem_euclid(1_000_000_000)
+        );
+        let t0 = Instant::now();
+        let mut child = Command::new(&exe)
+            .args(["dump", "--clock-gmt", "--begin", &spec])
+            .args(&args.paths)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| CliError::Bench(e.to_string()))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let lines = BufReader::new(stdout).lines().take(50).count();
+        let _ = child.kill();
+        let _ = child.wait();
+        cold.push(t0.elapsed());
+        if lines < 50 && t < end - (end - begin) / 100 {
+            return Err(CliError::Bench(format!(
+                "cold dump at {spec} printed {lines} lines"
+            )));
+        }
+    }
+    let cold = median(&mut cold);
+    writeln!(
+        out,
+        "cold `traceloom dump --begin T` printing 50 lines: median {:.1} ms over {} runs (target <= 50 ms) {}",
+        cold.as_secs_f64() * 1e3,
+        args.cold_runs,
+        verdict(cold <= Duration::from_millis(50))
+    )?;
+    Ok(())
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}

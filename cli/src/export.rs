@@ -1,0 +1,177 @@
+//! `traceloom export PATH... --view controlflow|resources|histogram|statistics
+//! [--begin T --end T] [--width PX] [--filter EXPR] -o OUT.svg|.png`: draws a
+//! view's render to an image file, without a display server. A path that
+//! is a file rather than a directory is read as a Pajé trace (control-flow
+//! style view of its containers).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use traceloom_viewers::export::{
+    export_png, export_svg, Figure, HistogramFigure, StatisticsFigure, TimeGraphFigure,
+};
+use traceloom_viewers::model::histogram;
+use traceloom_viewers::model::{ControlFlowModel, KernelAnalysis, PajeModel, ResourcesModel};
+use traceloom_viewers::{PresentationConfig, TimeRange};
+
+use crate::stats::{compute, open_session, request_filter, resolve_range};
+use crate::CliError;
+
+/// The views `export` can draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum View {
+    /// Threads grouped under their process, status and mode over time.
+    #[default]
+    Controlflow,
+    /// CPUs, IRQ lines and softirq vectors over time.
+    Resources,
+    /// Events per time bin.
+    Histogram,
+    /// The statistics tree.
+    Statistics,
+}
+
+/// Arguments of `traceloom export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// CTF trace directories or trees, or one Pajé trace file.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The view to draw.
+    #[arg(long, value_enum, default_value = "controlflow")]
+    pub view: View,
+    /// Start of the time range (babeltrace2's time syntax; seconds for
+    /// Pajé traces).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub begin: Option<String>,
+    /// End of the time range.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub end: Option<String>,
+    /// Image width in pixels.
+    #[arg(long, default_value_t = 1920)]
+    pub width: u32,
+    /// Only events this filter expression accepts (histogram, statistics).
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Output file; `.svg` or `.png`.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+enum Format {
+    Png,
+    Svg,
+}
+
+fn format_of(path: &Path) -> Result<Format, CliError> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("png") => Ok(Format::Png),
+        Some("svg") => Ok(Format::Svg),
+        _ => Err(CliError::Trace(format!(
+            "{}: the output must end in .png or .svg",
+            path.display()
+        ))),
+    }
+}
+
+fn write_figure(figure: &dyn Figure, args: &ExportArgs, format: &Format) -> Result<(), CliError> {
+    let r = match format {
+        Format::Png => export_png(figure, args.width, None, &args.output),
+        Format::Svg => export_svg(figure, args.width, None, &args.output),
+    };
+    r.map_err(|e| CliError::Trace(e.to_string()))
+}
+
+/// Whether `paths` is one Pajé trace (a file, not a CTF directory).
+pub fn is_paje(paths: &[PathBuf]) -> bool {
+    paths.len() == 1 && paths[0].is_file()
+}
+
+fn parse_seconds(t: Option<&str>) -> Result<Option<f64>, CliError> {
+    t.map(|s| {
+        s.trim()
+            .parse::<f64>()
+            .map_err(|_| CliError::Trace(format!("invalid Pajé time `{s}` (seconds expected)")))
+    })
+    .transpose()
+}
+
+/// `traceloom export`.
+pub fn run_export(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let format = format_of(&args.output)?;
+    if args.width == 0 {
+        return Err(CliError::Trace("--width must be at least 1".into()));
+    }
+    if is_paje(&args.paths) {
+        return export_paje(args, &format, out);
+    }
+    let mut session = open_session(&args.paths)?;
+    let Some(span) = session.time_span() else {
+        return Err(CliError::Trace("the traceset has no events".into()));
+    };
+    let (b, e) = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
+    let range = TimeRange::new(b, e);
+    match args.view {
+        View::Controlflow | View::Resources => {
+            let data = KernelAnalysis::run(&mut session);
+            let config = traceloom_viewers::model::resources::presentation();
+            let render = if args.view == View::Controlflow {
+                ControlFlowModel::new(data).render(range, args.width)
+            } else {
+                ResourcesModel::new(data).render(range, args.width)
+            };
+            write_figure(&TimeGraphFigure::new(&render, &config), args, &format)?;
+        }
+        View::Histogram => {
+            let owner = session.new_owner();
+            let filter = request_filter(args.filter.as_deref())?;
+            let req = histogram::request(
+                owner,
+                session.traceset(),
+                range,
+                args.width.min(4096),
+                filter,
+            );
+            let id = session.add(req);
+            let render = session
+                .wait::<traceloom_viewers::HistogramRender>(id)
+                .ok_or_else(|| CliError::Trace("the histogram request did not complete".into()))?;
+            let config = PresentationConfig::default();
+            write_figure(&HistogramFigure::new(&render, &config), args, &format)?;
+        }
+        View::Statistics => {
+            let st = compute(&mut session, (b, e), args.filter.as_deref())?;
+            let render = st.render();
+            let config = PresentationConfig::default();
+            write_figure(&StatisticsFigure::new(&render, &config), args, &format)?;
+        }
+    }
+    writeln!(out, "{}", args.output.display())?;
+    Ok(())
+}
+
+fn export_paje(args: &ExportArgs, format: &Format, out: &mut dyn Write) -> Result<(), CliError> {
+    if args.view != View::Controlflow {
+        return Err(CliError::Trace(
+            "Pajé traces export with --view controlflow only".into(),
+        ));
+    }
+    let model = PajeModel::open(&args.paths[0]).map_err(|e| CliError::Trace(e.to_string()))?;
+    let full = model.full_range();
+    let b = parse_seconds(args.begin.as_deref())?.map_or(full.start, |s| (s * 1e9).round() as i64);
+    let e = parse_seconds(args.end.as_deref())?.map_or(full.end, |s| (s * 1e9).round() as i64);
+    if b > e {
+        return Err(CliError::EmptyRange { begin: b, end: e });
+    }
+    let render = model.render(TimeRange::new(b, e), args.width);
+    let config = model.presentation();
+    write_figure(&TimeGraphFigure::new(&render, &config), args, format)?;
+    writeln!(out, "{}", args.output.display())?;
+    Ok(())
+}
