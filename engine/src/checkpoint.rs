@@ -288,7 +288,10 @@ pub fn load(path: &Path, fingerprint: u64) -> Result<Vec<Checkpoint>, CacheError
     }
     let checkpoints: Vec<Checkpoint> =
         postcard::from_bytes(payload).map_err(|e| damaged(&e.to_string()))?;
-    if checkpoints.windows(2).any(|w| w[0].rank >= w[1].rank || w[0].position >= w[1].position) {
+    if checkpoints
+        .windows(2)
+        .any(|w| w[0].rank >= w[1].rank || w[0].position >= w[1].position)
+    {
         return Err(damaged("checkpoints out of order"));
     }
     Ok(checkpoints)

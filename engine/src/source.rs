@@ -83,7 +83,9 @@ struct Head {
 
 impl std::fmt::Debug for CtfCurrent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CtfCurrent").field("head", &self.head).finish()
+        f.debug_struct("CtfCurrent")
+            .field("head", &self.head)
+            .finish()
     }
 }
 

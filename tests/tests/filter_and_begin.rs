@@ -54,10 +54,12 @@ fn dump(extra: &[&str], path: &PathBuf) -> Vec<u8> {
 
 /// The `[SEC.NNNNNNNNN]` time at the start of a `--clock-seconds` line, in ns.
 fn line_ns(line: &[u8]) -> i64 {
-    let text = std::str::from_utf8(&line[1..line.iter().position(|&b| b == b']').unwrap()]).unwrap();
+    let text =
+        std::str::from_utf8(&line[1..line.iter().position(|&b| b == b']').unwrap()]).unwrap();
     let (s, n) = text.split_once('.').unwrap();
     let neg = s.starts_with('-');
-    let v = s.trim_start_matches('-').parse::<i64>().unwrap() * 1_000_000_000 + n.parse::<i64>().unwrap();
+    let v = s.trim_start_matches('-').parse::<i64>().unwrap() * 1_000_000_000
+        + n.parse::<i64>().unwrap();
     if neg {
         -v
     } else {
@@ -115,7 +117,11 @@ fn filters_keep_exactly_the_matching_lines() {
         let top = std::str::from_utf8(top).unwrap().to_string();
         let expr = format!("event.name == \"{top}\"");
         let got = dump(&["--filter", &expr], &path);
-        let want: Vec<&[u8]> = all.iter().copied().filter(|l| event_name(l) == top.as_bytes()).collect();
+        let want: Vec<&[u8]> = all
+            .iter()
+            .copied()
+            .filter(|l| event_name(l) == top.as_bytes())
+            .collect();
         assert_eq!(lines(&got), want, "{}: {expr}", path.display());
 
         let mid = line_ns(all[all.len() / 2]);
@@ -144,16 +150,29 @@ fn state_filter_on_a_kernel_trace_selects_the_running_thread() {
     let path = root.join("tracecompass/bug446190");
     // At a sched_switch the state as of the event is the incoming thread's.
     let got = dump(
-        &["--filter", "event.name == \"sched_switch\" && state.tid == event.field.next_tid"],
+        &[
+            "--filter",
+            "event.name == \"sched_switch\" && state.tid == event.field.next_tid",
+        ],
         &path,
     );
     let all = dump(&["--filter", "event.name == \"sched_switch\""], &path);
     assert!(!lines(&all).is_empty());
     assert_eq!(lines(&got), lines(&all));
     // And one thread's events are those on the CPUs while it runs.
-    let some = dump(&["--filter", "state.tid == 0 && event.name == \"sched_switch\""], &path);
+    let some = dump(
+        &[
+            "--filter",
+            "state.tid == 0 && event.name == \"sched_switch\"",
+        ],
+        &path,
+    );
     for l in lines(&some) {
-        assert!(l.windows(13).any(|w| w == b"next_tid = 0,"), "{}", String::from_utf8_lossy(l));
+        assert!(
+            l.windows(13).any(|w| w == b"next_tid = 0,"),
+            "{}",
+            String::from_utf8_lossy(l)
+        );
     }
 }
 
@@ -165,5 +184,9 @@ fn bad_filter_names_the_column() {
         &[root.join("tracecompass/bug446190")],
     );
     assert!(!run.ok);
-    assert!(run.stderr.contains("invalid filter: column 15"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("invalid filter: column 15"),
+        "{}",
+        run.stderr
+    );
 }

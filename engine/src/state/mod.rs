@@ -332,11 +332,11 @@ pub fn computation(traces: usize) -> StateComputation<CtfSource, TracesetState> 
     c.hooks.add(
         Priority::STATE,
         move |ctx: &mut HookContext<'_, CtfCurrent, CtfPosition, (), TracesetState>| {
-        if let Some(ev) = ctx.event.event() {
-            ctx.data.apply(&mut handlers, &ev);
-        }
-        Flow::Continue
-    },
+            if let Some(ev) = ctx.event.event() {
+                ctx.data.apply(&mut handlers, &ev);
+            }
+            Flow::Continue
+        },
     );
     c
 }
