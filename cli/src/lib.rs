@@ -748,6 +748,19 @@ where
     }
 }
 
+/// The names of the command-line subcommands (and their aliases), so that
+/// the binary can tell a command from trace paths to open in the window.
+pub fn subcommand_names() -> Vec<String> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut names: Vec<String> = cmd
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .map(str::to_string)
+        .collect();
+    names.push("help".to_string());
+    names
+}
+
 /// The `traceloom` program: parses the process arguments, runs the command
 /// with buffered standard output, and exits with its status.
 pub fn main() {
