@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
+# GUI tests open real windows: run everything under a virtual X server.
+xvfb-run -a -s "-screen 0 1600x1200x24" cargo test --workspace --locked

@@ -173,6 +173,21 @@ pub struct DumpArgs {
     /// docs/filter.md), e.g. `event.name == "sched_switch" && cpu == 1`.
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
+    /// Output format: babeltrace2's text (CTF traces) or pj_dump's CSV
+    /// (one Pajé trace file).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub format: DumpFormat,
+}
+
+/// What `traceloom dump` prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum DumpFormat {
+    /// babeltrace2's `sink.text.pretty` lines.
+    #[default]
+    Text,
+    /// `pj_dump`'s CSV rows, for a Pajé trace.
+    #[value(name = "pj_dump")]
+    PjDump,
 }
 
 /// What the output streams are connected to, for babeltrace2's color
@@ -809,6 +824,9 @@ pub fn run_dump(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if args.format == DumpFormat::PjDump {
+        return dump_paje(args, out, err);
+    }
     // Check the time bounds before the (possibly long) opening.
     let mut range = Range::new(args)?;
     let ts = open(&args.paths)?;
@@ -838,6 +856,31 @@ pub fn run_dump(
         }
     }
     result
+}
+
+/// `traceloom dump --format pj_dump FILE`: the CSV `pj_dump FILE` prints.
+/// Recoverable problems (malformed lines, unknown event ids) go to `err`
+/// with their file and line, and make the exit status 1 after the dump.
+fn dump_paje(args: &DumpArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), CliError> {
+    let [path] = args.paths.as_slice() else {
+        return Err(CliError::Trace(
+            "--format pj_dump reads exactly one Pajé trace file".into(),
+        ));
+    };
+    let options = traceloom_engine::paje::PjDumpOptions::default();
+    let diagnostics = traceloom_engine::paje::pj_dump(path, &options, &mut *out)
+        .map_err(|e| CliError::Trace(e.to_string()))?;
+    out.flush()?;
+    for d in diagnostics.items() {
+        writeln!(err, "traceloom: {d}")?;
+    }
+    match diagnostics.error_count() {
+        0 => Ok(()),
+        n => Err(CliError::Trace(format!(
+            "{}: {n} error(s) in the trace (reported above)",
+            path.display()
+        ))),
+    }
 }
 
 /// `traceloom count`: opens the traces of `args` and writes their event
