@@ -1,0 +1,379 @@
+//! The main window (a relm4 component): header bar with the File menu,
+//! an info bar for errors, and a notebook of [`Tab`]s.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use gtk4 as gtk;
+use gtk4::gio;
+use gtk4::prelude::*;
+use relm4::{Component, ComponentParts, ComponentSender};
+use traceloom_viewers::draw::TimeGraphOptions;
+use traceloom_viewers::export::{self, TimeGraphFigure};
+
+use crate::config::{self, AppState};
+use crate::tab::Tab;
+
+/// What the window opens first.
+#[derive(Debug, Clone, Default)]
+pub struct AppInit {
+    /// Traceset of the first tab (none: an empty window).
+    pub paths: Vec<PathBuf>,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// Scalable vector graphics (text kept as text).
+    Svg,
+    /// PNG image.
+    Png,
+}
+
+/// Messages of the window.
+#[derive(Debug)]
+pub enum Msg {
+    /// Open a traceset in a new tab.
+    Open(Vec<PathBuf>),
+    /// Ask for a trace directory to open.
+    OpenDialog,
+    /// Ask for a trace directory to add to the current tab's traceset.
+    AddDialog,
+    /// Add a trace to the current tab's traceset (reopens the tab).
+    AddTrace(PathBuf),
+    /// Open recent traceset number n.
+    OpenRecent(usize),
+    /// Ask where to export the current view.
+    ExportDialog(ExportFormat),
+    /// Export the current view to this file.
+    Export(PathBuf, ExportFormat),
+    /// Show an error in the info bar.
+    Error(String),
+    /// Close tab n.
+    CloseTab(usize),
+}
+
+/// The window's model.
+pub struct App {
+    /// Open tabs, in notebook order.
+    pub tabs: Vec<Rc<Tab>>,
+    state: AppState,
+    /// The file chooser being shown; native dialogs must be kept alive.
+    dialog: Option<gtk::FileChooserNative>,
+    window: gtk::ApplicationWindow,
+}
+
+/// Widgets the updates touch.
+pub struct AppWidgets {
+    notebook: gtk::Notebook,
+    info_bar: gtk::InfoBar,
+    info_label: gtk::Label,
+    recent_menu: gio::Menu,
+}
+
+impl App {
+    /// The tab in front.
+    pub fn current_tab(&self, notebook: &gtk::Notebook) -> Option<Rc<Tab>> {
+        let i = notebook.current_page()? as usize;
+        self.tabs.get(i).cloned()
+    }
+
+    fn open(&mut self, paths: Vec<PathBuf>, widgets: &AppWidgets, sender: &ComponentSender<Self>) {
+        let s = sender.clone();
+        let report: Box<dyn Fn(&str)> = Box::new(move |e: &str| s.input(Msg::Error(e.to_owned())));
+        match Tab::open(paths.clone(), report) {
+            Ok(tab) => {
+                let label = gtk::Box::new(gtk::Orientation::Horizontal, 4);
+                label.append(&gtk::Label::new(Some(&tab.title())));
+                let close = gtk::Button::from_icon_name("window-close-symbolic");
+                close.add_css_class("flat");
+                let (s, page) = (sender.clone(), tab.widget.clone());
+                let nb = widgets.notebook.clone();
+                close.connect_clicked(move |_| {
+                    if let Some(i) = nb.page_num(&page) {
+                        s.input(Msg::CloseTab(i as usize));
+                    }
+                });
+                label.append(&close);
+                let i = widgets.notebook.append_page(&tab.widget, Some(&label));
+                widgets.notebook.set_tab_reorderable(&tab.widget, false);
+                widgets.notebook.set_current_page(Some(i));
+                self.tabs.push(tab);
+                self.state.remember(&paths);
+                self.save_state();
+                self.rebuild_recent(&widgets.recent_menu);
+                self.window.set_title(Some(&format!(
+                    "traceloom — {}",
+                    self.tabs.last().map(|t| t.title()).unwrap_or_default()
+                )));
+            }
+            Err(e) => show_error(widgets, &format!("Cannot open the trace: {e}")),
+        }
+    }
+
+    fn save_state(&self) {
+        if let Some(dir) = config::config_dir() {
+            if let Err(e) = config::save_json(&config::state_path(&dir), &self.state) {
+                eprintln!("traceloom: warning: cannot save the configuration: {e}");
+            }
+        }
+    }
+
+    fn rebuild_recent(&self, menu: &gio::Menu) {
+        menu.remove_all();
+        for (i, paths) in self.state.recent.iter().enumerate() {
+            let label = paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + ");
+            let item = gio::MenuItem::new(Some(&label), None);
+            item.set_action_and_target_value(Some("win.recent"), Some(&(i as u32).to_variant()));
+            menu.append_item(&item);
+        }
+    }
+
+    fn choose(
+        &mut self,
+        title: &str,
+        action: gtk::FileChooserAction,
+        on_file: impl Fn(PathBuf) + 'static,
+    ) {
+        let dialog =
+            gtk::FileChooserNative::new(Some(title), Some(&self.window), action, None, None);
+        dialog.connect_response(move |d, r| {
+            if r == gtk::ResponseType::Accept {
+                if let Some(p) = d.file().and_then(|f| f.path()) {
+                    on_file(p);
+                }
+            }
+        });
+        dialog.show();
+        self.dialog = Some(dialog);
+    }
+
+    /// Exports the current tab's focused time graph (control flow unless
+    /// resources has the focus) to `path`.
+    pub fn export(
+        &self,
+        notebook: &gtk::Notebook,
+        path: &std::path::Path,
+        format: ExportFormat,
+    ) -> Result<(), String> {
+        let tab = self.current_tab(notebook).ok_or("no trace is open")?;
+        let view = if tab.resources.area.has_focus() {
+            &tab.resources
+        } else {
+            &tab.control_flow
+        };
+        let render = view.render().ok_or("the view has nothing to export yet")?;
+        let config = view.config();
+        let mut fig = TimeGraphFigure::new(&render, &config);
+        fig.options = TimeGraphOptions {
+            scroll_y: 0.0,
+            ..view.options()
+        };
+        let width = view.area.width().max(800) as u32;
+        match format {
+            ExportFormat::Svg => export::export_svg(&fig, width, None, path),
+            ExportFormat::Png => export::export_png(&fig, width, None, path),
+        }
+        .map_err(|e| format!("export to {}: {e}", path.display()))
+    }
+}
+
+fn show_error(w: &AppWidgets, text: &str) {
+    eprintln!("traceloom: {text}");
+    w.info_label.set_text(text);
+    w.info_bar.set_revealed(true);
+}
+
+impl Component for App {
+    type CommandOutput = ();
+    type Input = Msg;
+    type Output = ();
+    type Init = AppInit;
+    type Root = gtk::ApplicationWindow;
+    type Widgets = AppWidgets;
+
+    fn init_root() -> Self::Root {
+        gtk::ApplicationWindow::builder()
+            .title("traceloom")
+            .default_width(1400)
+            .default_height(1000)
+            .build()
+    }
+
+    fn init(
+        init: AppInit,
+        window: Self::Root,
+        sender: ComponentSender<Self>,
+    ) -> ComponentParts<Self> {
+        let header = gtk::HeaderBar::new();
+        let file_menu = gio::Menu::new();
+        let open_section = gio::Menu::new();
+        open_section.append(Some("Open trace…"), Some("win.open"));
+        open_section.append(Some("Add trace to traceset…"), Some("win.add"));
+        file_menu.append_section(None, &open_section);
+        let recent_menu = gio::Menu::new();
+        file_menu.append_submenu(Some("Recent traces"), &recent_menu);
+        let export_section = gio::Menu::new();
+        export_section.append(Some("Export current view to SVG…"), Some("win.export-svg"));
+        export_section.append(Some("Export current view to PNG…"), Some("win.export-png"));
+        file_menu.append_section(None, &export_section);
+        let file_button = gtk::MenuButton::new();
+        file_button.set_label("File");
+        file_button.set_menu_model(Some(&file_menu));
+        header.pack_start(&file_button);
+        window.set_titlebar(Some(&header));
+
+        let add_action = |name: &str, msg: fn() -> Msg| {
+            let a = gio::SimpleAction::new(name, None);
+            let s = sender.clone();
+            a.connect_activate(move |_, _| s.input(msg()));
+            window.add_action(&a);
+        };
+        add_action("open", || Msg::OpenDialog);
+        add_action("add", || Msg::AddDialog);
+        add_action("export-svg", || Msg::ExportDialog(ExportFormat::Svg));
+        add_action("export-png", || Msg::ExportDialog(ExportFormat::Png));
+        let recent = gio::SimpleAction::new("recent", Some(glib::VariantTy::UINT32));
+        let s = sender.clone();
+        recent.connect_activate(move |_, v| {
+            if let Some(i) = v.and_then(|v| v.get::<u32>()) {
+                s.input(Msg::OpenRecent(i as usize));
+            }
+        });
+        window.add_action(&recent);
+
+        let vbox = gtk::Box::new(gtk::Orientation::Vertical, 0);
+        let info_bar = gtk::InfoBar::new();
+        info_bar.set_message_type(gtk::MessageType::Error);
+        info_bar.set_show_close_button(true);
+        info_bar.set_revealed(false);
+        let info_label = gtk::Label::new(None);
+        info_label.set_wrap(true);
+        info_label.set_selectable(true);
+        info_bar.add_child(&info_label);
+        info_bar.connect_response(|bar, _| bar.set_revealed(false));
+        vbox.append(&info_bar);
+        let notebook = gtk::Notebook::new();
+        notebook.set_vexpand(true);
+        notebook.set_scrollable(true);
+        vbox.append(&notebook);
+        window.set_child(Some(&vbox));
+
+        let state: AppState = config::config_dir()
+            .and_then(|d| config::load_json(&config::state_path(&d)))
+            .unwrap_or_default();
+        let mut model = App {
+            tabs: Vec::new(),
+            state,
+            dialog: None,
+            window: window.clone(),
+        };
+        let widgets = AppWidgets {
+            notebook,
+            info_bar,
+            info_label,
+            recent_menu,
+        };
+        model.rebuild_recent(&widgets.recent_menu);
+        if !init.paths.is_empty() {
+            model.open(init.paths, &widgets, &sender);
+        } else {
+            show_error(
+                &widgets,
+                "No trace given and no sample trace found: use File → Open trace",
+            );
+        }
+
+        ComponentParts { model, widgets }
+    }
+
+    fn update_with_view(
+        &mut self,
+        widgets: &mut Self::Widgets,
+        msg: Msg,
+        sender: ComponentSender<Self>,
+        _root: &Self::Root,
+    ) {
+        match msg {
+            Msg::Open(paths) => self.open(paths, widgets, &sender),
+            Msg::OpenDialog => {
+                let s = sender.clone();
+                self.choose(
+                    "Open trace",
+                    gtk::FileChooserAction::SelectFolder,
+                    move |p| s.input(Msg::Open(vec![p])),
+                );
+            }
+            Msg::AddDialog => {
+                let s = sender.clone();
+                self.choose(
+                    "Add trace to traceset",
+                    gtk::FileChooserAction::SelectFolder,
+                    move |p| s.input(Msg::AddTrace(p)),
+                );
+            }
+            Msg::AddTrace(p) => match self.current_tab(&widgets.notebook) {
+                Some(tab) => {
+                    let mut paths = tab.paths.clone();
+                    if !paths.contains(&p) {
+                        paths.push(p);
+                    }
+                    let i = widgets.notebook.current_page().unwrap_or(0) as usize;
+                    tab.save_config();
+                    widgets.notebook.remove_page(Some(i as u32));
+                    self.tabs.remove(i);
+                    self.open(paths, widgets, &sender);
+                }
+                None => self.open(vec![p], widgets, &sender),
+            },
+            Msg::OpenRecent(i) => {
+                if let Some(paths) = self.state.recent.get(i).cloned() {
+                    self.open(paths, widgets, &sender);
+                }
+            }
+            Msg::ExportDialog(format) => {
+                let s = sender.clone();
+                self.choose(
+                    "Export current view",
+                    gtk::FileChooserAction::Save,
+                    move |p| {
+                        let ext = match format {
+                            ExportFormat::Svg => "svg",
+                            ExportFormat::Png => "png",
+                        };
+                        let p = if p.extension().is_none() {
+                            p.with_extension(ext)
+                        } else {
+                            p
+                        };
+                        s.input(Msg::Export(p, format))
+                    },
+                );
+            }
+            Msg::Export(path, format) => {
+                if let Err(e) = self.export(&widgets.notebook, &path, format) {
+                    show_error(widgets, &format!("Cannot export: {e}"));
+                }
+            }
+            Msg::Error(e) => show_error(widgets, &e),
+            Msg::CloseTab(i) => {
+                if i < self.tabs.len() {
+                    let tab = self.tabs.remove(i);
+                    tab.save_config();
+                    widgets.notebook.remove_page(Some(i as u32));
+                }
+            }
+        }
+    }
+
+    fn shutdown(&mut self, _widgets: &mut Self::Widgets, _output: relm4::Sender<()>) {
+        for t in &self.tabs {
+            t.save_config();
+        }
+        self.save_state();
+    }
+}

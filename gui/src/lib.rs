@@ -1,0 +1,103 @@
+//! The traceloom GTK4 window: a relm4 application whose tabs each show one
+//! traceset in five viewers (control flow, resources, detailed event list,
+//! statistics, histogram). The widgets are thin: they draw the render
+//! objects the viewer models (`traceloom_viewers::model`) produce and
+//! forward input as navigation requests; the models' events requests are
+//! serviced on the GTK idle loop.
+
+pub mod app;
+pub mod config;
+pub mod models;
+pub mod screenshot;
+pub mod tab;
+pub mod views;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Whether `args` (without the program name) are for the command line: a
+/// known subcommand first, or `--help`/`--version` anywhere before a `--`.
+pub fn is_cli_invocation(args: &[OsString]) -> bool {
+    if let Some(first) = args.first().and_then(|a| a.to_str()) {
+        if traceloom_cli::subcommand_names().iter().any(|n| n == first) {
+            return true;
+        }
+    }
+    args.iter()
+        .map_while(|a| a.to_str().filter(|s| *s != "--"))
+        .any(|a| matches!(a, "-h" | "--help" | "-V" | "--version"))
+}
+
+/// The bundled sample kernel trace: next to the executable's workspace
+/// (`target/<profile>/traceloom` → `traces/sample-kernel`), else where the
+/// crate was built.
+pub fn sample_trace() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(4) {
+            candidates.push(dir.join("traces").join("sample-kernel"));
+        }
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel"));
+    candidates
+        .into_iter()
+        .find(|p| p.join("metadata").is_file())
+}
+
+/// What to open when no path is given: the last traceset (when its paths
+/// still exist), else the bundled sample trace.
+pub fn default_traceset() -> Vec<PathBuf> {
+    let last = config::config_dir()
+        .and_then(|d| config::load_json::<config::AppState>(&config::state_path(&d)))
+        .map(|s| s.last_traceset)
+        .unwrap_or_default();
+    if !last.is_empty() && last.iter().all(|p| p.exists()) {
+        return last;
+    }
+    sample_trace().into_iter().collect()
+}
+
+/// Opens the window on `paths` (the default traceset when empty) and runs
+/// until it is closed; returns the exit status.
+pub fn run_window(paths: Vec<PathBuf>) -> i32 {
+    let paths = if paths.is_empty() {
+        default_traceset()
+    } else {
+        paths
+    };
+    if let Err(e) = gtk4::init() {
+        eprintln!("traceloom: error: cannot open the display: {e}");
+        return 1;
+    }
+    let app = relm4::RelmApp::new("org.traceloom.Traceloom").with_args(Vec::new());
+    // Each `traceloom PATH` run opens its own window on its own traces.
+    app.allow_multiple_instances(true);
+    app.run::<app::App>(app::AppInit { paths });
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn cli_or_window() {
+        assert!(is_cli_invocation(&os(&["dump", "x"])));
+        assert!(is_cli_invocation(&os(&["count"])));
+        assert!(is_cli_invocation(&os(&["--help"])));
+        assert!(is_cli_invocation(&os(&["trace", "--version"])));
+        assert!(!is_cli_invocation(&os(&[])));
+        assert!(!is_cli_invocation(&os(&["/traces/k"])));
+        assert!(!is_cli_invocation(&os(&["--", "--help"])));
+    }
+
+    #[test]
+    fn sample_trace_is_found() {
+        let p = sample_trace().expect("the bundled sample trace");
+        assert!(p.join("metadata").is_file());
+    }
+}

@@ -1,0 +1,952 @@
+//! A tab: one traceset with its own time window, current time, selection,
+//! filter and bookmarks, the five viewers, and the idle-loop servicing of
+//! their events requests.
+//!
+//! The tab owns the viewer models' [`Session`] (traceset + scheduler). Every
+//! change of window asks the models for what is now visible at HIGH
+//! priority; the whole-trace work (state pass, statistics, histogram) runs
+//! at LOW priority. A `glib::idle_add_local` source calls the scheduler's
+//! `service()` with a 10 ms budget, yielding as soon as GTK has input
+//! pending; it removes itself when the scheduler is idle and is added again
+//! when requests are added ([`Tab::kick`]).
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gtk4 as gtk;
+use gtk4::prelude::*;
+use traceloom_engine::filter::Filter;
+use traceloom_engine::request::{Budget, ServiceStatus};
+use traceloom_viewers::model::Session;
+use traceloom_viewers::time::{format_absolute, AbsoluteTimeFormat};
+use traceloom_viewers::{PresentationConfig, Time, TimeRange};
+
+use crate::config::{self, Bookmark, TraceConfig};
+use crate::models::{Search, TabModels};
+use crate::views::eventlist::EventListView;
+use crate::views::histogram::HistogramView;
+use crate::views::statistics::StatisticsView;
+use crate::views::timegraph::TimeGraphView;
+use crate::views::{Cursor, Nav, NavSink};
+
+/// Time budget of one idle-loop `service()` call.
+pub const SERVICE_BUDGET: Duration = Duration::from_millis(10);
+/// Shortest interval between two progress-bar updates (10 per second).
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+/// Smallest window span, in ns, zooming in stops at.
+const MIN_SPAN: u64 = 1_000;
+/// The viewers a tab shows, as saved in the per-trace configuration.
+pub const VIEWERS: [&str; 5] = [
+    "control-flow",
+    "resources",
+    "event-list",
+    "statistics",
+    "histogram",
+];
+
+/// The tab's mutable state.
+struct TabState {
+    session: Session,
+    models: TabModels,
+    /// First and last event times of the traceset.
+    span: TimeRange,
+    cursor: Cursor,
+    filter: Option<Arc<Filter>>,
+    filter_text: String,
+    idle: Option<glib::SourceId>,
+    last_progress: Option<Instant>,
+}
+
+/// Widgets of a tab.
+pub struct Tab {
+    /// The tab's page widget.
+    pub widget: gtk::Box,
+    /// The traceset's paths.
+    pub paths: Vec<PathBuf>,
+    /// Control flow viewer.
+    pub control_flow: TimeGraphView,
+    /// Resources viewer.
+    pub resources: TimeGraphView,
+    /// Detailed event list.
+    pub events: EventListView,
+    /// Statistics.
+    pub statistics: StatisticsView,
+    /// Histogram of the whole trace.
+    pub histogram: HistogramView,
+    start_entry: gtk::Entry,
+    end_entry: gtk::Entry,
+    current_entry: gtk::Entry,
+    filter_entry: gtk::Entry,
+    filter_error: gtk::Label,
+    search_entry: gtk::Entry,
+    bookmarks_box: gtk::DropDown,
+    bookmarks_list: gtk::StringList,
+    progress_box: gtk::Box,
+    progress: gtk::ProgressBar,
+    state: RefCell<TabState>,
+    /// Where errors go (the window's info bar).
+    report_error: Box<dyn Fn(&str)>,
+    me: RefCell<Weak<Tab>>,
+    /// Guards against re-entrant cursor pushes (a view reacting to a cursor
+    /// update by sending navigation).
+    pushing: Cell<bool>,
+}
+
+/// Writes a time as the time bar shows it.
+pub fn format_time(t: Time) -> String {
+    format_absolute(t, AbsoluteTimeFormat::ClockUtc, 9)
+}
+
+/// Parses a time typed in the time bar: `HH:MM[:SS[.ns]]` (UTC time of day
+/// on the trace's first day), `YYYY-MM-DD HH:MM:SS.ns`, or seconds since
+/// the Epoch `SEC[.ns]` (the command line's `--begin` syntax).
+pub fn parse_time(text: &str, first: Time) -> Result<Time, String> {
+    let spec = traceloom_cli::timespec::parse(text.trim(), true).map_err(|e| e.to_string())?;
+    spec.resolve(first, true)
+        .ok_or_else(|| format!("{text}: not a representable time"))
+}
+
+/// `window` zoomed by `factor` around `anchor`, kept at least [`MIN_SPAN`]
+/// wide.
+pub fn zoom_window(window: TimeRange, factor: f64, anchor: Time) -> TimeRange {
+    let left = (anchor - window.start) as f64 * factor;
+    let right = (window.end - anchor) as f64 * factor;
+    let (mut s, mut e) = (anchor - left.round() as i64, anchor + right.round() as i64);
+    if ((e - s) as u64) < MIN_SPAN {
+        let mid = s / 2 + e / 2;
+        s = mid - MIN_SPAN as i64 / 2;
+        e = mid + MIN_SPAN as i64 / 2;
+    }
+    TimeRange::new(s, e)
+}
+
+/// `window` moved inside `span` (kept the same width when it fits).
+pub fn clamp_window(window: TimeRange, span: TimeRange) -> TimeRange {
+    let w = window.span().min(span.span()) as i64;
+    let mut s = window.start.max(span.start);
+    if s + w > span.end {
+        s = span.end - w;
+    }
+    TimeRange::new(s, s + w)
+}
+
+impl Tab {
+    /// Opens `paths` in a new tab; errors (unreadable traces, empty
+    /// traceset) are returned for the info bar.
+    pub fn open(paths: Vec<PathBuf>, report_error: Box<dyn Fn(&str)>) -> Result<Rc<Tab>, String> {
+        let mut session = Session::open(&paths).map_err(|e| {
+            format!(
+                "{}: {e}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        let (first, last) = session
+            .time_span()
+            .ok_or_else(|| "the traceset holds no event".to_string())?;
+        let span = TimeRange::new(first, last.max(first + 1));
+        let models = TabModels::new(&mut session);
+
+        let saved: TraceConfig = config::config_dir()
+            .and_then(|d| config::load_json(&config::trace_config_path(&d, &paths)))
+            .unwrap_or_default();
+
+        let tab = Rc::new_cyclic(|me: &Weak<Tab>| {
+            let nav: NavSink = {
+                let me = me.clone();
+                Rc::new(move |n| {
+                    if let Some(t) = me.upgrade() {
+                        t.navigate(n);
+                    }
+                })
+            };
+            build(
+                paths.clone(),
+                session,
+                models,
+                span,
+                nav,
+                report_error,
+                me.clone(),
+            )
+        });
+        *tab.me.borrow_mut() = Rc::downgrade(&tab);
+        tab.connect_bars();
+
+        // Restore what was saved for this traceset.
+        let window = saved
+            .time_window
+            .map(|(s, e)| clamp_window(TimeRange::new(s, e.max(s + 1)), span))
+            .unwrap_or(span);
+        {
+            let mut st = tab.state.borrow_mut();
+            st.cursor.window = Some(window);
+            st.cursor.bookmarks = saved.bookmarks.clone();
+        }
+        tab.refresh_bookmarks();
+        if !saved.filter.is_empty() {
+            tab.filter_entry.set_text(&saved.filter);
+            tab.apply_filter();
+        }
+        {
+            let mut st = tab.state.borrow_mut();
+            let st = &mut *st;
+            st.models.start_background(&mut st.session);
+        }
+        tab.request_visible();
+        Ok(tab)
+    }
+
+    /// The tab's label: the traceset's directory names.
+    pub fn title(&self) -> String {
+        self.paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| p.display().to_string())
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// The tab's time state.
+    pub fn cursor(&self) -> Cursor {
+        self.state.borrow().cursor.clone()
+    }
+
+    /// First and last event times.
+    pub fn span(&self) -> TimeRange {
+        self.state.borrow().span
+    }
+
+    /// Whether the scheduler has requests left.
+    pub fn busy(&self) -> bool {
+        self.state.borrow_mut().session.scheduler().pending() > 0
+    }
+
+    /// Applies a navigation request from a view or the keyboard.
+    pub fn navigate(&self, nav: Nav) {
+        if self.pushing.get() {
+            return;
+        }
+        let (window_changed, selection_changed) = {
+            let mut st = self.state.borrow_mut();
+            let span = st.span;
+            let old = st.cursor.clone();
+            let window = old.window.unwrap_or(span);
+            let mut resized = false;
+            match nav {
+                Nav::Resized => resized = true,
+                Nav::Current(t) => st.cursor.current = Some(t),
+                Nav::Select(r) => st.cursor.selection = Some(r),
+                Nav::Window(w) => st.cursor.window = Some(clamp_window(w, span)),
+                Nav::Zoom { factor, anchor } => {
+                    st.cursor.window = Some(clamp_window(zoom_window(window, factor, anchor), span))
+                }
+                Nav::Pan(frac) => {
+                    let d = (window.span() as f64 * frac).round() as i64;
+                    st.cursor.window = Some(clamp_window(
+                        TimeRange::new(window.start + d, window.end + d),
+                        span,
+                    ))
+                }
+            }
+            (
+                resized || st.cursor.window != old.window,
+                st.cursor.selection != old.selection,
+            )
+        };
+        if window_changed {
+            self.request_visible();
+        } else {
+            self.push_cursor();
+        }
+        if selection_changed {
+            {
+                let mut st = self.state.borrow_mut();
+                let st = &mut *st;
+                let sel = st.cursor.selection;
+                st.models.request_statistics(&mut st.session, sel);
+            }
+            self.kick();
+        }
+    }
+
+    /// Sends the cursor to every view and the time bar.
+    fn push_cursor(&self) {
+        self.pushing.set(true);
+        let c = self.cursor();
+        self.control_flow.set_cursor(&c);
+        self.resources.set_cursor(&c);
+        self.histogram.set_cursor(&c);
+        if let Some(w) = c.window {
+            self.start_entry.set_text(&format_time(w.start));
+            self.end_entry.set_text(&format_time(w.end));
+        }
+        if let Some(t) = c.current {
+            self.current_entry.set_text(&format_time(t));
+            self.events.follow_time(t);
+        }
+        self.pushing.set(false);
+    }
+
+    /// Asks the models for what the window now shows (HIGH priority) and
+    /// restarts servicing.
+    pub fn request_visible(&self) {
+        self.push_cursor();
+        {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let window = st.cursor.window.unwrap_or(st.span);
+            st.models.request_window(
+                &mut st.session,
+                window,
+                self.control_flow.graph_width(),
+                self.resources.graph_width(),
+                st.filter.clone(),
+            );
+            st.models
+                .request_histogram(&mut st.session, st.span, self.histogram.bins_wanted());
+        }
+        self.kick();
+    }
+
+    /// Makes sure the idle source servicing requests is installed.
+    pub fn kick(&self) {
+        let mut st = self.state.borrow_mut();
+        if st.idle.is_some() {
+            return;
+        }
+        let me = self.me.borrow().clone();
+        st.idle = Some(glib::idle_add_local(move || {
+            let Some(tab) = me.upgrade() else {
+                return glib::ControlFlow::Break;
+            };
+            if tab.service_once() {
+                glib::ControlFlow::Continue
+            } else {
+                tab.state.borrow_mut().idle = None;
+                glib::ControlFlow::Break
+            }
+        }));
+    }
+
+    /// One idle-loop turn: services for [`SERVICE_BUDGET`] (or until GTK has
+    /// input), hands completed renders to the views, updates progress.
+    /// Returns whether requests remain.
+    pub fn service_once(&self) -> bool {
+        let ctx = glib::MainContext::default();
+        let (status, updates) = {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let status = st
+                .session
+                .service(Budget::duration(SERVICE_BUDGET), || ctx.pending());
+            let updates = st.models.poll(&mut st.session);
+            (status, updates)
+        };
+        self.apply_updates(updates);
+        let busy = status != ServiceStatus::Idle;
+        self.update_progress(busy);
+        busy
+    }
+
+    fn apply_updates(&self, u: crate::models::Updates) {
+        if let Some(r) = u.control_flow {
+            self.control_flow.set_render(r);
+        }
+        if let Some(r) = u.resources {
+            self.resources.set_render(r);
+        }
+        if let Some(r) = u.histogram {
+            self.histogram.set_render(r);
+        }
+        if let Some((r, caption)) = u.statistics {
+            self.statistics.set_render(r, &caption);
+        }
+        if let Some((rows, status)) = u.events {
+            self.events.set_rows(&rows, &status);
+            if let Some(t) = self.cursor().current {
+                self.pushing.set(true);
+                self.events.follow_time(t);
+                self.pushing.set(false);
+            }
+        }
+        if let Some(found) = u.search {
+            match found {
+                Some(t) => {
+                    self.navigate(Nav::Current(t));
+                    let w = self.cursor().window.unwrap_or(self.span());
+                    if !w.contains(t) {
+                        let half = (w.span() / 2) as i64;
+                        self.navigate(Nav::Window(TimeRange::new(t - half, t + half)));
+                    }
+                }
+                None => (self.report_error)("Search: no matching event"),
+            }
+        }
+        for e in u.errors {
+            (self.report_error)(&e);
+        }
+    }
+
+    fn update_progress(&self, busy: bool) {
+        let now = Instant::now();
+        let mut st = self.state.borrow_mut();
+        if busy
+            && st
+                .last_progress
+                .is_some_and(|t| now - t < PROGRESS_INTERVAL)
+        {
+            return;
+        }
+        st.last_progress = Some(now);
+        let st = &mut *st;
+        match st.models.background_progress(&mut st.session) {
+            Some((label, fraction)) if busy => {
+                self.progress.set_text(Some(&label));
+                self.progress.set_fraction(fraction.clamp(0.0, 1.0));
+                self.progress_box.set_visible(true);
+            }
+            _ => self.progress_box.set_visible(false),
+        }
+    }
+
+    /// Services until every request is done or `timeout` passes, handling
+    /// GTK events in between (tests and exports).
+    pub fn run_until_idle(&self, timeout: Duration) -> bool {
+        let start = Instant::now();
+        let ctx = glib::MainContext::default();
+        while start.elapsed() < timeout {
+            while ctx.pending() {
+                ctx.iteration(false);
+            }
+            if !self.service_once() && self.state.borrow().idle.is_none() {
+                return true;
+            }
+            ctx.iteration(false);
+        }
+        false
+    }
+
+    /// Zooms to the whole trace.
+    pub fn zoom_fit(&self) {
+        let span = self.span();
+        self.navigate(Nav::Window(span));
+    }
+
+    /// Zooms to the selection, if any.
+    pub fn zoom_selection(&self) {
+        if let Some(s) = self.cursor().selection {
+            self.navigate(Nav::Window(s));
+        }
+    }
+
+    /// Adds a bookmark named `name` at the current time (the window's middle
+    /// without one).
+    pub fn add_bookmark(&self, name: &str) {
+        let c = self.cursor();
+        let t = c
+            .current
+            .or(c.window.map(|w| w.start + (w.span() / 2) as i64))
+            .unwrap_or(self.span().start);
+        self.state.borrow_mut().cursor.bookmarks.push(Bookmark {
+            name: name.to_owned(),
+            time: t,
+        });
+        self.refresh_bookmarks();
+        self.push_cursor();
+        self.save_config();
+    }
+
+    fn refresh_bookmarks(&self) {
+        let names: Vec<String> = self
+            .cursor()
+            .bookmarks
+            .iter()
+            .map(|b| format!("{} ({})", b.name, format_time(b.time)))
+            .collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.bookmarks_list
+            .splice(0, self.bookmarks_list.n_items(), &refs);
+        self.bookmarks_box.set_visible(!names.is_empty());
+    }
+
+    /// Types `text` in the filter bar and applies it, as the user would.
+    pub fn set_filter(&self, text: &str) {
+        self.filter_entry.set_text(text);
+        self.filter_entry.emit_activate();
+    }
+
+    /// The inline filter error shown, if any.
+    pub fn filter_error(&self) -> Option<String> {
+        self.filter_error
+            .is_visible()
+            .then(|| self.filter_error.text().to_string())
+    }
+
+    /// Types `text` in the search bar.
+    pub fn set_search(&self, text: &str) {
+        self.search_entry.set_text(text);
+    }
+
+    /// Types `text` in the time bar's current-time entry and activates it.
+    pub fn type_current_time(&self, text: &str) {
+        self.current_entry.set_text(text);
+        self.current_entry.emit_activate();
+    }
+
+    /// Applies the filter bar's expression to the event list; a parse error
+    /// is shown inline with its column.
+    pub fn apply_filter(&self) {
+        let text = self.filter_entry.text().to_string();
+        let filter = if text.trim().is_empty() {
+            Ok(None)
+        } else {
+            Filter::new(&text).map(|f| Some(Arc::new(f)))
+        };
+        match filter {
+            Ok(f) => {
+                self.filter_error.set_visible(false);
+                self.filter_entry.remove_css_class("error");
+                {
+                    let mut st = self.state.borrow_mut();
+                    st.filter = f;
+                    st.filter_text = text;
+                }
+                self.request_visible();
+                self.save_config();
+            }
+            Err(e) => {
+                self.filter_error
+                    .set_text(&format!("column {}: {}", e.column, e.kind));
+                self.filter_error.set_visible(true);
+                self.filter_entry.add_css_class("error");
+                // Put the caret where the problem is.
+                self.filter_entry
+                    .set_position(e.column.saturating_sub(1) as i32);
+            }
+        }
+    }
+
+    /// Searches the next (or previous) event matching the search bar's
+    /// expression from the current time.
+    pub fn search(&self, forward: bool) {
+        let text = self.search_entry.text().to_string();
+        let filter = match Filter::new(&text) {
+            Ok(f) => f,
+            Err(e) => {
+                (self.report_error)(&format!("Search: column {}: {}", e.column, e.kind));
+                return;
+            }
+        };
+        {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let from = st
+                .cursor
+                .current
+                .unwrap_or(st.cursor.window.unwrap_or(st.span).start);
+            let search = if forward {
+                Search::Next(from)
+            } else {
+                Search::Previous(from)
+            };
+            st.models.search(&mut st.session, filter, search, st.span);
+        }
+        self.kick();
+    }
+
+    /// Cancels the background (LOW priority) work.
+    pub fn cancel_background(&self) {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        st.models.cancel_background(&mut st.session);
+        self.progress_box.set_visible(false);
+    }
+
+    /// Saves the per-trace configuration (viewers, window, filter,
+    /// bookmarks).
+    pub fn save_config(&self) {
+        let Some(dir) = config::config_dir() else {
+            return;
+        };
+        let st = self.state.borrow();
+        let cfg = TraceConfig {
+            viewers: VIEWERS.iter().map(|s| s.to_string()).collect(),
+            time_window: st.cursor.window.map(|w| (w.start, w.end)),
+            filter: st.filter_text.clone(),
+            bookmarks: st.cursor.bookmarks.clone(),
+        };
+        if let Err(e) = config::save_json(&config::trace_config_path(&dir, &self.paths), &cfg) {
+            eprintln!("traceloom: warning: cannot save the configuration: {e}");
+        }
+    }
+
+    /// Handles a key of the views: arrows pan, +/- zoom, Home/End go to the
+    /// trace's ends, F zooms to fit, S to the selection, B bookmarks.
+    pub fn key(&self, key: gtk::gdk::Key) -> bool {
+        use gtk::gdk::Key;
+        let c = self.cursor();
+        let w = c.window.unwrap_or(self.span());
+        let mid = w.start + (w.span() / 2) as i64;
+        let anchor = c.current.filter(|t| w.contains(*t)).unwrap_or(mid);
+        match key {
+            Key::Left => self.navigate(Nav::Pan(-0.1)),
+            Key::Right => self.navigate(Nav::Pan(0.1)),
+            Key::plus | Key::equal | Key::KP_Add => self.navigate(Nav::Zoom {
+                factor: 0.5,
+                anchor,
+            }),
+            Key::minus | Key::KP_Subtract => self.navigate(Nav::Zoom {
+                factor: 2.0,
+                anchor,
+            }),
+            Key::Home => {
+                let s = self.span().start;
+                self.navigate(Nav::Window(TimeRange::new(s, s + w.span() as i64)))
+            }
+            Key::End => {
+                let e = self.span().end;
+                self.navigate(Nav::Window(TimeRange::new(e - w.span() as i64, e)))
+            }
+            Key::f | Key::F => self.zoom_fit(),
+            Key::s | Key::S => self.zoom_selection(),
+            Key::b | Key::B => {
+                let n = self.cursor().bookmarks.len() + 1;
+                self.add_bookmark(&format!("B{n}"));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn connect_bars(&self) {
+        let me = self.me.borrow().clone();
+        let on_time = move |which: u8| {
+            let me = me.clone();
+            move |e: &gtk::Entry| {
+                let Some(tab) = me.upgrade() else { return };
+                let first = tab.span().start;
+                match parse_time(&e.text(), first) {
+                    Ok(t) => {
+                        e.remove_css_class("error");
+                        let w = tab.cursor().window.unwrap_or(tab.span());
+                        match which {
+                            0 if t < w.end => tab.navigate(Nav::Window(TimeRange::new(t, w.end))),
+                            1 if t > w.start => {
+                                tab.navigate(Nav::Window(TimeRange::new(w.start, t)))
+                            }
+                            2 => tab.navigate(Nav::Current(t)),
+                            _ => {
+                                e.add_css_class("error");
+                                (tab.report_error)("The window's start must come before its end");
+                            }
+                        }
+                    }
+                    Err(msg) => {
+                        e.add_css_class("error");
+                        (tab.report_error)(&format!("Time: {msg}"));
+                    }
+                }
+            }
+        };
+        self.start_entry.connect_activate(on_time(0));
+        self.end_entry.connect_activate(on_time(1));
+        self.current_entry.connect_activate(on_time(2));
+        let me = self.me.borrow().clone();
+        self.filter_entry.connect_activate(move |_| {
+            if let Some(t) = me.upgrade() {
+                t.apply_filter();
+            }
+        });
+        let me = self.me.borrow().clone();
+        self.search_entry.connect_activate(move |_| {
+            if let Some(t) = me.upgrade() {
+                t.search(true);
+            }
+        });
+        let me = self.me.borrow().clone();
+        self.bookmarks_box.connect_selected_notify(move |d| {
+            let Some(t) = me.upgrade() else { return };
+            let i = d.selected() as usize;
+            let b = t.cursor().bookmarks.get(i).cloned();
+            if let Some(b) = b {
+                t.navigate(Nav::Current(b.time));
+            }
+        });
+    }
+}
+
+impl Drop for Tab {
+    fn drop(&mut self) {
+        if let Some(id) = self.state.get_mut().idle.take() {
+            id.remove();
+        }
+    }
+}
+
+fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
+    bar.append(&gtk::Label::new(Some(label)));
+    let e = gtk::Entry::new();
+    e.set_width_chars(width);
+    bar.append(&e);
+    e
+}
+
+fn button(bar: &gtk::Box, label: &str, tip: &str, f: impl Fn() + 'static) {
+    let b = gtk::Button::with_label(label);
+    b.set_tooltip_text(Some(tip));
+    b.connect_clicked(move |_| f());
+    bar.append(&b);
+}
+
+/// Builds the widgets of a tab.
+fn build(
+    paths: Vec<PathBuf>,
+    session: Session,
+    models: TabModels,
+    span: TimeRange,
+    nav: NavSink,
+    report_error: Box<dyn Fn(&str)>,
+    me: Weak<Tab>,
+) -> Tab {
+    let widget = gtk::Box::new(gtk::Orientation::Vertical, 4);
+
+    // Time bar.
+    let timebar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
+    timebar.set_margin_start(6);
+    timebar.set_margin_end(6);
+    timebar.set_margin_top(4);
+    let start_entry = labelled_entry(&timebar, "Start", 20);
+    let end_entry = labelled_entry(&timebar, "End", 20);
+    let current_entry = labelled_entry(&timebar, "Current", 20);
+    let w = me.clone();
+    let with = move |f: fn(&Tab)| {
+        let w = w.clone();
+        move || {
+            if let Some(t) = w.upgrade() {
+                f(&t)
+            }
+        }
+    };
+    button(
+        &timebar,
+        "Fit",
+        "Zoom to the whole trace (F)",
+        with(|t| t.zoom_fit()),
+    );
+    button(
+        &timebar,
+        "Selection",
+        "Zoom to the selection (S)",
+        with(|t| t.zoom_selection()),
+    );
+    button(
+        &timebar,
+        "−",
+        "Zoom out (-)",
+        with(|t| {
+            t.key(gtk::gdk::Key::minus);
+        }),
+    );
+    button(
+        &timebar,
+        "+",
+        "Zoom in (+)",
+        with(|t| {
+            t.key(gtk::gdk::Key::plus);
+        }),
+    );
+    button(
+        &timebar,
+        "Bookmark",
+        "Bookmark the current time (B)",
+        with(|t| {
+            t.key(gtk::gdk::Key::b);
+        }),
+    );
+    let bookmarks_list = gtk::StringList::new(&[]);
+    let bookmarks_box = gtk::DropDown::new(Some(bookmarks_list.clone()), None::<gtk::Expression>);
+    bookmarks_box.set_tooltip_text(Some("Go to a bookmark"));
+    bookmarks_box.set_visible(false);
+    timebar.append(&bookmarks_box);
+    widget.append(&timebar);
+
+    // Filter and search bar.
+    let filterbar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
+    filterbar.set_margin_start(6);
+    filterbar.set_margin_end(6);
+    let filter_entry = labelled_entry(&filterbar, "Filter", 40);
+    filter_entry.set_hexpand(true);
+    filter_entry.set_placeholder_text(Some("e.g. event.name == \"sched_switch\" && cpu == 1"));
+    button(
+        &filterbar,
+        "Apply",
+        "Filter the event list",
+        with(|t| t.apply_filter()),
+    );
+    let filter_error = gtk::Label::new(None);
+    filter_error.add_css_class("error");
+    filter_error.set_visible(false);
+    filterbar.append(&filter_error);
+    let search_entry = labelled_entry(&filterbar, "Search", 24);
+    search_entry.set_placeholder_text(Some("filter expression"));
+    button(
+        &filterbar,
+        "◀",
+        "Previous matching event",
+        with(|t| t.search(false)),
+    );
+    button(
+        &filterbar,
+        "▶",
+        "Next matching event",
+        with(|t| t.search(true)),
+    );
+    widget.append(&filterbar);
+
+    // The viewers.
+    let config = PresentationConfig::control_flow();
+    let control_flow = TimeGraphView::new("Process", config.clone(), nav.clone());
+    let resources = TimeGraphView::new(
+        "Resource",
+        traceloom_viewers::model::resources::presentation(),
+        nav.clone(),
+    );
+    let events = EventListView::new(nav.clone());
+    let statistics = StatisticsView::new(config.clone());
+    let histogram = HistogramView::new(config, nav);
+
+    let graphs = gtk::Paned::new(gtk::Orientation::Vertical);
+    graphs.set_start_child(Some(&framed("Control flow", &control_flow.area)));
+    graphs.set_end_child(Some(&framed("Resources", &resources.area)));
+    graphs.set_position(250);
+    let lower = gtk::Paned::new(gtk::Orientation::Horizontal);
+    lower.set_start_child(Some(&framed("Events", &events.widget)));
+    lower.set_end_child(Some(&framed("Statistics", &statistics.widget)));
+    lower.set_position(760);
+    let main = gtk::Paned::new(gtk::Orientation::Vertical);
+    main.set_start_child(Some(&graphs));
+    main.set_end_child(Some(&lower));
+    main.set_position(450);
+    main.set_vexpand(true);
+    let keys = gtk::EventControllerKey::new();
+    let w = me.clone();
+    keys.connect_key_pressed(move |_, key, _, mods| {
+        if mods.intersects(gtk::gdk::ModifierType::CONTROL_MASK | gtk::gdk::ModifierType::ALT_MASK)
+        {
+            return glib::Propagation::Proceed;
+        }
+        match w.upgrade() {
+            Some(t) if t.key(key) => glib::Propagation::Stop,
+            _ => glib::Propagation::Proceed,
+        }
+    });
+    main.add_controller(keys);
+    widget.append(&main);
+    widget.append(&framed("Histogram (whole trace)", &histogram.area));
+
+    // Progress of background work, with cancel.
+    let progress_box = gtk::Box::new(gtk::Orientation::Horizontal, 6);
+    progress_box.set_margin_start(6);
+    progress_box.set_margin_end(6);
+    progress_box.set_margin_bottom(4);
+    let progress = gtk::ProgressBar::new();
+    progress.set_show_text(true);
+    progress.set_hexpand(true);
+    progress_box.append(&progress);
+    button(
+        &progress_box,
+        "Cancel",
+        "Stop the background work",
+        with(|t| t.cancel_background()),
+    );
+    progress_box.set_visible(false);
+    widget.append(&progress_box);
+
+    Tab {
+        widget,
+        paths,
+        control_flow,
+        resources,
+        events,
+        statistics,
+        histogram,
+        start_entry,
+        end_entry,
+        current_entry,
+        filter_entry,
+        filter_error,
+        search_entry,
+        bookmarks_box,
+        bookmarks_list,
+        progress_box,
+        progress,
+        state: RefCell::new(TabState {
+            session,
+            models,
+            span,
+            cursor: Cursor::default(),
+            filter: None,
+            filter_text: String::new(),
+            idle: None,
+            last_progress: None,
+        }),
+        report_error,
+        me: RefCell::new(me),
+        pushing: Cell::new(false),
+    }
+}
+
+/// `child` under a bold title.
+fn framed(title: &str, child: &impl IsA<gtk::Widget>) -> gtk::Frame {
+    let f = gtk::Frame::new(None);
+    let l = gtk::Label::new(None);
+    l.set_markup(&format!("<b>{title}</b>"));
+    f.set_label_widget(Some(&l));
+    f.set_child(Some(child));
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zoom_keeps_anchor_and_min_span() {
+        let w = TimeRange::new(1000, 3000);
+        let z = zoom_window(w, 0.5, 1500);
+        assert_eq!((z.start, z.end), (1250, 2250));
+        let tiny = zoom_window(TimeRange::new(0, 1000), 0.1, 500);
+        assert!(tiny.span() >= MIN_SPAN);
+    }
+
+    #[test]
+    fn clamp_keeps_width_inside_span() {
+        let span = TimeRange::new(0, 10_000);
+        let c = clamp_window(TimeRange::new(9_000, 12_000), span);
+        assert_eq!((c.start, c.end), (7_000, 10_000));
+        let c = clamp_window(TimeRange::new(-500, 500), span);
+        assert_eq!((c.start, c.end), (0, 1_000));
+        let c = clamp_window(TimeRange::new(-5, 50_000), span);
+        assert_eq!((c.start, c.end), (0, 10_000));
+    }
+
+    #[test]
+    fn typed_times() {
+        // 1970-01-01 00:00:10 UTC as the trace's first event.
+        let first = 10_000_000_000;
+        assert_eq!(parse_time("00:00:12.5", first), Ok(12_500_000_000));
+        assert_eq!(parse_time("12.000000001", first), Ok(12_000_000_001));
+        assert!(parse_time("noon", first).is_err());
+        assert_eq!(format_time(12_500_000_000), "00:00:12.500000000");
+    }
+}

@@ -1,0 +1,209 @@
+//! The histogram at the bottom of a tab: event counts over the whole trace,
+//! the visible window highlighted. Dragging inside the highlight moves the
+//! window; dragging elsewhere makes the dragged range the window; a click
+//! centres the window there.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use gtk4 as gtk;
+use gtk4::prelude::*;
+use traceloom_viewers::draw::{draw_histogram, HistogramLayout, HistogramOptions};
+use traceloom_viewers::{HistogramRender, PresentationConfig, TimeRange};
+
+use super::{draw_bookmarks, Cursor, Nav, NavSink};
+
+struct State {
+    render: Option<Arc<HistogramRender>>,
+    config: PresentationConfig,
+    opts: HistogramOptions,
+    cursor: Cursor,
+    layout: Option<HistogramLayout>,
+    /// Drag in progress: the window when it began, and whether it moves
+    /// that window (true) or draws a new one.
+    drag: Option<(Option<TimeRange>, bool)>,
+    /// New-window drag preview (x0, x1).
+    preview: Option<(f64, f64)>,
+}
+
+/// The histogram widget.
+#[derive(Clone)]
+pub struct HistogramView {
+    /// The widget to pack.
+    pub area: gtk::DrawingArea,
+    state: Rc<RefCell<State>>,
+}
+
+impl HistogramView {
+    /// A histogram sending window changes to `nav`.
+    pub fn new(config: PresentationConfig, nav: NavSink) -> Self {
+        let area = gtk::DrawingArea::new();
+        area.set_hexpand(true);
+        area.set_content_height(130);
+        let state = Rc::new(RefCell::new(State {
+            render: None,
+            config,
+            opts: HistogramOptions::default(),
+            cursor: Cursor::default(),
+            layout: None,
+            drag: None,
+            preview: None,
+        }));
+        let view = HistogramView { area, state };
+        view.connect_draw(nav.clone());
+        view.connect_input(nav);
+        view
+    }
+
+    /// Shows `render`.
+    pub fn set_render(&self, render: Arc<HistogramRender>) {
+        self.state.borrow_mut().render = Some(render);
+        self.area.queue_draw();
+    }
+
+    /// The render shown.
+    pub fn render(&self) -> Option<Arc<HistogramRender>> {
+        self.state.borrow().render.clone()
+    }
+
+    /// Number of bins a render should have to fill the plot.
+    pub fn bins_wanted(&self) -> u32 {
+        match &self.state.borrow().layout {
+            Some(l) => (l.plot.w as u32).max(10),
+            None => (self.area.width().max(600) as u32).saturating_sub(60),
+        }
+    }
+
+    /// Updates the highlighted window, markers and bookmarks.
+    pub fn set_cursor(&self, cursor: &Cursor) {
+        self.state.borrow_mut().cursor = cursor.clone();
+        self.area.queue_draw();
+    }
+
+    fn connect_draw(&self, nav: NavSink) {
+        let state = self.state.clone();
+        self.area.set_draw_func(move |_, cr, w, h| {
+            let mut s = state.borrow_mut();
+            let Some(render) = s.render.clone() else {
+                cr.set_source_rgb(1.0, 1.0, 1.0);
+                cr.paint().ok();
+                return;
+            };
+            // The highlight is the tab's window, not the model's.
+            let mut shown = (*render).clone();
+            shown.highlight = s.cursor.window;
+            match draw_histogram(cr, &shown, &s.config, &s.opts, w as f64, h as f64) {
+                Ok(l) => {
+                    let p = l.plot;
+                    if let Some(t) = s.cursor.current {
+                        let x = l.xmap.x(t).round() + 0.5;
+                        if x >= p.x && x <= p.right() {
+                            let c = s.config.current_time.to_f64();
+                            cr.set_source_rgba(c.0, c.1, c.2, c.3);
+                            cr.set_line_width(1.0);
+                            cr.move_to(x, p.y);
+                            cr.line_to(x, p.bottom());
+                            cr.stroke().ok();
+                        }
+                    }
+                    draw_bookmarks(
+                        cr,
+                        &s.cursor,
+                        |t| l.xmap.x(t),
+                        (p.x, p.right()),
+                        (p.y, p.bottom()),
+                    );
+                    if let Some((a, b)) = s.preview {
+                        cr.set_source_rgba(0.2, 0.4, 0.9, 0.3);
+                        cr.rectangle(a.min(b), p.y, (a - b).abs().max(1.0), p.h);
+                        cr.fill().ok();
+                    }
+                    if render.bins().len().abs_diff((p.w as usize).max(10)) > 1 {
+                        let nav = nav.clone();
+                        glib::idle_add_local_once(move || nav(Nav::Resized));
+                    }
+                    s.layout = Some(l);
+                }
+                Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
+            }
+        });
+    }
+
+    fn connect_input(&self, nav: NavSink) {
+        let drag = gtk::GestureDrag::new();
+        let state = self.state.clone();
+        drag.connect_drag_begin(move |_, x, _| {
+            let mut s = state.borrow_mut();
+            let window = s.cursor.window;
+            let inside = match (&s.layout, window) {
+                (Some(l), Some(w)) => {
+                    let (a, b) = (l.xmap.x(w.start), l.xmap.x(w.end));
+                    // A narrow highlight is hard to hit: give it a few pixels.
+                    x >= a - 4.0 && x <= b + 4.0
+                }
+                _ => false,
+            };
+            s.drag = Some((window, inside));
+        });
+        let (state, area, nav1) = (self.state.clone(), self.area.clone(), nav.clone());
+        drag.connect_drag_update(move |g, dx, _| {
+            let Some((x0, _)) = g.start_point() else {
+                return;
+            };
+            let msg = {
+                let mut s = state.borrow_mut();
+                let Some(l) = s.layout.clone() else {
+                    return;
+                };
+                match s.drag {
+                    Some((Some(w), true)) => {
+                        let shift = l.xmap.time(x0 + dx) - l.xmap.time(x0);
+                        Some(Nav::Window(TimeRange::new(w.start + shift, w.end + shift)))
+                    }
+                    Some((_, false)) => {
+                        s.preview = Some((x0, x0 + dx));
+                        None
+                    }
+                    _ => None,
+                }
+            };
+            area.queue_draw();
+            if let Some(m) = msg {
+                nav1(m);
+            }
+        });
+        let (state, area) = (self.state.clone(), self.area.clone());
+        drag.connect_drag_end(move |g, dx, _| {
+            let Some((x0, _)) = g.start_point() else {
+                return;
+            };
+            let msg = {
+                let mut s = state.borrow_mut();
+                s.preview = None;
+                let drag = s.drag.take();
+                let Some(l) = s.layout.clone() else {
+                    return;
+                };
+                let t0 = l.xmap.time(x0);
+                if dx.abs() < 3.0 {
+                    // A click centres the window on the time clicked.
+                    s.cursor.window.map(|w| {
+                        let half = (w.span() / 2) as i64;
+                        Nav::Window(TimeRange::new(t0 - half, t0 + half))
+                    })
+                } else if matches!(drag, Some((_, false))) {
+                    let t1 = l.xmap.time(x0 + dx);
+                    Some(Nav::Window(TimeRange::new(t0.min(t1), t0.max(t1))))
+                } else {
+                    None
+                }
+            };
+            area.queue_draw();
+            if let Some(m) = msg {
+                nav(m);
+            }
+        });
+        self.area.add_controller(drag);
+    }
+}

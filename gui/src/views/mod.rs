@@ -1,0 +1,89 @@
+//! The widgets of a tab. They only draw what the models produced (render
+//! objects) and turn pointer input into [`Nav`] requests for their tab,
+//! which owns the time window, the current time and the selection and pushes
+//! them back to every view ([`Cursor`]).
+
+pub mod eventlist;
+pub mod histogram;
+pub mod statistics;
+pub mod timegraph;
+
+use std::rc::Rc;
+
+use traceloom_viewers::{Time, TimeRange};
+
+use crate::config::Bookmark;
+
+/// What a view asks its tab to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Nav {
+    /// Move the current-time marker (a click on an event or state).
+    Current(Time),
+    /// Select a time range (a drag); statistics follow it.
+    Select(TimeRange),
+    /// Show this time window.
+    Window(TimeRange),
+    /// Zoom by `factor` (< 1 zooms in) keeping `anchor` under the pointer.
+    Zoom {
+        /// Span multiplier.
+        factor: f64,
+        /// Time that stays in place.
+        anchor: Time,
+    },
+    /// Pan by this fraction of the window span (negative: earlier).
+    Pan(f64),
+    /// The view's drawing width no longer matches its render: ask again.
+    Resized,
+}
+
+/// Where a view sends its [`Nav`] requests.
+pub type NavSink = Rc<dyn Fn(Nav)>;
+
+/// The tab's time state, pushed to every view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cursor {
+    /// Visible window.
+    pub window: Option<TimeRange>,
+    /// Current time marker.
+    pub current: Option<Time>,
+    /// Selected range.
+    pub selection: Option<TimeRange>,
+    /// Bookmarks, drawn as named markers.
+    pub bookmarks: Vec<Bookmark>,
+}
+
+/// Colour of bookmark markers (a violet that none of the state colours
+/// uses, so a marker is never mistaken for a state boundary).
+pub const BOOKMARK_RGB: (f64, f64, f64) = (0.55, 0.2, 0.75);
+
+/// Draws the bookmarks of `cursor` as dashed vertical lines with their name
+/// over `[top, bottom]`, mapping times with `x_of`; markers outside
+/// `[x_min, x_max]` are skipped.
+pub fn draw_bookmarks(
+    cr: &cairo::Context,
+    cursor: &Cursor,
+    x_of: impl Fn(Time) -> f64,
+    (x_min, x_max): (f64, f64),
+    (top, bottom): (f64, f64),
+) {
+    if cursor.bookmarks.is_empty() {
+        return;
+    }
+    cr.save().ok();
+    cr.set_source_rgb(BOOKMARK_RGB.0, BOOKMARK_RGB.1, BOOKMARK_RGB.2);
+    cr.set_line_width(1.5);
+    cr.set_dash(&[5.0, 3.0], 0.0);
+    cr.set_font_size(11.0);
+    for b in &cursor.bookmarks {
+        let x = x_of(b.time).round() + 0.5;
+        if x < x_min || x > x_max {
+            continue;
+        }
+        cr.move_to(x, top);
+        cr.line_to(x, bottom);
+        cr.stroke().ok();
+        cr.move_to(x + 3.0, top + 12.0);
+        cr.show_text(&b.name).ok();
+    }
+    cr.restore().ok();
+}
