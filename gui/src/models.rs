@@ -3,39 +3,38 @@
 //!
 //! * the kernel pass ([`KernelAnalysis`], LOW priority, whole trace) feeds
 //!   the control flow and resources models, which then render any window
-//!   synchronously; while it runs, partial snapshots are shown (at most one
-//!   per [`SNAPSHOT_INTERVAL`]) so the views fill in progressively;
+//!   on a worker thread (the result is handed over at a later poll, so a
+//!   render longer than a frame does not stall the main loop); while the
+//!   pass runs, partial snapshots are shown (at most one per
+//!   [`SNAPSHOT_INTERVAL`]) so the views fill in progressively;
 //! * the histogram of the whole trace ([`HistogramModel`]);
 //! * statistics: the whole trace's come with the kernel pass, a selection's
 //!   from a HIGH-priority range request;
-//! * the event list: a HIGH-priority request for the first
-//!   [`MAX_LIST_EVENTS`] events of the window that pass the filter;
+//! * the event list: the time-scrolled [`EventListModel`], moved
+//!   synchronously by the user's scrolling ([`TabModels::list_move`]) on a
+//!   session of its own over the same traceset, so that its reads never
+//!   service a share of the whole-trace pass;
 //! * search: a HIGH-priority request for the next (or last previous) event
 //!   matching an expression.
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use traceloom_engine::ctf::event::{Event, FieldRef, FieldValue};
 use traceloom_engine::filter::Filter;
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
-use traceloom_engine::tsdl::ir::Scope;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::range_request;
 use traceloom_viewers::model::{
-    ControlFlowModel, HistogramModel, KernelAnalysis, KernelData, KernelRequest, Payload,
-    ResourcesModel, Session, Statistics,
+    ControlFlowModel, EventListModel, EventRow, HistogramModel, KernelAnalysis, KernelData,
+    KernelRequest, Payload, ResourcesModel, Session, Statistics,
 };
 use traceloom_viewers::time::format_duration;
 use traceloom_viewers::{HistogramRender, StatisticsRender, Time, TimeGraphRender, TimeRange};
 
 use crate::tab::format_time;
-use crate::views::eventlist::ListRow;
-
-/// Most events the list holds for one window.
-pub const MAX_LIST_EVENTS: u64 = 20_000;
+use crate::views::eventlist::{ListMove, ListRow, DEFAULT_PAGE};
 /// Shortest interval between two partial renders of the kernel pass.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(700);
 
@@ -50,12 +49,18 @@ pub struct Updates {
     pub histogram: Option<Arc<HistogramRender>>,
     /// New statistics and their caption.
     pub statistics: Option<(Arc<StatisticsRender>, String)>,
-    /// New event-list rows and their status line.
-    pub events: Option<(Vec<ListRow>, String)>,
     /// A search ended: the time found, or `None` when nothing matched.
     pub search: Option<Option<Time>>,
     /// Errors to report.
     pub errors: Vec<String>,
+}
+
+/// What a render of the time graphs shows: window and graph widths, and
+/// the generation of the models it was drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rendered {
+    window: (TimeRange, u32, u32),
+    generation: u64,
 }
 
 /// Direction and origin of a search.
@@ -67,9 +72,15 @@ pub enum Search {
     Previous(Time),
 }
 
-/// Data of the event-list request.
-struct ListData {
-    rows: Vec<ListRow>,
+/// What the event list shows after a move.
+#[derive(Debug, Clone, Default)]
+pub struct ListPage {
+    /// The rows.
+    pub rows: Vec<ListRow>,
+    /// Status line.
+    pub status: String,
+    /// Time of the top row (the scrollbar's value).
+    pub top: Option<Time>,
 }
 
 /// Data of a search request: the match found.
@@ -81,11 +92,23 @@ pub struct TabModels {
     kernel_pass: Option<RequestId>,
     last_snapshot: Option<Instant>,
     data: Option<Arc<KernelData>>,
-    control_flow: Option<ControlFlowModel>,
-    resources: Option<ResourcesModel>,
+    /// The time-graph models of the latest kernel data.
+    graphs: Option<Arc<(ControlFlowModel, ResourcesModel)>>,
+    /// Bumped whenever `graphs` changes.
+    generation: u64,
+    /// A render of the time graphs running on a worker thread (rendering
+    /// a large trace takes longer than a frame): what it renders, and
+    /// where its result arrives.
+    render_job: Option<(Rendered, mpsc::Receiver<(TimeGraphRender, TimeGraphRender)>)>,
     histogram: HistogramModel,
     stats_request: Option<(RequestId, TimeRange)>,
-    list_request: Option<(RequestId, TimeRange)>,
+    /// The event list's own session over the same traceset: its
+    /// synchronous reads (`Session::wait`) then service only the list's
+    /// requests, never a share of the whole-trace pass.
+    list_session: Session,
+    list: EventListModel,
+    /// The event list's filter expression.
+    list_filter: Option<String>,
     search_request: Option<RequestId>,
     /// Window and widths asked last, to re-render when the kernel data
     /// arrives.
@@ -94,8 +117,8 @@ pub struct TabModels {
     span: TimeRange,
     /// A cached histogram handed over at the next poll.
     pending_histogram: Option<Arc<HistogramRender>>,
-    /// Window and widths of the time graphs last rendered.
-    rendered: Option<(TimeRange, u32, u32)>,
+    /// What the time graphs last rendered show.
+    rendered: Option<Rendered>,
     /// The statistics shown are out of date.
     stats_dirty: bool,
 }
@@ -107,16 +130,21 @@ impl TabModels {
             .time_span()
             .map(|(a, b)| TimeRange::new(a, b.max(a + 1)))
             .unwrap_or(TimeRange::new(0, 1));
+        let mut list_session = Session::new(session.traceset().clone());
+        let list = EventListModel::new(&mut list_session, DEFAULT_PAGE);
         TabModels {
             owner: session.new_owner(),
             kernel_pass: None,
             last_snapshot: None,
             data: None,
-            control_flow: None,
-            resources: None,
+            graphs: None,
+            generation: 0,
+            render_job: None,
             histogram: HistogramModel::new(),
             stats_request: None,
-            list_request: None,
+            list_session,
+            list,
+            list_filter: None,
             search_request: None,
             window: None,
             selection: None,
@@ -159,22 +187,70 @@ impl TabModels {
         ))
     }
 
-    /// Asks for what `window` shows: time graphs at the given graph widths,
-    /// and the event list filtered by `filter`.
-    pub fn request_window(
-        &mut self,
-        session: &mut Session,
-        window: TimeRange,
-        cf_width: u32,
-        res_width: u32,
-        filter: Option<Arc<Filter>>,
-    ) {
+    /// Asks for what `window` shows: time graphs at the given graph widths.
+    pub fn request_window(&mut self, window: TimeRange, cf_width: u32, res_width: u32) {
         self.window = Some((window, cf_width.max(1), res_width.max(1)));
-        if let Some((id, _)) = self.list_request.take() {
-            session.cancel(id);
+    }
+
+    /// Whether a render of the time graphs is under way (the idle loop
+    /// keeps polling until it lands).
+    pub fn rendering(&self) -> bool {
+        self.render_job.is_some()
+    }
+
+    /// Moves the event list (synchronously: the model reads what it needs
+    /// at HIGH priority) and returns what it now shows.
+    pub fn list_move(&mut self, mv: ListMove) -> ListPage {
+        let session = &mut self.list_session;
+        match mv {
+            ListMove::ToTime(t) => self.list.scroll_to_time(session, t),
+            ListMove::LinesDown(n) => self.list.line_down(session, n),
+            ListMove::LinesUp(n) => self.list.line_up(session, n),
+            ListMove::PageDown => self.list.page_down(session),
+            ListMove::PageUp => self.list.page_up(session),
+            ListMove::Resize(n) => {
+                if n != self.list.page_size() {
+                    let top = self.list.scrollbar_value().unwrap_or(self.span.start);
+                    let mut list = EventListModel::new(session, n);
+                    // The expression was accepted before, on this model.
+                    let _ = list.set_filter(session, self.list_filter.as_deref());
+                    list.scroll_to_time(session, top);
+                    self.list = list;
+                }
+            }
         }
-        let req = list_request(self.owner, window, filter);
-        self.list_request = Some((session.add(req), window));
+        self.list_page()
+    }
+
+    /// Sets the event list's filter expression (reloading at the top row).
+    pub fn set_list_filter(&mut self, expr: Option<&str>) -> Result<ListPage, String> {
+        self.list.set_filter(&mut self.list_session, expr)?;
+        self.list_filter = expr.map(str::to_owned);
+        Ok(self.list_page())
+    }
+
+    /// What the event list shows.
+    pub fn list_page(&self) -> ListPage {
+        let rows: Vec<ListRow> = self.list.rows().iter().map(list_row).collect();
+        let status = match (rows.first(), rows.last()) {
+            (Some(a), Some(b)) => format!(
+                "{} events from {} to {}{}",
+                rows.len(),
+                format_time(a.time),
+                format_time(b.time),
+                if self.list_filter.is_some() {
+                    " (filtered)"
+                } else {
+                    ""
+                }
+            ),
+            _ => "No event".to_string(),
+        };
+        ListPage {
+            rows,
+            status,
+            top: self.list.scrollbar_value(),
+        }
     }
 
     /// Asks for the whole trace's histogram in `bins` bins.
@@ -252,8 +328,11 @@ impl TabModels {
         }
         if new_data {
             if let Some(d) = &self.data {
-                self.control_flow = Some(ControlFlowModel::new(d.clone()));
-                self.resources = Some(ResourcesModel::new(d.clone()));
+                self.graphs = Some(Arc::new((
+                    ControlFlowModel::new(d.clone()),
+                    ResourcesModel::new(d.clone()),
+                )));
+                self.generation += 1;
             }
             self.rendered = None;
             if self.selection.is_none() {
@@ -261,14 +340,47 @@ impl TabModels {
             }
         }
 
-        // Time graphs render synchronously from the models.
-        if let Some(w) = self.window {
-            if self.rendered != Some(w) {
-                if let (Some(cf), Some(res)) = (&self.control_flow, &self.resources) {
-                    let (window, cfw, rw) = w;
-                    u.control_flow = Some(Arc::new(cf.render(window, cfw)));
-                    u.resources = Some(Arc::new(res.render(window, rw)));
-                    self.rendered = Some(w);
+        // Time graphs render on a worker thread from the models; the
+        // result is handed over at a later poll.
+        if let Some((what, rx)) = &self.render_job {
+            match rx.try_recv() {
+                Ok((cf, res)) => {
+                    u.control_flow = Some(Arc::new(cf));
+                    u.resources = Some(Arc::new(res));
+                    self.rendered = Some(*what);
+                    self.render_job = None;
+                }
+                Err(mpsc::TryRecvError::Empty) => {}
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    // Not retried: the same render would fail again.
+                    self.rendered = Some(*what);
+                    self.render_job = None;
+                    u.errors.push("rendering the time graphs failed".into());
+                }
+            }
+        }
+        if let (None, Some(w), Some(graphs)) = (&self.render_job, self.window, &self.graphs) {
+            let what = Rendered {
+                window: w,
+                generation: self.generation,
+            };
+            if self.rendered != Some(what) {
+                let graphs = graphs.clone();
+                let (tx, rx) = mpsc::channel();
+                let spawned = std::thread::Builder::new()
+                    .name("traceloom-render".into())
+                    .spawn(move || {
+                        let (window, cfw, rw) = w;
+                        let cf = graphs.0.render(window, cfw);
+                        let res = graphs.1.render(window, rw);
+                        let _ = tx.send((cf, res));
+                    });
+                match spawned {
+                    Ok(_) => self.render_job = Some((what, rx)),
+                    Err(e) => {
+                        self.rendered = Some(what);
+                        u.errors.push(format!("cannot start a render thread: {e}"));
+                    }
                 }
             }
         }
@@ -300,27 +412,10 @@ impl TabModels {
                     Arc::new(d.stats.render()),
                     format!("Statistics of the whole trace{partial}"),
                 ));
-                self.stats_dirty = self.kernel_pass.is_some();
-            }
-        }
-
-        if let Some((id, w)) = self.list_request {
-            if let Some(d) = session.take::<ListData>(id) {
-                self.list_request = None;
-                let n = d.rows.len();
-                let more = if n as u64 >= MAX_LIST_EVENTS {
-                    format!(" (first {MAX_LIST_EVENTS}; zoom in for the others)")
-                } else {
-                    String::new()
-                };
-                u.events = Some((
-                    d.rows,
-                    format!(
-                        "{n} events from {} to {}{more}",
-                        format_time(w.start),
-                        format_time(w.end)
-                    ),
-                ));
+                // A new snapshot (or the final data) makes them dirty
+                // again; re-rendering the same data on every idle turn
+                // would cost the main loop tens of ms each time.
+                self.stats_dirty = false;
             }
         }
 
@@ -332,37 +427,6 @@ impl TabModels {
         }
         u
     }
-}
-
-/// The request listing the events of `window` that `filter` accepts.
-fn list_request(owner: OwnerId, window: TimeRange, filter: Option<Arc<Filter>>) -> KernelRequest {
-    let mut req = KernelRequest::new(
-        owner,
-        Start::Time(window.start),
-        Box::new(ListData { rows: Vec::new() }) as Payload,
-    );
-    req.priority = Priority::HIGH;
-    req.end_time = Some(window.end);
-    req.event.add(Priority::DEFAULT, move |ctx| {
-        let Some(ev) = ctx.event.event() else {
-            return Flow::Continue;
-        };
-        if let Some(f) = &filter {
-            if !f.matches(&EventSubject::new(&ev, Some(ctx.state))) {
-                return Flow::Continue;
-            }
-        }
-        let Some(d) = ctx.data.downcast_mut::<ListData>() else {
-            return Flow::Continue;
-        };
-        d.rows.push(list_row(&ev));
-        if d.rows.len() as u64 >= MAX_LIST_EVENTS {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
-    });
-    req
 }
 
 /// The request looking for a match of `filter` after or before a time.
@@ -404,89 +468,16 @@ fn search_request(
     req
 }
 
-/// One list row: time, trace and CPU, name, payload fields.
-pub fn list_row(ev: &Event<'_>) -> ListRow {
-    let time = ev.timestamp_ns().unwrap_or(0);
-    let trace = ev.trace().name.clone().unwrap_or_default();
-    let cpu = ev.cpu_id().map(|c| format!("CPU {c}")).unwrap_or_default();
-    let mut fields = String::new();
-    for scope in [
-        Scope::StreamEventContext,
-        Scope::EventContext,
-        Scope::EventPayload,
-    ] {
-        if let Some(f) = ev.scope(scope) {
-            for (name, v) in f.fields() {
-                if !fields.is_empty() {
-                    fields.push_str(", ");
-                }
-                fields.push_str(name.trim_start_matches('_'));
-                fields.push_str(" = ");
-                push_value(&mut fields, ev, &v);
-            }
-        }
-    }
+/// A list row of the model's `row`: time, trace and CPU, name, fields.
+pub fn list_row(row: &EventRow) -> ListRow {
+    let cpu = row.cpu.map(|c| format!("CPU {c}")).unwrap_or_default();
     ListRow {
-        time,
+        time: row.time,
         columns: [
-            format_time(time),
-            if trace.is_empty() {
-                cpu
-            } else {
-                format!("{trace} {cpu}")
-            },
-            ev.name().to_owned(),
-            fields,
+            format_time(row.time),
+            format!("{} {cpu}", row.trace).trim().to_owned(),
+            row.name.to_string(),
+            row.fields.clone(),
         ],
-    }
-}
-
-fn push_value(out: &mut String, ev: &Event<'_>, f: &FieldRef<'_>) {
-    if let Some(b) = f.str_bytes() {
-        out.push('"');
-        out.push_str(&String::from_utf8_lossy(b));
-        out.push('"');
-        return;
-    }
-    if let Some(label) = f.enum_labels().next() {
-        out.push_str(label);
-        return;
-    }
-    match f.value() {
-        Some(FieldValue::UInt(v)) => out.push_str(&v.to_string()),
-        Some(FieldValue::SInt(v)) => out.push_str(&v.to_string()),
-        Some(FieldValue::Float(v)) => out.push_str(&v.to_string()),
-        Some(other) => {
-            if let Some(b) = ev.bytes(other) {
-                out.push_str(&String::from_utf8_lossy(b));
-            } else {
-                out.push('…');
-            }
-        }
-        None => {
-            let inner: Vec<_> = f.fields().collect();
-            if !inner.is_empty() {
-                out.push_str("{ ");
-                for (i, (n, v)) in inner.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(n);
-                    out.push_str(" = ");
-                    push_value(out, ev, v);
-                }
-                out.push_str(" }");
-            } else {
-                let els: Vec<_> = f.elements().take(16).collect();
-                out.push('[');
-                for (i, v) in els.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    push_value(out, ev, v);
-                }
-                out.push(']');
-            }
-        }
     }
 }

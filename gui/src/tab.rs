@@ -26,7 +26,7 @@ use traceloom_viewers::{PresentationConfig, Time, TimeRange};
 
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::models::{Search, TabModels};
-use crate::views::eventlist::EventListView;
+use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::TimeGraphView;
@@ -199,6 +199,7 @@ impl Tab {
             let st = &mut *st;
             st.models.start_background(&mut st.session);
         }
+        tab.list_move(ListMove::ToTime(window.start));
         tab.request_visible();
         Ok(tab)
     }
@@ -306,16 +307,38 @@ impl Tab {
             let st = &mut *st;
             let window = st.cursor.window.unwrap_or(st.span);
             st.models.request_window(
-                &mut st.session,
                 window,
                 self.control_flow.graph_width(),
                 self.resources.graph_width(),
-                st.filter.clone(),
             );
             st.models
                 .request_histogram(&mut st.session, st.span, self.histogram.bins_wanted());
         }
         self.kick();
+    }
+
+    /// Moves the event list (far or near scroll, or a new page size) and
+    /// shows its new rows. The model reads synchronously, at HIGH priority.
+    pub fn list_move(&self, mv: ListMove) {
+        let page = {
+            let Ok(mut st) = self.state.try_borrow_mut() else {
+                // A move while the tab is busy (a signal emitted from inside
+                // a state change) is dropped; the user can repeat it.
+                return;
+            };
+            st.models.list_move(mv)
+        };
+        self.events.show(&page.rows, &page.status, page.top);
+        if let Some(t) = self.cursor().current {
+            // Select the current event when it is shown (no scrolling).
+            self.pushing.set(true);
+            if page.rows.first().is_some_and(|r| r.time <= t)
+                && page.rows.last().is_some_and(|r| t <= r.time)
+            {
+                self.events.follow_time(t);
+            }
+            self.pushing.set(false);
+        }
     }
 
     /// Makes sure the idle source servicing requests is installed.
@@ -353,7 +376,7 @@ impl Tab {
             (status, updates)
         };
         self.apply_updates(updates);
-        let busy = status != ServiceStatus::Idle;
+        let busy = status != ServiceStatus::Idle || self.state.borrow().models.rendering();
         self.update_progress(busy);
         busy
     }
@@ -370,14 +393,6 @@ impl Tab {
         }
         if let Some((r, caption)) = u.statistics {
             self.statistics.set_render(r, &caption);
-        }
-        if let Some((rows, status)) = u.events {
-            self.events.set_rows(&rows, &status);
-            if let Some(t) = self.cursor().current {
-                self.pushing.set(true);
-                self.events.follow_time(t);
-                self.pushing.set(false);
-            }
         }
         if let Some(found) = u.search {
             match found {
@@ -516,10 +531,18 @@ impl Tab {
             Ok(f) => {
                 self.filter_error.set_visible(false);
                 self.filter_entry.remove_css_class("error");
-                {
+                let listed = {
                     let mut st = self.state.borrow_mut();
+                    let st = &mut *st;
                     st.filter = f;
+                    let expr = st.filter.is_some().then_some(text.as_str());
+                    let listed = st.models.set_list_filter(expr);
                     st.filter_text = text;
+                    listed
+                };
+                match listed {
+                    Ok(page) => self.events.show(&page.rows, &page.status, page.top),
+                    Err(e) => (self.report_error)(&format!("Event list filter: {e}")),
                 }
                 self.request_visible();
                 self.save_config();
@@ -821,7 +844,16 @@ fn build(
         traceloom_viewers::model::resources::presentation(),
         nav.clone(),
     );
-    let events = EventListView::new(nav.clone());
+    let moves: ListSink = {
+        let me = me.clone();
+        Rc::new(move |mv| {
+            if let Some(t) = me.upgrade() {
+                t.list_move(mv);
+            }
+        })
+    };
+    let events = EventListView::new(nav.clone(), moves);
+    events.set_span(span.start, span.end);
     let statistics = StatisticsView::new(config.clone());
     let histogram = HistogramView::new(config, nav);
 

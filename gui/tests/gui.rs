@@ -2,11 +2,25 @@
 //! kernel trace, check that the five viewers are populated, click an event
 //! in the list and check that the time graphs follow, select a range and
 //! check that the statistics follow, type a bad filter and check the inline
-//! error, and save screenshots of the window zoomed out and in under
-//! `docs/screenshots/`.
+//! error, scroll the time-scrolled event list (scrollbar drag, lines,
+//! pages, filtered) and compare its rows with `traceloom dump`, save
+//! screenshots of the window zoomed out and in under `docs/screenshots/`,
+//! and measure the main loop's latency while a generated kernel trace is
+//! read in the background.
+//!
+//! The latency test generates a trace of `TRACELOOM_GUI_LATENCY_MB`
+//! megabytes (default [`DEFAULT_LATENCY_MB`], which CI runs in well under a
+//! minute); `TRACELOOM_GUI_LATENCY_MB=1024` reproduces issue 5's setting (a
+//! 1 GB trace). It always prints the median and worst delay. By default it
+//! fails when the read does not complete or the main loop freezes for more
+//! than [`FREEZE_LIMIT`]; with `TRACELOOM_GUI_LATENCY_STRICT=1` it enforces
+//! issue 5's acceptance figures (median ≤ 16 ms, worst ≤ 50 ms), which the
+//! window does not meet yet: rendering the time graphs of a partial snapshot
+//! (in `poll`) and drawing them take 50–200 ms on the main loop.
 //!
 //! Without a display the tests are skipped with a note (exit status 0).
 
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -17,7 +31,15 @@ use relm4::{Component, ComponentController};
 use traceloom_gui::app::{App, AppInit};
 use traceloom_gui::tab::Tab;
 use traceloom_gui::views::Nav;
-use traceloom_viewers::TimeRange;
+use traceloom_viewers::{Time, TimeRange};
+
+/// Size of the generated trace of the latency test, in MB, when
+/// `TRACELOOM_GUI_LATENCY_MB` is not set.
+const DEFAULT_LATENCY_MB: u64 = 40;
+/// Longest main-loop stall the default latency check accepts.
+const FREEZE_LIMIT: Duration = Duration::from_millis(500);
+/// Period of the latency probe.
+const PROBE_PERIOD: Duration = Duration::from_millis(20);
 
 /// Handles GTK events for `ms` milliseconds (layout, drawing, idle
 /// servicing).
@@ -55,6 +77,316 @@ fn trace_path() -> PathBuf {
     }
 }
 
+/// `(time of day GMT, event name)` of every event `traceloom dump` prints
+/// for `path`, with `filter` if given.
+fn dump_events(path: &Path, filter: Option<&str>) -> Vec<(String, String)> {
+    let mut args = vec!["traceloom".to_string(), "dump".into(), "--clock-gmt".into()];
+    if let Some(f) = filter {
+        args.push("--filter".into());
+        args.push(f.into());
+    }
+    args.push(path.display().to_string());
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = traceloom_cli::run(args, &mut out, &mut err);
+    assert_eq!(code, 0, "dump failed: {}", String::from_utf8_lossy(&err));
+    String::from_utf8(out)
+        .expect("UTF-8 dump")
+        .lines()
+        .map(|l| {
+            // [08:36:01.211260539] (+0.000014700) lager kmem_kfree: { ...
+            let time = l[1..l.find(']').expect("time")].to_string();
+            let rest = &l[l.find(") ").expect("delta") + 2..];
+            let name = rest
+                .split_once(' ')
+                .map_or(rest, |(_, r)| r)
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            (time, name)
+        })
+        .collect()
+}
+
+/// `t` (ns since the epoch) as dump's `--clock-gmt` time of day.
+fn gmt(t: Time) -> String {
+    let day = t.rem_euclid(86_400_000_000_000);
+    let (s, ns) = (day / 1_000_000_000, day % 1_000_000_000);
+    format!("{:02}:{:02}:{:02}.{ns:09}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// The rows the list shows, as `(time of day GMT, event name)`.
+fn shown(tab: &Tab) -> Vec<(String, String)> {
+    (0..tab.events.len())
+        .map(|i| {
+            (
+                gmt(tab.events.time_of(i).expect("row time")),
+                tab.events.column(i, 2).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Compares the shown rows with `dump[k..]`; describes the difference.
+fn rows_match(tab: &Tab, dump: &[(String, String)], k: usize) -> Result<(), String> {
+    let rows = shown(tab);
+    let n = tab.events.page();
+    let want = &dump[k.min(dump.len())..(k + n).min(dump.len())];
+    if rows.is_empty() || rows != want {
+        return Err(format!(
+            "page {n}, index {k}: shown {:?}… ({} rows), dump {:?}… ({} rows)",
+            rows.first(),
+            rows.len(),
+            want.first(),
+            want.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Drags the scrollbar to `t` and lets the window run; again when the
+/// list's page size changed meanwhile (a resize keeps the top row, which
+/// is then no longer the one `t` asks near the end).
+fn drag(tab: &Tab, t: Time) {
+    for _ in 0..5 {
+        let page = tab.events.page();
+        tab.events.drag_to(t);
+        pump(50);
+        if tab.events.page() == page {
+            return;
+        }
+    }
+}
+
+/// Index in `dump` of the first event at or after `t`.
+fn index_at(dump: &[(String, String)], t: Time) -> usize {
+    let g = gmt(t);
+    dump.partition_point(|(d, _)| *d < g)
+}
+
+/// Drags the scrollbar, scrolls by lines (wheel, arrows) and pages, across
+/// the backing buffer's edges, and checks every page against the dump.
+fn event_list_scrolling(out: &mut Outcome, tab: &Tab, path: &Path) {
+    let dump = dump_events(path, None);
+    let span = tab.span();
+    // The page follows the list's height, which may change between steps:
+    // it is read again before each page move.
+    let page = || tab.events.page();
+    // Let the list reach its laid-out page size.
+    let mut last = (page(), 0);
+    for _ in 0..20 {
+        pump(250);
+        last = if page() == last.0 {
+            (last.0, last.1 + 1)
+        } else {
+            (page(), 0)
+        };
+        if last.1 >= 3 {
+            break;
+        }
+    }
+    let mut steps: Vec<Result<(), String>> = Vec::new();
+    let mut step = |what: &str, r: Result<(), String>| {
+        steps.push(r.map_err(|e| format!("{what}: {e}")));
+    };
+
+    // Far scroll: drag to the middle of the trace.
+    let t = span.start + (span.span() / 2) as i64;
+    drag(tab, t);
+    let mut k = index_at(&dump, t);
+    step("drag to the middle", rows_match(tab, &dump, k));
+    let sb = tab.events.scrollbar_time();
+    step(
+        "scrollbar shows the top row's time",
+        if tab.events.time_of(0) == Some(sb) {
+            Ok(())
+        } else {
+            Err(format!("{sb} vs {:?}", tab.events.time_of(0)))
+        },
+    );
+    // Near scrolls.
+    tab.events.wheel(1.0);
+    k += 3;
+    step("wheel down", rows_match(tab, &dump, k));
+    tab.events.key(gtk::gdk::Key::Down);
+    k += 1;
+    step("arrow down", rows_match(tab, &dump, k));
+    k += page();
+    tab.events.key(gtk::gdk::Key::Page_Down);
+    step("page down", rows_match(tab, &dump, k));
+    k -= page();
+    tab.events.key(gtk::gdk::Key::Page_Up);
+    step("page up", rows_match(tab, &dump, k));
+    tab.events.key(gtk::gdk::Key::Up);
+    tab.events.wheel(-1.0);
+    k -= 4;
+    step("arrow and wheel up", rows_match(tab, &dump, k));
+    // Far enough to leave the ~1000-event backing buffer both ways.
+    let pages = 2_500 / page() + 1;
+    let mut moved = Vec::new();
+    for _ in 0..pages {
+        moved.push(page());
+        tab.events.key(gtk::gdk::Key::Page_Down);
+    }
+    let down: usize = moved.iter().sum();
+    step(
+        "pages down past the buffer",
+        rows_match(tab, &dump, k + down),
+    );
+    let mut up = 0;
+    for _ in 0..pages {
+        up += page();
+        tab.events.key(gtk::gdk::Key::Page_Up);
+    }
+    k = (k + down).saturating_sub(up);
+    step("pages up past the buffer", rows_match(tab, &dump, k));
+    // Both ends.
+    drag(tab, span.end);
+    let last = dump.len().saturating_sub(page());
+    step("drag to the end", rows_match(tab, &dump, last));
+    drag(tab, span.start);
+    step("drag to the start", rows_match(tab, &dump, 0));
+    tab.events.key(gtk::gdk::Key::Up);
+    step("arrow up at the start", rows_match(tab, &dump, 0));
+
+    // The tab's filter applies to the scrolled list.
+    let expr = "event.name == \"sched_switch\"";
+    tab.set_filter(expr);
+    pump(50);
+    let filtered = dump_events(path, Some(expr));
+    let t = span.start + (span.span() / 3) as i64;
+    drag(tab, t);
+    let k = index_at(&filtered, t);
+    step("filtered drag", rows_match(tab, &filtered, k));
+    let k = k + page();
+    tab.events.key(gtk::gdk::Key::Page_Down);
+    step("filtered page down", rows_match(tab, &filtered, k));
+    tab.set_filter("");
+    pump(50);
+
+    let failed: Vec<String> = steps.into_iter().filter_map(Result::err).collect();
+    out.check(
+        "event_list_scrolls_by_time_lines_pages",
+        page() > 0 && dump.len() > 3 * 1000 && failed.is_empty(),
+        || format!("page {}, {} events; {failed:?}", page(), dump.len()),
+    );
+}
+
+/// Median and worst of `d` (sorted in place).
+fn median_worst(d: &mut [Duration]) -> (Duration, Duration) {
+    d.sort();
+    (
+        d.get(d.len() / 2).copied().unwrap_or_default(),
+        d.last().copied().unwrap_or_default(),
+    )
+}
+
+/// Issue 5, acceptance 3, scaled: while a generated kernel trace is read in
+/// the background (state, statistics, histogram), a 20 ms GLib timeout
+/// stands for periodic input; how late each one runs is the main loop's
+/// latency. Wants the read complete and no stall over [`FREEZE_LIMIT`];
+/// with `TRACELOOM_GUI_LATENCY_STRICT` set, median ≤ 16 ms and worst ≤
+/// 50 ms (issue 5).
+fn latency_while_reading(out: &mut Outcome) {
+    let mb: u64 = std::env::var("TRACELOOM_GUI_LATENCY_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_LATENCY_MB);
+    let dir = std::env::temp_dir().join(format!("traceloom-gui-latency-{}", std::process::id()));
+    let config = traceloom_kernelgen::GeneratorConfig {
+        events: u64::MAX,
+        max_bytes: Some(mb << 20),
+        overwrite: true,
+        ..Default::default()
+    };
+    let generated = Instant::now();
+    let summary = traceloom_kernelgen::generate(&config, &dir).expect("generate a kernel trace");
+    println!(
+        "latency: generated {} events, {:.1} MB in {:.1} s",
+        summary.events,
+        summary.stream_bytes as f64 / 1e6,
+        generated.elapsed().as_secs_f64()
+    );
+    let tab = Tab::open(
+        vec![dir.clone()],
+        Box::new(|e| eprintln!("latency tab: {e}")),
+    )
+    .expect("open the generated trace");
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(&tab.widget));
+    window.present();
+
+    let delays: Rc<RefCell<Vec<Duration>>> = Rc::default();
+    let last = Rc::new(Cell::new(Instant::now()));
+    let probe = {
+        let (delays, last) = (delays.clone(), last.clone());
+        glib::timeout_add_local(PROBE_PERIOD, move || {
+            let now = Instant::now();
+            // GLib schedules the next run one period after this one ran.
+            delays
+                .borrow_mut()
+                .push((now - last.get()).saturating_sub(PROBE_PERIOD));
+            last.set(now);
+            glib::ControlFlow::Continue
+        })
+    };
+    let ctx = glib::MainContext::default();
+    let start = Instant::now();
+    // Generous: the 40 MB default reads in well under 15 s.
+    let limit = Duration::from_secs(60 + mb / 2);
+    while tab.busy() && start.elapsed() < limit {
+        ctx.iteration(true);
+    }
+    let read = start.elapsed();
+    probe.remove();
+    // Let the last renders land, then check the read completed.
+    pump(300);
+    let complete = !tab.busy()
+        && !tab.statistics.caption().contains("so far")
+        && tab.statistics.render().is_some();
+    let mut d = delays.borrow().clone();
+    let (median, worst) = median_worst(&mut d);
+    let over = d.iter().filter(|&&x| x > Duration::from_millis(50)).count();
+    println!(
+        "latency: {mb} MB read in {:.1} s; {} probes every {} ms: median delay {:.1} ms, worst {:.1} ms, {over} over 50 ms",
+        read.as_secs_f64(),
+        d.len(),
+        PROBE_PERIOD.as_millis(),
+        median.as_secs_f64() * 1e3,
+        worst.as_secs_f64() * 1e3
+    );
+    let strict = std::env::var_os("TRACELOOM_GUI_LATENCY_STRICT").is_some();
+    let (median_max, worst_max) = if strict {
+        (Duration::from_millis(16), Duration::from_millis(50))
+    } else {
+        (FREEZE_LIMIT, FREEZE_LIMIT)
+    };
+    println!(
+        "latency: issue 5 wants median ≤ 16 ms and worst ≤ 50 ms: {}; checking median ≤ {median_max:?}, worst ≤ {worst_max:?}",
+        if median <= Duration::from_millis(16) && worst <= Duration::from_millis(50) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    out.check(
+        "latency_while_reading",
+        complete && d.len() >= 5 && median <= median_max && worst <= worst_max,
+        || {
+            format!(
+                "complete {complete} after {:.1} s, {} probes, median {median:?}, worst {worst:?}",
+                read.as_secs_f64(),
+                d.len()
+            )
+        },
+    );
+    window.close();
+    drop(tab);
+    pump(100);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 struct Outcome {
     passed: u32,
     failed: u32,
@@ -78,7 +410,7 @@ fn main() {
     std::env::set_var("XDG_CONFIG_HOME", &cfg);
     if let Err(e) = gtk::init() {
         println!("note: no display ({e}); GUI tests skipped (run them under xvfb-run -a)");
-        println!("0 passed, 0 failed, 7 skipped");
+        println!("0 passed, 0 failed, 9 skipped");
         return;
     }
     let mut out = Outcome {
@@ -117,15 +449,17 @@ fn main() {
             && res.as_ref().is_some_and(|r| !r.tree().is_empty() && states(r) > 0)
             && hist.as_ref().is_some_and(|h| h.bins().iter().sum::<u64>() > 0)
             && stats.as_ref().is_some_and(|s| !s.rows.is_empty())
-            && tab.events.len() > 10,
+            && tab.events.len() >= 5
+            && tab.events.len() == tab.events.page(),
         || {
             format!(
-                "control flow {:?} rows, resources {:?} rows, histogram {:?} events, statistics {:?} rows, list {} rows",
+                "control flow {:?} rows, resources {:?} rows, histogram {:?} events, statistics {:?} rows, list {} rows (page {})",
                 cf.as_ref().map(|r| r.tree().len()),
                 res.as_ref().map(|r| r.tree().len()),
                 hist.as_ref().map(|h| h.bins().iter().sum::<u64>()),
                 stats.as_ref().map(|s| s.rows.len()),
-                tab.events.len()
+                tab.events.len(),
+                tab.events.page()
             )
         },
     );
@@ -195,7 +529,11 @@ fn main() {
     tab.set_filter("");
     settle(&tab);
 
-    // 5. Zoom in around the current time: the time graphs are re-rendered
+    // 5. The time-scrolled list against the dump.
+    event_list_scrolling(&mut out, &tab, &trace_path());
+    settle(&tab);
+
+    // 6. Zoom in around the current time: the time graphs are re-rendered
     // for the narrower window.
     let before = tab.cursor().window.expect("a window");
     tab.navigate(Nav::Zoom {
@@ -228,6 +566,10 @@ fn main() {
 
     window.close();
     pump(100);
+
+    // 7. Latency of the main loop while a large trace is read.
+    latency_while_reading(&mut out);
+
     let _ = std::fs::remove_dir_all(&cfg);
     println!("{} passed, {} failed", out.passed, out.failed);
     if out.failed > 0 {

@@ -1,6 +1,17 @@
-//! The detailed event list: a `gtk::ListView` of the events the event-list
-//! model produced for the visible window, one row per event in columns
-//! (time, trace/CPU, event name, fields).
+//! The detailed event list, scrolled by time as LTTV's redesign describes
+//! it: a `gtk::ListView` shows the rows of the event-list model
+//! (`traceloom_viewers::model::EventListModel`), one row per event in
+//! columns (time, trace/CPU, event name, fields), and a vertical
+//! `gtk::Scrollbar` beside it whose value is a *time* (offset from the
+//! trace's first event): dragging it sends a far scroll ([`ListMove::ToTime`]).
+//! The mouse wheel, the arrow keys and PageUp/PageDown send near scrolls
+//! (lines and pages), which the model answers with seek-n-events.
+//!
+//! The view never scrolls the ListView itself: the model's page is sized to
+//! the rows that fit ([`ListMove::Resize`]), and the list's own scrolling is
+//! kept at its first row through the inner ListView's `list.scroll-to-item`
+//! action (on GTK 4.8, setting the vadjustment programmatically can leave
+//! the list blank until the next scroll).
 //!
 //! Rows are `gtk::StringObject`s holding the columns joined by a unit
 //! separator, split again when a row is bound: this keeps the list model a
@@ -8,10 +19,8 @@
 //! columns.
 //!
 //! Selecting a row moves the tab's current time there; when the current time
-//! moves elsewhere the list selects and scrolls to the first event at or
-//! after it, through the inner ListView's `list.scroll-to-item` action: on
-//! GTK 4.8, setting the vadjustment programmatically can leave the list
-//! blank until the next scroll.
+//! moves elsewhere the list selects the first row at or after it, scrolling
+//! there by time when it is not shown.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -21,6 +30,36 @@ use gtk4::prelude::*;
 use traceloom_viewers::Time;
 
 use super::{Nav, NavSink};
+
+/// A move of the list asked by the user (or the view's resizing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListMove {
+    /// Far scroll: the first event at or after this time becomes the top
+    /// row.
+    ToTime(Time),
+    /// The top row moves this many rows down.
+    LinesDown(usize),
+    /// The top row moves this many rows up.
+    LinesUp(usize),
+    /// One page down.
+    PageDown,
+    /// One page up.
+    PageUp,
+    /// The list now shows this many rows (keeping the top row).
+    Resize(usize),
+}
+
+/// Where the view sends its [`ListMove`]s (the tab, which owns the model).
+pub type ListSink = Rc<dyn Fn(ListMove)>;
+
+/// Rows the mouse wheel moves per notch.
+pub const WHEEL_LINES: f64 = 3.0;
+/// Height of a row assumed until one is drawn (pixels).
+const DEFAULT_ROW_HEIGHT: i32 = 22;
+/// How often the list checks whether its page size changed.
+const RESIZE_CHECK: std::time::Duration = std::time::Duration::from_millis(200);
+/// Rows shown before the list is laid out.
+pub const DEFAULT_PAGE: usize = 30;
 
 /// Separates the columns inside a row's string.
 const SEP: char = '\u{1f}';
@@ -51,6 +90,15 @@ pub struct EventListView {
     pub widget: gtk::Box,
     /// The list itself.
     pub list: gtk::ListView,
+    /// The time scrollbar (its value is the top row's time minus the
+    /// trace's first event time).
+    pub scrollbar: gtk::Scrollbar,
+    adjustment: gtk::Adjustment,
+    /// Time of the trace's first event (the scrollbar's 0).
+    origin: Rc<Cell<Time>>,
+    moves: ListSink,
+    /// Rows the model was last told to show.
+    page: Rc<Cell<usize>>,
     store: gtk::StringList,
     selection: gtk::SingleSelection,
     times: Rc<RefCell<Vec<Time>>>,
@@ -61,8 +109,9 @@ pub struct EventListView {
 }
 
 impl EventListView {
-    /// An empty list sending the chosen event's time to `nav`.
-    pub fn new(nav: NavSink) -> Self {
+    /// An empty list sending the chosen event's time to `nav` and the
+    /// user's scrolling to `moves`.
+    pub fn new(nav: NavSink, moves: ListSink) -> Self {
         let widget = gtk::Box::new(gtk::Orientation::Vertical, 0);
         let header = gtk::Box::new(gtk::Orientation::Horizontal, 8);
         header.set_margin_start(6);
@@ -124,15 +173,25 @@ impl EventListView {
         scrolled.set_vexpand(true);
         // Long field lists are ellipsized (the tooltip shows them whole)
         // rather than scrolled sideways away from the time column.
-        scrolled.set_policy(gtk::PolicyType::Never, gtk::PolicyType::Automatic);
+        // Vertically, the list scrolls by time through `scrollbar`; the
+        // scrolled window only clips.
+        scrolled.set_policy(gtk::PolicyType::Never, gtk::PolicyType::External);
+        scrolled.set_hexpand(true);
         scrolled.set_child(Some(&list));
+        let adjustment = gtk::Adjustment::new(0.0, 0.0, 1.0, 1.0, 1.0, 1.0);
+        let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, Some(&adjustment));
+        scrollbar.set_tooltip_text(Some("Time of the first row shown"));
+        let body = gtk::Box::new(gtk::Orientation::Horizontal, 0);
+        body.set_vexpand(true);
+        body.append(&scrolled);
+        body.append(&scrollbar);
         let status = gtk::Label::new(Some("Reading the trace…"));
         status.set_xalign(0.0);
         // A long status must not widen the pane (GTK would clip the list).
         status.set_ellipsize(gtk::pango::EllipsizeMode::End);
         status.set_margin_start(6);
         widget.append(&header);
-        widget.append(&scrolled);
+        widget.append(&body);
         widget.append(&status);
 
         let times: Rc<RefCell<Vec<Time>>> = Rc::default();
@@ -148,14 +207,173 @@ impl EventListView {
                 nav(Nav::Current(time));
             }
         });
-        EventListView {
+        let view = EventListView {
             widget,
             list,
+            scrollbar,
+            adjustment,
+            origin: Rc::new(Cell::new(0)),
+            moves,
+            page: Rc::new(Cell::new(0)),
             store,
             selection,
             times,
             programmatic,
             status,
+        };
+        view.connect_input(&scrolled);
+        view
+    }
+
+    /// Connects the scrollbar, the wheel, the keys and the resizing.
+    fn connect_input(&self, scrolled: &gtk::ScrolledWindow) {
+        let v = self.clone();
+        self.adjustment.connect_value_changed(move |adj| {
+            if v.programmatic.get() {
+                return;
+            }
+            let t = v.origin.get().saturating_add(adj.value().max(0.0) as i64);
+            (v.moves)(ListMove::ToTime(t));
+        });
+        let wheel = gtk::EventControllerScroll::new(gtk::EventControllerScrollFlags::VERTICAL);
+        wheel.set_propagation_phase(gtk::PropagationPhase::Capture);
+        let v = self.clone();
+        wheel.connect_scroll(move |_, _, dy| {
+            v.wheel(dy);
+            glib::Propagation::Stop
+        });
+        scrolled.add_controller(wheel);
+        let keys = gtk::EventControllerKey::new();
+        keys.set_propagation_phase(gtk::PropagationPhase::Capture);
+        let v = self.clone();
+        keys.connect_key_pressed(move |_, key, _, _| {
+            if v.key(key) {
+                glib::Propagation::Stop
+            } else {
+                glib::Propagation::Proceed
+            }
+        });
+        self.widget.add_controller(keys);
+        // The model's page follows the rows that fit, checked a few times a
+        // second (a tick callback would keep the frame clock running).
+        let (sw, list) = (scrolled.downgrade(), self.list.downgrade());
+        let (page, moves) = (self.page.clone(), self.moves.clone());
+        let row_height = Cell::new(0);
+        glib::timeout_add_local(RESIZE_CHECK, move || {
+            let (Some(sw), Some(list)) = (sw.upgrade(), list.upgrade()) else {
+                return glib::ControlFlow::Break;
+            };
+            let h = sw.height();
+            if h > 0 && sw.is_mapped() {
+                // Rows whose text falls back on a taller font are higher:
+                // the tallest row seen sizes the page, so that the page
+                // does not change with the rows shown.
+                let mut child = list.first_child();
+                while let Some(c) = child {
+                    row_height.set(row_height.get().max(c.height()));
+                    child = c.next_sibling();
+                }
+                let row = match row_height.get() {
+                    0 => DEFAULT_ROW_HEIGHT,
+                    r => r,
+                };
+                let n = (h / row).max(1) as usize;
+                if n != page.get() {
+                    page.set(n);
+                    moves(ListMove::Resize(n));
+                }
+            }
+            glib::ControlFlow::Continue
+        });
+    }
+
+    /// A wheel move of `dy` notches (positive: down).
+    pub fn wheel(&self, dy: f64) {
+        let lines = (dy.abs() * WHEEL_LINES).round().max(1.0) as usize;
+        if dy > 0.0 {
+            (self.moves)(ListMove::LinesDown(lines));
+        } else if dy < 0.0 {
+            (self.moves)(ListMove::LinesUp(lines));
+        }
+    }
+
+    /// Handles a key of the list: Up/Down move one row, PageUp/PageDown
+    /// one page. Returns whether the key was used.
+    pub fn key(&self, key: gtk::gdk::Key) -> bool {
+        use gtk::gdk::Key;
+        let mv = match key {
+            Key::Up | Key::KP_Up => ListMove::LinesUp(1),
+            Key::Down | Key::KP_Down => ListMove::LinesDown(1),
+            Key::Page_Up | Key::KP_Page_Up => ListMove::PageUp,
+            Key::Page_Down | Key::KP_Page_Down => ListMove::PageDown,
+            _ => return false,
+        };
+        (self.moves)(mv);
+        true
+    }
+
+    /// Sets the scrollbar's range to the trace's span.
+    pub fn set_span(&self, first: Time, last: Time) {
+        self.origin.set(first);
+        let len = last.saturating_sub(first).max(1) as f64;
+        // The slider stands for a fiftieth of the trace.
+        let page = (len / 50.0).max(1.0);
+        self.programmatic.set(true);
+        self.adjustment.configure(
+            self.adjustment.value().min(len),
+            0.0,
+            len + page,
+            (len / 10_000.0).max(1.0),
+            page,
+            page,
+        );
+        self.programmatic.set(false);
+    }
+
+    /// Rows the model is asked to show (0 before the first layout).
+    pub fn page(&self) -> usize {
+        self.page.get()
+    }
+
+    /// The scrollbar's value as a time (what a drag asked last, or the top
+    /// row's time).
+    pub fn scrollbar_time(&self) -> Time {
+        self.origin
+            .get()
+            .saturating_add(self.adjustment.value() as i64)
+    }
+
+    /// Drags the scrollbar to time `t`, as the user would.
+    pub fn drag_to(&self, t: Time) {
+        self.adjustment
+            .set_value(t.saturating_sub(self.origin.get()) as f64);
+    }
+
+    /// Shows the model's `rows`; `top` is the top row's time, which the
+    /// scrollbar then shows.
+    pub fn show(&self, rows: &[ListRow], status: &str, top: Option<Time>) {
+        let selected = self.selected().and_then(|i| self.time_of(i));
+        self.set_rows(rows, status);
+        self.programmatic.set(true);
+        if let Some(t) = top {
+            self.adjustment
+                .set_value(t.saturating_sub(self.origin.get()) as f64);
+        }
+        // Keep the selected event selected when it is still shown.
+        if let Some(t) = selected {
+            if let Some(i) = self.times.borrow().iter().position(|&x| x == t) {
+                self.selection.set_selected(i as u32);
+            }
+        }
+        self.programmatic.set(false);
+        if !rows.is_empty() {
+            if let Some(adj) = self.list.vadjustment() {
+                if adj.value() > 0.0 {
+                    let _ = self
+                        .list
+                        .activate_action("list.scroll-to-item", Some(&0u32.to_variant()));
+                }
+            }
         }
     }
 
@@ -194,6 +412,14 @@ impl EventListView {
         self.store.string(i as u32).map(|s| s.replace(SEP, "  "))
     }
 
+    /// Text of column `c` of row `i` (0: time, 1: trace/CPU, 2: event
+    /// name, 3: fields).
+    pub fn column(&self, i: usize, c: usize) -> Option<String> {
+        self.store
+            .string(i as u32)
+            .and_then(|s| s.split(SEP).nth(c).map(str::to_owned))
+    }
+
     /// The selected row.
     pub fn selected(&self) -> Option<usize> {
         let i = self.selection.selected();
@@ -205,9 +431,19 @@ impl EventListView {
         self.selection.set_selected(i as u32);
     }
 
-    /// Selects, without echo, the first row at or after `t`, and scrolls to
-    /// it.
+    /// Selects, without echo, the first row at or after `t`; when `t` is
+    /// not among the rows shown, scrolls there by time first.
     pub fn follow_time(&self, t: Time) {
+        let shown = {
+            let times = self.times.borrow();
+            match (times.first(), times.last()) {
+                (Some(&a), Some(&b)) => a <= t && t <= b,
+                _ => false,
+            }
+        };
+        if !shown {
+            (self.moves)(ListMove::ToTime(t));
+        }
         let i = self.times.borrow().partition_point(|&x| x < t);
         if i >= self.len() {
             return;
@@ -216,12 +452,6 @@ impl EventListView {
             self.programmatic.set(true);
             self.selection.set_selected(i as u32);
             self.programmatic.set(false);
-        }
-        if let Err(e) = self
-            .list
-            .activate_action("list.scroll-to-item", Some(&(i as u32).to_variant()))
-        {
-            eprintln!("traceloom: warning: cannot scroll the event list: {e}");
         }
     }
 }
