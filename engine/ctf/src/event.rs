@@ -189,7 +189,7 @@ pub fn value_span(ty: &FieldType, values: &[FieldValue]) -> usize {
 
 /// The number of values of a type whose layout does not depend on the data
 /// (no variants, sequences or non-text arrays inside), `None` otherwise.
-pub(crate) fn fixed_span(ty: &FieldType) -> Option<usize> {
+pub fn fixed_span(ty: &FieldType) -> Option<usize> {
     match ty {
         FieldType::Integer(_) | FieldType::Float(_) | FieldType::String(_) | FieldType::Enum(_) => {
             Some(1)

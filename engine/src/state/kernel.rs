@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use traceloom_ctf::event::{is_text_element, FieldRef};
+use traceloom_ctf::event::{fixed_span, FieldRef};
 use traceloom_ctf::tsdl::ir::{EnvValue, FieldType, Scope};
 use traceloom_ctf::{Event, FieldValue};
 
@@ -116,22 +116,6 @@ struct Compiled {
     kind: Kind,
     slots: [Slot; 8],
     ust: Option<UstSlots>,
-}
-
-/// Number of values of a type whose layout does not depend on the data.
-fn fixed_span(ty: &FieldType) -> Option<usize> {
-    match ty {
-        FieldType::Integer(_) | FieldType::Float(_) | FieldType::String(_) | FieldType::Enum(_) => {
-            Some(1)
-        }
-        FieldType::Struct(s) => s.fields.iter().map(|f| fixed_span(&f.ty)).sum(),
-        FieldType::Array(a) if is_text_element(&a.element) => Some(1),
-        FieldType::Sequence(s) if is_text_element(&s.element) => Some(1),
-        FieldType::Array(a) => fixed_span(&a.element)
-            .and_then(|w| w.checked_mul(usize::try_from(a.length).ok()?))
-            .and_then(|n| n.checked_add(1)),
-        FieldType::Sequence(_) | FieldType::Variant(_) => None,
-    }
 }
 
 fn locate(ty: Option<&FieldType>, name: &'static str) -> Slot {
