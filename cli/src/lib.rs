@@ -352,6 +352,17 @@ impl StreamErrors {
     }
 }
 
+/// babeltrace2's default for `--names`/`--fields`: the last `all` or `none`
+/// wins (`is_all` tells which a choice is); naming some choices without
+/// either hides the others; no choice at all keeps the built-in defaults.
+fn choice_default<T>(choices: &[T], is_all: impl Fn(&T) -> Option<bool>) -> Option<bool> {
+    choices
+        .iter()
+        .rev()
+        .find_map(is_all)
+        .or_else(|| (!choices.is_empty()).then_some(false))
+}
+
 impl DumpArgs {
     /// The text-format options these arguments select.
     ///
@@ -364,16 +375,11 @@ impl DumpArgs {
     pub fn pretty_options(&self, colors: Option<Colors>) -> PrettyOptions {
         let mut names = NameOptions::default();
         let named = |c| self.names.contains(&c);
-        let name_default = self
-            .names
-            .iter()
-            .rev()
-            .find_map(|n| match n {
-                NameChoice::All => Some(true),
-                NameChoice::None => Some(false),
-                _ => None,
-            })
-            .or_else(|| (!self.names.is_empty()).then_some(false));
+        let name_default = choice_default(&self.names, |n| match n {
+            NameChoice::All => Some(true),
+            NameChoice::None => Some(false),
+            _ => None,
+        });
         if let Some(d) = name_default {
             names = NameOptions {
                 payload: d,
@@ -389,16 +395,11 @@ impl DumpArgs {
 
         let mut fields = FieldOptions::default();
         let field = |c| self.fields.contains(&c);
-        let field_default = self
-            .fields
-            .iter()
-            .rev()
-            .find_map(|f| match f {
-                FieldChoice::All => Some(true),
-                FieldChoice::None => Some(false),
-                _ => None,
-            })
-            .or_else(|| (!self.fields.is_empty()).then_some(false));
+        let field_default = choice_default(&self.fields, |f| match f {
+            FieldChoice::All => Some(true),
+            FieldChoice::None => Some(false),
+            _ => None,
+        });
         if let Some(d) = field_default {
             fields = FieldOptions {
                 trace: d,
