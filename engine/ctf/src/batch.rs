@@ -5,10 +5,11 @@
 //! other threads ([`crate::prefetch`]); the stream reader then only walks
 //! records.
 
-use crate::decode::{run, DecodeState};
+use crate::decode::{run, DecodeError, DecodeState, Program};
 use crate::error::{CorruptKind, ReadError};
 use crate::event::FieldValue;
 use crate::packet::{decode_packet_start, PacketInfo};
+use crate::plan::{exec, Plan};
 use crate::traceset::TracesetData;
 
 /// A batch stops taking events beyond this many values.
@@ -91,6 +92,30 @@ impl Batch {
         self.packet_ok = false;
         self.next = None;
     }
+}
+
+/// Runs `prog` through its fast-path `plan` when it has one, falling back
+/// to the general interpreter (from the same state) when the plan fails:
+/// the result is always that of [`run`].
+#[inline(always)]
+fn run_fast(
+    prog: &Program,
+    plan: Option<&Plan>,
+    bytes: &[u8],
+    pos: u64,
+    st: &mut DecodeState,
+    out: &mut Vec<FieldValue>,
+) -> Result<u64, DecodeError> {
+    if let Some(plan) = plan {
+        let (len, clock, event_id) = (out.len(), st.clock, st.event_id);
+        if let Some(end) = exec(plan, bytes, pos, st, out) {
+            return Ok(end);
+        }
+        out.truncate(len);
+        st.clock = clock;
+        st.event_id = event_id;
+    }
+    run(prog, bytes, pos, st, out)
 }
 
 /// Decodes packet `packet` of stream `stream` into `b`, the stream clock
@@ -196,7 +221,14 @@ pub(crate) fn decode_batch(
         let h = b.values.len() as u32;
         st.value_base = b.values.len();
         st.event_id = None;
-        let after_head = match run(&sc.head, bytes, pos, st, &mut b.values) {
+        let after_head = match run_fast(
+            &sc.head,
+            sc.head_plan.as_ref(),
+            bytes,
+            pos,
+            st,
+            &mut b.values,
+        ) {
             Ok(p) => p,
             Err(e) => {
                 b.values.truncate(h as usize);
@@ -221,7 +253,14 @@ pub(crate) fn decode_batch(
             ));
             break;
         };
-        let end = match run(&ce.body, bytes, after_head, st, &mut b.values) {
+        let end = match run_fast(
+            &ce.body,
+            ce.body_plan.as_ref(),
+            bytes,
+            after_head,
+            st,
+            &mut b.values,
+        ) {
             Ok(p) => p,
             Err(e) => {
                 b.values.truncate(h as usize);

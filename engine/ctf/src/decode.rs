@@ -192,8 +192,9 @@ pub(crate) struct VariantTable {
 }
 
 impl VariantTable {
+    /// The option selected by the tag's raw value.
     #[inline]
-    fn select(&self, raw: u64) -> Option<u32> {
+    pub(crate) fn select(&self, raw: u64) -> Option<u32> {
         if !self.direct.is_empty() && raw < self.direct.len() as u64 && !self.signed {
             let o = self.direct[raw as usize];
             return (o != u32::MAX).then_some(o);
@@ -213,6 +214,22 @@ impl VariantTable {
     }
 }
 
+impl VariantTable {
+    /// Op index where each option's body starts.
+    pub(crate) fn starts(&self) -> &[u32] {
+        &self.starts
+    }
+
+    /// The same table with the option starts mapped through `f` (for a
+    /// re-encoding of the program, see [`crate::plan`]).
+    pub(crate) fn relocated(&self, f: impl Fn(u32) -> u32) -> VariantTable {
+        VariantTable {
+            starts: self.starts.iter().map(|&s| f(s)).collect(),
+            ..self.clone()
+        }
+    }
+}
+
 /// A compiled scope.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Program {
@@ -227,6 +244,26 @@ pub(crate) struct Program {
 }
 
 impl Program {
+    /// The ops.
+    pub(crate) fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// The variant tables.
+    pub(crate) fn tables(&self) -> &[VariantTable] {
+        &self.tables
+    }
+
+    /// The mark recorded before the first op.
+    pub(crate) fn pre_mark(&self) -> Option<u8> {
+        self.pre_mark
+    }
+
+    /// The mark recorded after the last op.
+    pub(crate) fn post_mark(&self) -> Option<u8> {
+        self.post_mark
+    }
+
     /// `a`, then a `Mark { slot }`, then `b`, as one program (jump targets
     /// and table indices of `b` relocated).
     pub(crate) fn concat(a: &Program, slot: u8, b: &Program) -> Program {
@@ -755,7 +792,7 @@ pub(crate) fn run(
 /// Applies an integer's meaning: clock update and/or event id. babeltrace2
 /// feeds the raw (unsigned) bits of the field to both.
 #[inline(always)]
-fn side_effects(st: &mut DecodeState, flags: u8, raw: u64, size: u32) {
+pub(crate) fn side_effects(st: &mut DecodeState, flags: u8, raw: u64, size: u32) {
     if flags & FLAG_CLOCK != 0 {
         st.clock = update_clock(st.clock, raw, size);
     }

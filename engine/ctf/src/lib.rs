@@ -32,6 +32,7 @@ pub mod event;
 pub mod index;
 pub mod merge;
 pub mod packet;
+pub(crate) mod plan;
 pub(crate) mod prefetch;
 pub(crate) mod schema;
 pub mod stream;

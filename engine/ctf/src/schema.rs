@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::clock::ClockConv;
 use crate::decode::{CompileError, Compiler, Program};
+use crate::plan::Plan;
 use crate::tsdl::ir::{ClockClass, EventClass, FieldType, Scope, TraceClass};
 
 /// Compiled event class.
@@ -15,6 +16,8 @@ pub(crate) struct CompiledEvent {
     pub(crate) class: Arc<EventClass>,
     /// Event context, `Mark { slot: 1 }`, payload.
     pub(crate) body: Program,
+    /// `body` for the fast path, when it has one.
+    pub(crate) body_plan: Option<Plan>,
 }
 
 /// Event classes of a stream class by id.
@@ -47,6 +50,8 @@ pub(crate) struct CompiledStream {
     /// Event header, `Mark { slot: 0 }` (the event's timestamp is the clock
     /// there), stream event context.
     pub(crate) head: Program,
+    /// `head` for the fast path, when it has one.
+    pub(crate) head_plan: Option<Plan>,
     pub(crate) events: EventTable,
     /// The only event class, used when the event header has no `id`.
     pub(crate) single_event: Option<u64>,
@@ -193,11 +198,13 @@ impl CompiledTrace {
                 let payload = c
                     .compile(Scope::EventPayload)
                     .map_err(|e| err(Some(eid), e))?;
+                let body = Program::concat(&context, 1, &payload);
                 compiled.push((
                     eid,
                     CompiledEvent {
                         class: ec.clone(),
-                        body: Program::concat(&context, 1, &payload),
+                        body_plan: Plan::compile(&body),
+                        body,
                     },
                 ));
             }
@@ -219,13 +226,15 @@ impl CompiledTrace {
             };
             let clock = stream_clock(class, sc)?;
             let conv = clock.as_ref().map(ClockConv::new);
+            let head = Program::concat(&event_header, 0, &event_context);
             streams.insert(
                 id,
                 CompiledStream {
                     id,
                     packet_header,
                     packet_context,
-                    head: Program::concat(&event_header, 0, &event_context),
+                    head_plan: Plan::compile(&head),
+                    head,
                     events,
                     single_event,
                     nregs,
