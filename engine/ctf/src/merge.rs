@@ -64,6 +64,30 @@ impl Queue {
         }
     }
 
+    /// Pops the minimum and pushes `k` (one operation: the merge's switch
+    /// from one stream to another).
+    #[inline]
+    fn replace_min(&mut self, k: Key) -> Option<Key> {
+        match self {
+            Queue::Sorted(v) => {
+                let top = v.pop()?;
+                // With two streams the queue is now empty; generally the
+                // new key often goes back on top.
+                if v.last().is_none_or(|last| k < *last) {
+                    v.push(k);
+                } else {
+                    let i = v.partition_point(|x| *x > k);
+                    v.insert(i, k);
+                }
+                Some(top)
+            }
+            Queue::Heap(h) => {
+                let mut top = h.peek_mut()?;
+                Some(std::mem::replace(&mut *top, Reverse(k)).0)
+            }
+        }
+    }
+
     #[inline]
     fn peek(&self) -> Option<Key> {
         match self {
@@ -283,11 +307,7 @@ impl<'a> Cursor<'a> {
             Some(s) => match self.advance(s) {
                 // Fast path: the same stream still has the oldest head.
                 Some(k) if self.heap.peek().is_none_or(|top| k <= top) => Some(s),
-                Some(k) => {
-                    let top = self.heap.pop()?;
-                    self.heap.push(k);
-                    Some(top.2 as usize)
-                }
+                Some(k) => Some(self.heap.replace_min(k)?.2 as usize),
                 None => Some(self.heap.pop()?.2 as usize),
             },
             None => Some(self.heap.pop()?.2 as usize),

@@ -259,7 +259,23 @@ impl<'a> StreamReader<'a> {
     }
 
     /// Decodes the next message into the reader's head.
+    #[inline]
     pub(crate) fn advance(&mut self, shared: &Shared) {
+        // The common case first: the next event of the current batch, no
+        // lost-records message pending.
+        if self.has_batch && self.queue[0].is_none() {
+            let i = self.next_event;
+            if i < self.batch.events.len() {
+                self.next_event = i + 1;
+                self.set_event(i);
+                return;
+            }
+        }
+        self.advance_slow(shared);
+    }
+
+    /// [`StreamReader::advance`] at batch and packet boundaries.
+    fn advance_slow(&mut self, shared: &Shared) {
         if matches!(self.head, Head::Error | Head::End) {
             self.head = Head::End;
             return;
