@@ -54,14 +54,6 @@ pub const RSS_MB_TARGET: f64 = 100.0;
 /// The scopes of a packet, the same for all its events.
 const PACKET_SCOPES: [Scope; 2] = [Scope::PacketHeader, Scope::PacketContext];
 
-/// The scopes of an event.
-const EVENT_SCOPES: [Scope; 4] = [
-    Scope::EventHeader,
-    Scope::StreamEventContext,
-    Scope::EventContext,
-    Scope::EventPayload,
-];
-
 /// Messages between two samples of the resident memory.
 const RSS_SAMPLE_EVERY: u64 = 1 << 16;
 
@@ -211,7 +203,12 @@ impl EventFolder {
             }
         };
         self.sum.word(digest);
-        self.sum.scopes(ev, &EVENT_SCOPES);
+        // The four event scopes are contiguous: one slice, the same values
+        // in the same order as scope by scope.
+        let packet = ev.packet_bytes();
+        for &v in ev.event_values() {
+            self.sum.value(packet, v);
+        }
         self.sum.word(ev.timestamp_ns().unwrap_or(0) as u64);
     }
 
@@ -817,6 +814,14 @@ mod tests {
         assert_eq!(packet_list(&scanned), packet_list(&ts));
         assert!(!packet_list(&ts).concat().is_empty());
     }
+
+    /// The scopes of an event.
+    const EVENT_SCOPES: [Scope; 4] = [
+        Scope::EventHeader,
+        Scope::StreamEventContext,
+        Scope::EventContext,
+        Scope::EventPayload,
+    ];
 
     #[test]
     fn folder_caches_packet_scopes_correctly() {

@@ -504,6 +504,16 @@ impl<'a> Event<'a> {
         self.values.get(a as usize..b as usize).unwrap_or(&[])
     }
 
+    /// The values of the four event scopes (event header, stream event
+    /// context, event context, payload), one after the other: what
+    /// [`Event::scope_values`] gives for each, in one slice, for consumers
+    /// that take every value (checksums, copies).
+    pub fn event_values(&self) -> &'a [FieldValue] {
+        let a = self.d.bounds[scope_slot(Scope::EventHeader)][0];
+        let b = self.d.bounds[scope_slot(Scope::EventPayload)][1];
+        self.values.get(a as usize..b as usize).unwrap_or(&[])
+    }
+
     /// A scope as a navigable field, `None` when the metadata does not
     /// define it.
     pub fn scope(&self, scope: Scope) -> Option<FieldRef<'a>> {
