@@ -601,13 +601,38 @@ fn int_run(
     if count > room || values.saturating_add(count) > MAX_SCOPE_VALUES {
         return None;
     }
+    // Plain integer kinds are byte-aligned: the elements are `count`
+    // contiguous groups of `bits / 8` bytes.
+    let start = (pos >> 3) as usize;
+    let len = usize::try_from(count * (bits / 8)).ok()?;
+    let src = data.get(start..start.checked_add(len)?)?;
     out.push(FieldValue::Len(count));
-    out.reserve(count as usize);
-    for _ in 0..count {
-        let (v, _) = read_int(k, data, pos)?;
-        out.push(v);
-        pos += bits;
+    // One loop per kind, so that the kind is not dispatched per element.
+    macro_rules! each {
+        ($n:literal, $from:ident, $t:ty, $variant:ident, $wide:ty) => {
+            out.extend(src.chunks_exact($n).map(|c| {
+                FieldValue::$variant(<$t>::$from(c.try_into().unwrap_or([0; $n])) as $wide)
+            }))
+        };
     }
+    match k {
+        Kind::U8 => out.extend(src.iter().map(|&b| FieldValue::UInt(b as u64))),
+        Kind::U16Le => each!(2, from_le_bytes, u16, UInt, u64),
+        Kind::U16Be => each!(2, from_be_bytes, u16, UInt, u64),
+        Kind::U32Le => each!(4, from_le_bytes, u32, UInt, u64),
+        Kind::U32Be => each!(4, from_be_bytes, u32, UInt, u64),
+        Kind::U64Le => each!(8, from_le_bytes, u64, UInt, u64),
+        Kind::U64Be => each!(8, from_be_bytes, u64, UInt, u64),
+        Kind::S8 => out.extend(src.iter().map(|&b| FieldValue::SInt(b as i8 as i64))),
+        Kind::S16Le => each!(2, from_le_bytes, i16, SInt, i64),
+        Kind::S16Be => each!(2, from_be_bytes, i16, SInt, i64),
+        Kind::S32Le => each!(4, from_le_bytes, i32, SInt, i64),
+        Kind::S32Be => each!(4, from_be_bytes, i32, SInt, i64),
+        Kind::S64Le => each!(8, from_le_bytes, i64, SInt, i64),
+        Kind::S64Be => each!(8, from_be_bytes, i64, SInt, i64),
+        _ => return None,
+    }
+    pos += count * bits;
     Some(pos)
 }
 
