@@ -69,12 +69,13 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
 
     // 1. State computation with checkpoints (the LOW-priority pass).
     let t0 = Instant::now();
-    let cps = checkpoint::build(ts.clone(), args.interval);
+    let built = checkpoint::build(ts.clone(), args.interval);
     let state_time = t0.elapsed();
+    let cps = &built.states;
     let events = {
         let mut src = CtfSource::new(ts.clone());
         let last = cps.last().map_or(0, |c| c.rank);
-        checkpoint::seek_rank(&mut src, &cps, last);
+        checkpoint::seek_rank(&mut src, cps, last);
         let mut n = last;
         while traceloom_engine::request::EventSource::current(&src).is_some() {
             traceloom_engine::request::EventSource::advance(&mut src);
@@ -95,14 +96,15 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let dir = std::env::temp_dir().join(format!("traceloom-bench-{}", std::process::id()));
     let fp = checkpoint::fingerprint(&ts);
     let path = checkpoint::cache_path(&dir, fp);
-    checkpoint::store(&path, fp, &cps).map_err(|e| CliError::Bench(e.to_string()))?;
+    checkpoint::store(&path, fp, &built).map_err(|e| CliError::Bench(e.to_string()))?;
     let cache = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let _ = std::fs::remove_dir_all(&dir);
     let ratio = cache as f64 / bytes.max(1) as f64;
     writeln!(
         out,
-        "checkpoint cache: {} checkpoints, {} KB = {:.3}% of the trace (target < 1%) {}",
+        "checkpoint cache: {} checkpoints and {} seek-index marks, {} KB = {:.3}% of the trace (target < 1%) {}",
         cps.len(),
+        built.seek_index.len(),
         cache / 1000,
         ratio * 100.0,
         verdict(ratio < 0.01)
@@ -116,8 +118,10 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
         .time_range_ns()
         .ok_or_else(|| CliError::Bench("empty trace".into()))?;
     let traces = ts.traces().len();
+    let mut source = CtfSource::new(ts.clone());
+    source.set_seek_index(Arc::new(built.seek_index.clone()));
     let mut sched: Scheduler<CtfSource, TracesetState, Delivered> = Scheduler::new(
-        CtfSource::new(ts.clone()),
+        source,
         state::computation(traces),
         SchedulerConfig {
             checkpoint_interval: None,

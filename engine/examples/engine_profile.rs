@@ -50,7 +50,7 @@ fn main() {
     if matches!(what, "state" | "all") {
         let t0 = Instant::now();
         let cps = checkpoint::build(ts.clone(), checkpoint::DEFAULT_INTERVAL);
-        let n = cps.last().map_or(0, |c| c.rank);
+        let n = cps.states.last().map_or(0, |c| c.rank);
         report("state + checkpoints (to last checkpoint)", n, t0);
     }
     if matches!(what, "seek" | "all") {
@@ -66,19 +66,23 @@ fn seeks(ts: &Arc<Traceset>) {
     let (cps, outcome) = checkpoint::load_or_build(ts, &dir, checkpoint::DEFAULT_INTERVAL);
     println!(
         "{} checkpoints ({outcome:?}) in {:.2} s",
-        cps.len(),
+        cps.states.len(),
         t0.elapsed().as_secs_f64()
     );
     let (begin, end) = ts.time_range_ns().expect("events");
+    let mut source = CtfSource::new(ts.clone());
+    if std::env::var_os("NO_SEEK_INDEX").is_none() {
+        source.set_seek_index(Arc::new(cps.seek_index.clone()));
+    }
     let mut sched: Scheduler<CtfSource, TracesetState, Delivered> = Scheduler::new(
-        CtfSource::new(ts.clone()),
+        source,
         state::computation(ts.traces().len()),
         SchedulerConfig {
             checkpoint_interval: None,
             ..SchedulerConfig::default()
         },
     );
-    sched.add_checkpoints(cps.iter().map(|c| (c.position, c.state.clone())));
+    sched.add_checkpoints(cps.states.iter().map(|c| (c.position, c.state.clone())));
     let mut x = 0x5eed_u64;
     for needs_state in [false, true] {
         let before = sched.stats();

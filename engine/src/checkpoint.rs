@@ -7,7 +7,9 @@
 //! every [`DEFAULT_INTERVAL`] events, preferably at the first event of a
 //! packet. Seeking by time then restores the nearest earlier checkpoint and
 //! replays; the event rank of any position is the nearest checkpoint's rank
-//! plus the events in between.
+//! plus the events in between. The same pass builds the traceset's
+//! [`SeekIndex`], stored alongside, which makes every seek land within a
+//! few hundred events of its target in each stream.
 //!
 //! The checkpoints are persisted outside the trace directory, in the XDG
 //! cache (`$XDG_CACHE_HOME/traceloom/` or `~/.cache/traceloom/`), in a file
@@ -29,6 +31,7 @@ use traceloom_hooks::{Flow, HookContext, Priority};
 use crate::request::{
     Budget, EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, Start,
 };
+use crate::seek_index::{self, SeekIndex, SeekIndexBuilder};
 use crate::source::{CtfCurrent, CtfPosition, CtfSource};
 use crate::state::{self, TracesetState};
 
@@ -47,14 +50,35 @@ pub struct Checkpoint {
     pub state: TracesetState,
 }
 
+/// What a checkpoint pass produces, and the cache stores.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoints {
+    /// The state checkpoints, in rank order.
+    pub states: Vec<Checkpoint>,
+    /// The traceset's seek index (give it to [`CtfSource::set_seek_index`]).
+    pub seek_index: SeekIndex,
+}
+
 /// What a checkpoint pass collects (the request's data).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CheckpointBuild {
     interval: u64,
     seen: u64,
     since: u64,
     /// The checkpoints so far, in rank order.
     pub checkpoints: Vec<Checkpoint>,
+    index: SeekIndexBuilder,
+}
+
+impl CheckpointBuild {
+    /// The checkpoints and the seek index (complete once the pass read the
+    /// whole traceset).
+    pub fn finish(self) -> Checkpoints {
+        Checkpoints {
+            states: self.checkpoints,
+            seek_index: self.index.finish(),
+        }
+    }
 }
 
 /// The events request of a checkpoint pass over the whole traceset, every
@@ -65,7 +89,10 @@ pub fn checkpoint_request(
 ) -> EventsRequest<CtfSource, TracesetState, CheckpointBuild> {
     let data = CheckpointBuild {
         interval: interval.max(1),
-        ..CheckpointBuild::default()
+        seen: 0,
+        since: 0,
+        checkpoints: Vec::new(),
+        index: SeekIndexBuilder::new(seek_index::DEFAULT_EVERY),
     };
     let mut req = EventsRequest::new(owner, Start::Time(i64::MIN), data);
     req.priority = Priority::LOW;
@@ -85,6 +112,9 @@ pub fn checkpoint_request(
                 });
                 b.since = 0;
             }
+            if let Some(ev) = ctx.event.event() {
+                b.index.observe(&ev);
+            }
             b.seen += 1;
             b.since += 1;
             Flow::Continue
@@ -94,7 +124,7 @@ pub fn checkpoint_request(
 }
 
 /// Runs a checkpoint pass to the end, in the calling thread.
-pub fn build(traceset: Arc<Traceset>, interval: u64) -> Vec<Checkpoint> {
+pub fn build(traceset: Arc<Traceset>, interval: u64) -> Checkpoints {
     let traces = traceset.traces().len();
     let source = CtfSource::new(traceset);
     let config = SchedulerConfig {
@@ -106,10 +136,10 @@ pub fn build(traceset: Arc<Traceset>, interval: u64) -> Vec<Checkpoint> {
     loop {
         let report = sched.service(Budget::unlimited(), || false);
         if let Some(done) = report.completed.into_iter().next() {
-            return done.data.checkpoints;
+            return done.data.finish();
         }
         if sched.is_idle() {
-            return Vec::new();
+            return Checkpoints::default();
         }
     }
 }
@@ -180,7 +210,8 @@ pub enum CacheError {
 }
 
 const MAGIC: &[u8; 8] = b"TLCKPT\r\n";
-const VERSION: u32 = 1;
+/// 2: the seek index is stored after the checkpoints.
+const VERSION: u32 = 2;
 /// magic, version, fingerprint, payload length, crc32 of the payload.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
 
@@ -226,7 +257,7 @@ pub fn cache_path(dir: &Path, fingerprint: u64) -> PathBuf {
 }
 
 /// Writes `checkpoints` to `path` (atomically: a temporary file renamed).
-pub fn store(path: &Path, fingerprint: u64, checkpoints: &[Checkpoint]) -> Result<(), CacheError> {
+pub fn store(path: &Path, fingerprint: u64, checkpoints: &Checkpoints) -> Result<(), CacheError> {
     let io = |source| CacheError::Io {
         path: path.to_path_buf(),
         source,
@@ -250,7 +281,7 @@ pub fn store(path: &Path, fingerprint: u64, checkpoints: &[Checkpoint]) -> Resul
 }
 
 /// Reads the checkpoints of a traceset with `fingerprint` from `path`.
-pub fn load(path: &Path, fingerprint: u64) -> Result<Vec<Checkpoint>, CacheError> {
+pub fn load(path: &Path, fingerprint: u64) -> Result<Checkpoints, CacheError> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -286,9 +317,10 @@ pub fn load(path: &Path, fingerprint: u64) -> Result<Vec<Checkpoint>, CacheError
     if crc32fast::hash(payload) != u32_at(28) {
         return Err(damaged("checksum mismatch"));
     }
-    let checkpoints: Vec<Checkpoint> =
+    let checkpoints: Checkpoints =
         postcard::from_bytes(payload).map_err(|e| damaged(&e.to_string()))?;
     if checkpoints
+        .states
         .windows(2)
         .any(|w| w[0].rank >= w[1].rank || w[0].position >= w[1].position)
     {
@@ -316,7 +348,7 @@ pub fn load_or_build(
     traceset: &Arc<Traceset>,
     dir: &Path,
     interval: u64,
-) -> (Vec<Checkpoint>, CacheOutcome) {
+) -> (Checkpoints, CacheOutcome) {
     let fp = fingerprint(traceset);
     let path = cache_path(dir, fp);
     match load(&path, fp) {

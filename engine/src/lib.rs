@@ -8,6 +8,7 @@ pub use traceloom_tsdl as tsdl;
 
 pub mod checkpoint;
 pub mod request;
+pub mod seek_index;
 pub mod source;
 pub mod state;
 pub mod subject;

@@ -9,9 +9,14 @@
 //! Positions are the merge order's sort key — time, the stream's tie-break
 //! rank, the stream, the packet and the event's index in it — so they are
 //! small `Copy` values, compare in reading order, and can be saved (in the
-//! checkpoint cache too). Seeking to one seeks by time (binary search of
-//! the packet index) and then steps over the few events that share its
-//! timestamp and sort before it.
+//! checkpoint cache too). Seeking to one seeks by time and then steps over
+//! the few events that share its timestamp and sort before it.
+//!
+//! A time seek uses the packet index (binary search), which leaves every
+//! stream at the start of a packet of possibly tens of thousands of events
+//! to decode before the target; with a [`SeekIndex`]
+//! ([`CtfSource::set_seek_index`]) each stream resumes instead within
+//! [`SeekIndex::every`] events of it.
 //!
 //! Discarded-records messages are not events: they are counted
 //! ([`CtfSource::lost`]) and skipped. A damaged stream ends at the damage;
@@ -23,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use traceloom_ctf::{Cursor, Event, Message, ReadError, Traceset};
 
 use crate::request::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+use crate::seek_index::SeekIndex;
 
 self_cell::self_cell!(
     struct CursorCell {
@@ -69,6 +75,9 @@ pub struct CtfCurrent {
     cell: CursorCell,
     /// Summary of the current event, `None` at the end.
     head: Option<Head>,
+    /// After a seek through the seek index, messages before this time are
+    /// skipped (the ctf reader's own time seek does the same).
+    floor: Option<Time>,
     lost_events: u64,
     lost_packets: u64,
     errors: Vec<ReadError>,
@@ -113,8 +122,15 @@ impl CtfCurrent {
         self.head = None;
         let mut lost = (0, 0);
         let mut errors = Vec::new();
+        let floor = self.floor;
         let head = self.cell.with_dependent_mut(|ts, cursor| loop {
-            match cursor.next()? {
+            let next = cursor.next()?;
+            if let (Some(f), Ok(m)) = (floor, &next) {
+                if m.sort_time_ns().is_some_and(|t| t < f) {
+                    continue;
+                }
+            }
+            match next {
                 Ok(Message::Event(e)) => {
                     let p = e.position();
                     break Some(Head {
@@ -167,6 +183,7 @@ pub struct CtfSource {
     current: CtfCurrent,
     streams: Vec<StreamId>,
     span: Option<(Time, Time)>,
+    seek_index: Option<Arc<SeekIndex>>,
 }
 
 impl std::fmt::Debug for CtfSource {
@@ -188,6 +205,7 @@ impl CtfSource {
         let mut current = CtfCurrent {
             cell: CursorCell::new(traceset, |ts| ts.messages()),
             head: None,
+            floor: None,
             lost_events: 0,
             lost_packets: 0,
             errors: Vec::new(),
@@ -202,7 +220,15 @@ impl CtfSource {
             current,
             streams,
             span,
+            seek_index: None,
         }
+    }
+
+    /// Makes time and position seeks resume each stream at the nearest
+    /// position of `index` (built on this traceset) rather than at a packet
+    /// start. The events read are the same either way.
+    pub fn set_seek_index(&mut self, index: Arc<SeekIndex>) {
+        self.seek_index = Some(index);
     }
 
     /// The traceset.
@@ -223,10 +249,16 @@ impl CtfSource {
 
     fn restart_at(&mut self, time: Option<Time>) {
         let ts = self.traceset().clone();
-        self.current.cell = CursorCell::new(ts, |ts| match time {
-            Some(t) => ts.messages_between(Some(t), None),
-            None => ts.messages(),
+        let index = self.seek_index.as_deref().filter(|i| !i.is_empty());
+        self.current.floor = None;
+        self.current.cell = CursorCell::new(ts, |ts| match (time, index) {
+            (Some(t), Some(index)) => Cursor::from_checkpoint(ts, &index.starts(ts, t)),
+            (Some(t), None) => ts.messages_between(Some(t), None),
+            (None, _) => ts.messages(),
         });
+        if let (Some(t), Some(_)) = (time, index) {
+            self.current.floor = Some(t);
+        }
         self.current.load_head();
     }
 }
