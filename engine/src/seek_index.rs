@@ -106,7 +106,9 @@ impl SeekIndex {
 #[derive(Debug)]
 pub struct SeekIndexBuilder {
     index: SeekIndex,
-    /// Per stream: events seen, and the largest timestamp seen.
+    /// Per stream: events to skip before the next mark (a countdown rather
+    /// than a modulo: this runs for every event), and the largest timestamp
+    /// seen.
     seen: Vec<(u64, i64)>,
 }
 
@@ -129,8 +131,9 @@ impl SeekIndexBuilder {
             self.seen.resize(p.stream + 1, (0, i64::MIN));
             self.index.streams.resize(p.stream + 1, Vec::new());
         }
-        let (count, max) = &mut self.seen[p.stream];
-        if *count % self.index.every == 0 {
+        let (countdown, max) = &mut self.seen[p.stream];
+        if *countdown == 0 {
+            *countdown = self.index.every;
             self.index.streams[p.stream].push(Mark {
                 bound: *max,
                 packet: p.packet as u64,
@@ -139,7 +142,7 @@ impl SeekIndexBuilder {
                 clock: p.clock_cycles,
             });
         }
-        *count += 1;
+        *countdown -= 1;
         if let Some(ns) = event.timestamp_ns() {
             *max = (*max).max(ns);
         }

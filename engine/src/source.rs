@@ -154,6 +154,9 @@ impl CtfCurrent {
         self.lost_events += lost.0;
         self.lost_packets += lost.1;
         // After a seek the same damage is met again; report it once.
+        if errors.is_empty() {
+            return;
+        }
         for e in errors {
             let text = e.to_string();
             if !self.errors.iter().any(|x| x.to_string() == text) {

@@ -3,10 +3,12 @@
 //! See the [module documentation](super) for how the steps of the design
 //! document map onto the functions here.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use traceloom_hooks::{Flow, HookContext, HookHandle, Priority};
+
+use crate::class_map::FastMap;
 
 use super::request::{
     Boundary, BoundaryHooks, EventsRequest, OwnerId, PositionOf, RequestId, Start,
@@ -181,7 +183,8 @@ enum HookRef {
 /// (the document's "events hooks added / removed").
 #[derive(Default)]
 struct Plan {
-    per_id: HashMap<u64, Vec<HookRef>>,
+    // Looked up for every event read: a cheap hash.
+    per_id: FastMap<u64, Vec<HookRef>>,
 }
 
 struct Slot<Src: EventSource, S, D> {
@@ -722,7 +725,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             cursor.prior_bound = time.checked_add(1);
             cursor.last_read = Some(position);
             cursor.position = source.position();
-            if run_state {
+            if run_state && config.checkpoint_interval.is_some() {
                 maybe_checkpoint(config, checkpoints, since_checkpoint, cursor, state);
             }
             if over {
