@@ -69,8 +69,10 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
 
     // 1. State computation with checkpoints (the LOW-priority pass).
     let t0 = Instant::now();
-    let built = checkpoint::build(ts.clone(), args.interval);
+    let mut built = checkpoint::build(ts.clone(), args.interval);
     let state_time = t0.elapsed();
+    // What `load_or_build` stores: thinned to the cache budget if needed.
+    checkpoint::fit_to_budget(&mut built, (bytes as f64 * checkpoint::CACHE_BUDGET) as u64);
     let cps = &built.states;
     let events = {
         let mut src = CtfSource::new(ts.clone());
@@ -102,8 +104,9 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let ratio = cache as f64 / bytes.max(1) as f64;
     writeln!(
         out,
-        "checkpoint cache: {} checkpoints and {} seek-index marks, {} KB = {:.3}% of the trace (target < 1%) {}",
+        "checkpoint cache: {} checkpoints (one per {} events) and {} seek-index marks, {} KB = {:.3}% of the trace (target < 1%) {}",
         cps.len(),
+        events / cps.len().max(1) as u64,
         built.seek_index.len(),
         cache / 1000,
         ratio * 100.0,

@@ -4,12 +4,17 @@
 //! A checkpoint pass is an ordinary events request (LOW priority, so it
 //! runs in the background behind what the user looks at) whose hook, at
 //! HIGH hook priority, sees the state *before* each event and keeps a copy
-//! every [`DEFAULT_INTERVAL`] events, preferably at the first event of a
-//! packet. Seeking by time then restores the nearest earlier checkpoint and
-//! replays; the event rank of any position is the nearest checkpoint's rank
-//! plus the events in between. The same pass builds the traceset's
-//! [`SeekIndex`], stored alongside, which makes every seek land within a
-//! few hundred events of its target in each stream.
+//! every [`DEFAULT_INTERVAL`] events. Seeking by time then restores the
+//! nearest earlier checkpoint and replays; the event rank of any position is
+//! the nearest checkpoint's rank plus the events in between. The same pass
+//! builds the traceset's [`SeekIndex`], stored alongside, which makes every
+//! seek — to a checkpoint too — land within a few hundred events of its
+//! target in each stream, so checkpoints need not sit at packet starts.
+//!
+//! Denser checkpoints mean shorter replays but a bigger cache:
+//! [`load_or_build`] keeps the cache within [`CACHE_BUDGET`] of the trace
+//! size by dropping every other checkpoint as long as it does not fit
+//! ([`fit_to_budget`]).
 //!
 //! The checkpoints are persisted outside the trace directory, in the XDG
 //! cache (`$XDG_CACHE_HOME/traceloom/` or `~/.cache/traceloom/`), in a file
@@ -36,7 +41,11 @@ use crate::source::{CtfCurrent, CtfPosition, CtfSource};
 use crate::state::{self, TracesetState};
 
 /// Events between two checkpoints, by default.
-pub const DEFAULT_INTERVAL: u64 = 50_000;
+pub const DEFAULT_INTERVAL: u64 = 10_000;
+
+/// The largest cache [`load_or_build`] writes, as a fraction of the trace
+/// size (the traceset-engine issue asks for less than 1 %).
+pub const CACHE_BUDGET: f64 = 0.008;
 
 /// One checkpoint: the state before the event at `position`, which is the
 /// `rank`-th event (from 0) of the traceset.
@@ -82,7 +91,7 @@ impl CheckpointBuild {
 }
 
 /// The events request of a checkpoint pass over the whole traceset, every
-/// `interval` events (and at a packet start within the next `interval`).
+/// `interval` events.
 pub fn checkpoint_request(
     owner: OwnerId,
     interval: u64,
@@ -101,9 +110,7 @@ pub fn checkpoint_request(
         |ctx: &mut HookContext<'_, CtfCurrent, CtfPosition, TracesetState, CheckpointBuild>| {
             let b = &mut *ctx.data;
             // The first event always gets one: seeking anywhere has a start.
-            let due = b.seen == 0
-                || (b.since >= b.interval
-                    && (ctx.position.event_index == 0 || b.since >= 2 * b.interval));
+            let due = b.seen == 0 || b.since >= b.interval;
             if due {
                 b.checkpoints.push(Checkpoint {
                     rank: b.seen,
@@ -141,6 +148,34 @@ pub fn build(traceset: Arc<Traceset>, interval: u64) -> Checkpoints {
         if sched.is_idle() {
             return Checkpoints::default();
         }
+    }
+}
+
+/// Drops every other checkpoint (keeping the first) until `checkpoints`
+/// encode in at most `max_bytes`, or one is left; returns whether they
+/// fit. Seeks then replay up to twice as far for each halving.
+pub fn fit_to_budget(checkpoints: &mut Checkpoints, max_bytes: u64) -> bool {
+    let size = |c: &Checkpoint| postcard::to_stdvec(c).map_or(0, |v| v.len() as u64);
+    let index = postcard::to_stdvec(&checkpoints.seek_index).map_or(0, |v| v.len() as u64);
+    let mut sizes: Vec<u64> = checkpoints.states.iter().map(size).collect();
+    loop {
+        let total = index + HEADER_LEN as u64 + sizes.iter().sum::<u64>();
+        if total <= max_bytes {
+            return true;
+        }
+        if checkpoints.states.len() <= 1 {
+            return false;
+        }
+        let mut i = 0;
+        checkpoints.states.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+        let mut i = 0;
+        sizes.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
     }
 }
 
@@ -342,8 +377,8 @@ pub enum CacheOutcome {
 }
 
 /// The checkpoints of `traceset`: from the cache in `dir` when it is valid,
-/// else built (every `interval` events) and stored there. Nothing is ever
-/// written next to the traces.
+/// else built (every `interval` events, thinned to fit [`CACHE_BUDGET`])
+/// and stored there. Nothing is ever written next to the traces.
 pub fn load_or_build(
     traceset: &Arc<Traceset>,
     dir: &Path,
@@ -354,7 +389,9 @@ pub fn load_or_build(
     match load(&path, fp) {
         Ok(c) => (c, CacheOutcome::Loaded),
         Err(e) => {
-            let c = build(traceset.clone(), interval);
+            let mut c = build(traceset.clone(), interval);
+            let budget = traceset.total_bytes() as f64 * CACHE_BUDGET;
+            fit_to_budget(&mut c, budget as u64);
             let stored = store(&path, fp, &c).err();
             let outcome = match e {
                 CacheError::Missing(_) => CacheOutcome::Built(stored),
