@@ -16,7 +16,14 @@
 //! stream at the start of a packet of possibly tens of thousands of events
 //! to decode before the target; with a [`SeekIndex`]
 //! ([`CtfSource::set_seek_index`]) each stream resumes instead within
-//! [`SeekIndex::every`] events of it.
+//! [`SeekIndex::every`] events of it. An indexed *time* seek also starts
+//! reading without decoding threads: most reads after one are short (a
+//! screen of events), and starting threads that decode thousands of events
+//! ahead costs more than it saves; a read that goes on past
+//! [`SHORT_READ_EVENTS`] continues with them. A *position* seek is how the
+//! scheduler resumes a read or restores a checkpoint before replaying the
+//! state: a long read, started with threads right away (switching midway
+//! was measured slower than either).
 //!
 //! Discarded-records messages are not events: they are counted
 //! ([`CtfSource::lost`]) and skipped. A damaged stream ends at the damage;
@@ -181,12 +188,23 @@ impl SourceEvent for CtfCurrent {
     }
 }
 
+/// Events read after an indexed seek before decoding threads are started
+/// (see the module doc).
+pub const SHORT_READ_EVENTS: u64 = 4096;
+
 /// A CTF traceset read as one time-ordered sequence of events.
 pub struct CtfSource {
     current: CtfCurrent,
     streams: Vec<StreamId>,
     span: Option<(Time, Time)>,
+    /// The traceset, with its own number of decoding threads.
+    traceset: Arc<Traceset>,
     seek_index: Option<Arc<SeekIndex>>,
+    /// The same traces without decoding threads, for reads after a seek.
+    unthreaded: Option<Arc<Traceset>>,
+    /// Events still to read on the unthreaded cursor before the read
+    /// continues with threads; `None` when the cursor is threaded.
+    short_read: Option<u64>,
 }
 
 impl std::fmt::Debug for CtfSource {
@@ -201,6 +219,7 @@ impl std::fmt::Debug for CtfSource {
 impl CtfSource {
     /// A source reading `traceset` from its first event.
     pub fn new(traceset: Arc<Traceset>) -> Self {
+        let shared = traceset.clone();
         let streams = traceset
             .streams()
             .map(|s| StreamId::new(s.trace as u32, s.index as u32))
@@ -223,7 +242,10 @@ impl CtfSource {
             current,
             streams,
             span,
+            traceset: shared,
             seek_index: None,
+            unthreaded: None,
+            short_read: None,
         }
     }
 
@@ -232,11 +254,14 @@ impl CtfSource {
     /// start. The events read are the same either way.
     pub fn set_seek_index(&mut self, index: Arc<SeekIndex>) {
         self.seek_index = Some(index);
+        if self.traceset.decode_threads() > 0 {
+            self.unthreaded = Some(Arc::new(self.traceset.with_decode_threads(0)));
+        }
     }
 
     /// The traceset.
     pub fn traceset(&self) -> &Arc<Traceset> {
-        self.current.traceset()
+        &self.traceset
     }
 
     /// Discarded events and lost packets seen so far (in whatever was read,
@@ -250,9 +275,20 @@ impl CtfSource {
         &self.current.errors
     }
 
-    fn restart_at(&mut self, time: Option<Time>) {
-        let ts = self.traceset().clone();
+    /// Restarts reading at the first event at or after `time`; `short`
+    /// when the read is expected to be short (module doc).
+    fn restart_at(&mut self, time: Option<Time>, short: bool) {
         let index = self.seek_index.as_deref().filter(|i| !i.is_empty());
+        let ts = match (&self.unthreaded, time, index) {
+            (Some(u), Some(_), Some(_)) if short => {
+                self.short_read = Some(SHORT_READ_EVENTS);
+                u.clone()
+            }
+            _ => {
+                self.short_read = None;
+                self.traceset.clone()
+            }
+        };
         self.current.floor = None;
         self.current.cell = CursorCell::new(ts, |ts| match (time, index) {
             (Some(t), Some(index)) => Cursor::from_checkpoint(ts, &index.starts(ts, t)),
@@ -271,7 +307,7 @@ impl EventSource for CtfSource {
     type Position = CtfPosition;
 
     fn seek_time(&mut self, time: Time) {
-        self.restart_at(Some(time));
+        self.restart_at(Some(time), true);
     }
 
     fn seek_position(&mut self, position: &CtfPosition) {
@@ -281,7 +317,7 @@ impl EventSource for CtfSource {
             }
             return;
         }
-        self.restart_at(Some(position.time));
+        self.restart_at(Some(position.time), false);
         while let Some(h) = self.current.head {
             if h.position >= *position {
                 break;
@@ -299,9 +335,21 @@ impl EventSource for CtfSource {
     }
 
     fn advance(&mut self) {
-        if self.current.head.is_some() {
-            self.current.load_head();
+        if self.current.head.is_none() {
+            return;
         }
+        if let Some(left) = &mut self.short_read {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                // A long read: go on from here with decoding threads. The
+                // cursor's checkpoint is just past the current event.
+                self.short_read = None;
+                let cp = self.current.cell.borrow_dependent().checkpoint();
+                self.current.cell =
+                    CursorCell::new(self.traceset.clone(), |ts| Cursor::from_checkpoint(ts, &cp));
+            }
+        }
+        self.current.load_head();
     }
 
     fn streams(&self) -> Vec<StreamId> {

@@ -78,6 +78,20 @@ fn seeks_find_the_same_events_with_and_without_the_index() {
                     path.display()
                 );
             }
+            // Long reads after a seek go on with decoding threads: the
+            // switch loses and repeats nothing.
+            let long = traceloom_engine::source::SHORT_READ_EVENTS as usize + 1000;
+            for p in all.iter().step_by(all.len() / 4 + 1) {
+                plain.seek_time(p.time);
+                indexed.seek_time(p.time);
+                assert_eq!(
+                    next_positions(&mut indexed, long),
+                    next_positions(&mut plain, long),
+                    "{}: long read from {}, every {every}",
+                    path.display(),
+                    p.time
+                );
+            }
             for p in all.iter().step_by(step).chain([&CtfPosition::END]) {
                 plain.seek_position(p);
                 indexed.seek_position(p);
