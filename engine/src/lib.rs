@@ -7,7 +7,9 @@ pub use traceloom_paje as paje;
 pub use traceloom_tsdl as tsdl;
 
 pub mod checkpoint;
+pub mod class_map;
 pub mod request;
+pub mod seek_index;
 pub mod source;
 pub mod state;
 pub mod subject;

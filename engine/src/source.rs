@@ -9,9 +9,21 @@
 //! Positions are the merge order's sort key — time, the stream's tie-break
 //! rank, the stream, the packet and the event's index in it — so they are
 //! small `Copy` values, compare in reading order, and can be saved (in the
-//! checkpoint cache too). Seeking to one seeks by time (binary search of
-//! the packet index) and then steps over the few events that share its
-//! timestamp and sort before it.
+//! checkpoint cache too). Seeking to one seeks by time and then steps over
+//! the few events that share its timestamp and sort before it.
+//!
+//! A time seek uses the packet index (binary search), which leaves every
+//! stream at the start of a packet of possibly tens of thousands of events
+//! to decode before the target; with a [`SeekIndex`]
+//! ([`CtfSource::set_seek_index`]) each stream resumes instead within
+//! [`SeekIndex::every`] events of it. An indexed *time* seek also starts
+//! reading without decoding threads: most reads after one are short (a
+//! screen of events), and starting threads that decode thousands of events
+//! ahead costs more than it saves; a read that goes on past
+//! [`SHORT_READ_EVENTS`] continues with them. A *position* seek is how the
+//! scheduler resumes a read or restores a checkpoint before replaying the
+//! state: a long read, started with threads right away (switching midway
+//! was measured slower than either).
 //!
 //! Discarded-records messages are not events: they are counted
 //! ([`CtfSource::lost`]) and skipped. A damaged stream ends at the damage;
@@ -23,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use traceloom_ctf::{Cursor, Event, Message, ReadError, Traceset};
 
 use crate::request::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+use crate::seek_index::SeekIndex;
 
 self_cell::self_cell!(
     struct CursorCell {
@@ -69,6 +82,9 @@ pub struct CtfCurrent {
     cell: CursorCell,
     /// Summary of the current event, `None` at the end.
     head: Option<Head>,
+    /// After a seek through the seek index, messages before this time are
+    /// skipped (the ctf reader's own time seek does the same).
+    floor: Option<Time>,
     lost_events: u64,
     lost_packets: u64,
     errors: Vec<ReadError>,
@@ -113,8 +129,15 @@ impl CtfCurrent {
         self.head = None;
         let mut lost = (0, 0);
         let mut errors = Vec::new();
+        let floor = self.floor;
         let head = self.cell.with_dependent_mut(|ts, cursor| loop {
-            match cursor.next()? {
+            let next = cursor.next()?;
+            if let (Some(f), Ok(m)) = (floor, &next) {
+                if m.sort_time_ns().is_some_and(|t| t < f) {
+                    continue;
+                }
+            }
+            match next {
                 Ok(Message::Event(e)) => {
                     let p = e.position();
                     break Some(Head {
@@ -138,6 +161,9 @@ impl CtfCurrent {
         self.lost_events += lost.0;
         self.lost_packets += lost.1;
         // After a seek the same damage is met again; report it once.
+        if errors.is_empty() {
+            return;
+        }
         for e in errors {
             let text = e.to_string();
             if !self.errors.iter().any(|x| x.to_string() == text) {
@@ -162,11 +188,23 @@ impl SourceEvent for CtfCurrent {
     }
 }
 
+/// Events read after an indexed seek before decoding threads are started
+/// (see the module doc).
+pub const SHORT_READ_EVENTS: u64 = 4096;
+
 /// A CTF traceset read as one time-ordered sequence of events.
 pub struct CtfSource {
     current: CtfCurrent,
     streams: Vec<StreamId>,
     span: Option<(Time, Time)>,
+    /// The traceset, with its own number of decoding threads.
+    traceset: Arc<Traceset>,
+    seek_index: Option<Arc<SeekIndex>>,
+    /// The same traces without decoding threads, for reads after a seek.
+    unthreaded: Option<Arc<Traceset>>,
+    /// Events still to read on the unthreaded cursor before the read
+    /// continues with threads; `None` when the cursor is threaded.
+    short_read: Option<u64>,
 }
 
 impl std::fmt::Debug for CtfSource {
@@ -181,6 +219,7 @@ impl std::fmt::Debug for CtfSource {
 impl CtfSource {
     /// A source reading `traceset` from its first event.
     pub fn new(traceset: Arc<Traceset>) -> Self {
+        let shared = traceset.clone();
         let streams = traceset
             .streams()
             .map(|s| StreamId::new(s.trace as u32, s.index as u32))
@@ -188,6 +227,7 @@ impl CtfSource {
         let mut current = CtfCurrent {
             cell: CursorCell::new(traceset, |ts| ts.messages()),
             head: None,
+            floor: None,
             lost_events: 0,
             lost_packets: 0,
             errors: Vec::new(),
@@ -202,12 +242,26 @@ impl CtfSource {
             current,
             streams,
             span,
+            traceset: shared,
+            seek_index: None,
+            unthreaded: None,
+            short_read: None,
+        }
+    }
+
+    /// Makes time and position seeks resume each stream at the nearest
+    /// position of `index` (built on this traceset) rather than at a packet
+    /// start. The events read are the same either way.
+    pub fn set_seek_index(&mut self, index: Arc<SeekIndex>) {
+        self.seek_index = Some(index);
+        if self.traceset.decode_threads() > 0 {
+            self.unthreaded = Some(Arc::new(self.traceset.with_decode_threads(0)));
         }
     }
 
     /// The traceset.
     pub fn traceset(&self) -> &Arc<Traceset> {
-        self.current.traceset()
+        &self.traceset
     }
 
     /// Discarded events and lost packets seen so far (in whatever was read,
@@ -221,12 +275,29 @@ impl CtfSource {
         &self.current.errors
     }
 
-    fn restart_at(&mut self, time: Option<Time>) {
-        let ts = self.traceset().clone();
-        self.current.cell = CursorCell::new(ts, |ts| match time {
-            Some(t) => ts.messages_between(Some(t), None),
-            None => ts.messages(),
+    /// Restarts reading at the first event at or after `time`; `short`
+    /// when the read is expected to be short (module doc).
+    fn restart_at(&mut self, time: Option<Time>, short: bool) {
+        let index = self.seek_index.as_deref().filter(|i| !i.is_empty());
+        let ts = match (&self.unthreaded, time, index) {
+            (Some(u), Some(_), Some(_)) if short => {
+                self.short_read = Some(SHORT_READ_EVENTS);
+                u.clone()
+            }
+            _ => {
+                self.short_read = None;
+                self.traceset.clone()
+            }
+        };
+        self.current.floor = None;
+        self.current.cell = CursorCell::new(ts, |ts| match (time, index) {
+            (Some(t), Some(index)) => Cursor::from_checkpoint(ts, &index.starts(ts, t)),
+            (Some(t), None) => ts.messages_between(Some(t), None),
+            (None, _) => ts.messages(),
         });
+        if let (Some(t), Some(_)) = (time, index) {
+            self.current.floor = Some(t);
+        }
         self.current.load_head();
     }
 }
@@ -236,7 +307,7 @@ impl EventSource for CtfSource {
     type Position = CtfPosition;
 
     fn seek_time(&mut self, time: Time) {
-        self.restart_at(Some(time));
+        self.restart_at(Some(time), true);
     }
 
     fn seek_position(&mut self, position: &CtfPosition) {
@@ -246,7 +317,7 @@ impl EventSource for CtfSource {
             }
             return;
         }
-        self.restart_at(Some(position.time));
+        self.restart_at(Some(position.time), false);
         while let Some(h) = self.current.head {
             if h.position >= *position {
                 break;
@@ -264,9 +335,21 @@ impl EventSource for CtfSource {
     }
 
     fn advance(&mut self) {
-        if self.current.head.is_some() {
-            self.current.load_head();
+        if self.current.head.is_none() {
+            return;
         }
+        if let Some(left) = &mut self.short_read {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                // A long read: go on from here with decoding threads. The
+                // cursor's checkpoint is just past the current event.
+                self.short_read = None;
+                let cp = self.current.cell.borrow_dependent().checkpoint();
+                self.current.cell =
+                    CursorCell::new(self.traceset.clone(), |ts| Cursor::from_checkpoint(ts, &cp));
+            }
+        }
+        self.current.load_head();
     }
 
     fn streams(&self) -> Vec<StreamId> {

@@ -33,7 +33,7 @@ fn kernel_traces() -> Vec<PathBuf> {
 fn state_at_every_checkpoint_equals_a_replay_from_the_start() {
     for path in kernel_traces() {
         let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
-        let cps = checkpoint::build(ts.clone(), 997);
+        let cps = checkpoint::build(ts.clone(), 997).states;
         assert!(
             cps.len() > 3,
             "{}: {} checkpoints",
@@ -83,7 +83,7 @@ fn state_at_every_checkpoint_equals_a_replay_from_the_start() {
 fn ranks_and_rank_seeks_agree_with_counting() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel");
     let ts = Arc::new(Traceset::open(&[path]).unwrap());
-    let cps = checkpoint::build(ts.clone(), 5000);
+    let cps = checkpoint::build(ts.clone(), 5000).states;
     let mut src = CtfSource::new(ts.clone());
     let mut positions = Vec::new();
     while src.current().is_some() {

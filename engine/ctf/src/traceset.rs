@@ -256,6 +256,17 @@ impl Traceset {
     pub fn decode_threads(&self) -> usize {
         self.threads
     }
+
+    /// Another handle on the same opened traces (nothing is re-read or
+    /// copied) whose cursors use `threads` decoding threads: e.g. none for
+    /// short reads after a seek, where starting threads costs more than
+    /// they save.
+    pub fn with_decode_threads(&self, threads: usize) -> Traceset {
+        Traceset {
+            data: Arc::clone(&self.data),
+            threads,
+        }
+    }
 }
 
 impl TracesetData {

@@ -135,6 +135,14 @@
 //! gives what a fresh read from the beginning gives. Without state hooks the
 //! state never changes and seeks cost nothing more than the source's seek.
 //!
+//! Requests that do not read the state
+//! ([`EventsRequest::needs_state`] `false`, e.g. an event list) skip all
+//! that: when step 1 chooses only such requests, it seeks with the source's
+//! own seek and the state becomes unknown; state hooks are not run and no
+//! checkpoint is taken while it is; requests that need the state neither
+//! join such a read nor cut its chunks, and the next step 1 choosing one of
+//! them recovers the state as above.
+//!
 //! # Driving it
 //!
 //! ```

@@ -97,6 +97,18 @@ pub struct EventsRequest<Src: EventSource, S, D> {
     pub end_position: Option<PositionOf<Src>>,
     /// Only events it accepts are delivered and counted.
     pub filter: Option<EventFilter<Src>>,
+    /// Whether the request's hooks and filter read the traceset state
+    /// (`ctx.state`). `true` by default, as in LTTV where every request
+    /// sees the state.
+    ///
+    /// A request that does not (an event list without a state-based
+    /// filter) sets it to `false`: the scheduler then seeks straight to
+    /// its start through the packet index instead of restoring a
+    /// checkpoint and replaying the state hooks up to it, and does not run
+    /// the state hooks while only such requests are being read. Its hooks
+    /// still receive a `ctx.state`, but it is then the state of some
+    /// earlier point of the read, not of the event: it must not be used.
+    pub needs_state: bool,
     /// Called once when servicing begins.
     pub before_traceset: BoundaryHooks<Src, S, D>,
     /// Called once per trace when servicing begins.
@@ -141,6 +153,7 @@ impl<Src: EventSource, S, D> EventsRequest<Src, S, D> {
             num_events: None,
             end_position: None,
             filter: None,
+            needs_state: true,
             before_traceset: Hooks::new(),
             before_trace: Hooks::new(),
             before_tracefile: Hooks::new(),
@@ -195,6 +208,7 @@ impl<Src: EventSource, S, D> fmt::Debug for EventsRequest<Src, S, D> {
             .field("num_events", &self.num_events)
             .field("end_position", &self.end_position)
             .field("filter", &self.filter.is_some())
+            .field("needs_state", &self.needs_state)
             .field("event_hooks", &self.event.len())
             .field("event_by_id_hooks", &self.event_by_id.len())
             .field("servicing", &self.servicing)

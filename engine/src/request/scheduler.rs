@@ -3,10 +3,12 @@
 //! See the [module documentation](super) for how the steps of the design
 //! document map onto the functions here.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use traceloom_hooks::{Flow, HookContext, HookHandle, Priority};
+
+use crate::class_map::FastMap;
 
 use super::request::{
     Boundary, BoundaryHooks, EventsRequest, OwnerId, PositionOf, RequestId, Start,
@@ -181,7 +183,8 @@ enum HookRef {
 /// (the document's "events hooks added / removed").
 #[derive(Default)]
 struct Plan {
-    per_id: HashMap<u64, Vec<HookRef>>,
+    // Looked up for every event read: a cheap hash.
+    per_id: FastMap<u64, Vec<HookRef>>,
 }
 
 struct Slot<Src: EventSource, S, D> {
@@ -532,12 +535,20 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             .map(|(id, _)| *id)
             .collect();
         // 1.2: seek only if the read is not already there (and the state
-        // is right); a position with a saved state is restored, not replayed.
+        // is right, for requests that read it); a position with a saved
+        // state is restored, not replayed. When none of the chosen requests
+        // reads the state, the seek goes straight to the target: replaying
+        // the state up to there would be wasted.
         let here = match &target {
             Target::Time(t) => self.joinable_time(*t),
             Target::Position(p) => *p == self.cursor.position,
         };
-        if !(here && self.state_ok()) {
+        let needs_state = chosen.iter().any(|id| self.list_out[id].needs_state);
+        if !needs_state {
+            if !here {
+                self.seek_without_state(target);
+            }
+        } else if !(here && self.state_ok()) {
             self.seek_with_state(target);
         }
         chosen
@@ -550,7 +561,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         let ids: Vec<RequestId> = self
             .list_out
             .iter()
-            .filter(|(id, r)| chosen.contains(id) || self.joinable(&r.start))
+            .filter(|(id, r)| chosen.contains(id) || self.can_join(r))
             .map(|(id, _)| *id)
             .collect();
         if ids.is_empty() {
@@ -577,23 +588,27 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         let cur_time = self.source.current().map(|e| e.time());
         let cur_pos = &self.cursor.position;
         let reqs = self.list_in.iter().map(|s| &s.req);
+        // Requests reading the state cannot join a read without it: their
+        // starts do not cut the chunk.
+        let state_ok = self.state_ok();
+        let waiting = || {
+            self.list_out
+                .values()
+                .filter(|r| state_ok || !r.needs_state)
+        };
         Criteria {
             end_time: reqs.clone().filter_map(|r| r.end_time).min(),
             end_position: reqs.filter_map(|r| r.end_position.clone()).min(),
             // Starts already behind are for lower-priority requests that will
             // need a seek (3.1.2's footnote); starts at the current position
             // were joined by step 2. Only starts ahead matter.
-            next_start_time: self
-                .list_out
-                .values()
+            next_start_time: waiting()
                 .filter_map(|r| match r.start {
                     Start::Time(t) if cur_time.is_some_and(|c| t > c) => Some(t),
                     _ => None,
                 })
                 .min(),
-            next_start_position: self
-                .list_out
-                .values()
+            next_start_position: waiting()
                 .filter_map(|r| match &r.start {
                     Start::Position(p) if p > cur_pos => Some(p.clone()),
                     _ => None,
@@ -608,7 +623,13 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// every request of list_in in one merged priority order. Returns the
     /// number of events read.
     fn step4_read(&mut self, criteria: &Criteria<PositionOf<Src>>) -> u64 {
-        debug_assert!(self.state_ok(), "reading with a stale state");
+        debug_assert!(
+            self.state_ok() || self.list_in.iter().all(|s| !s.req.needs_state),
+            "reading with a stale state for a request that needs it"
+        );
+        // Without a valid state (after a seek for requests that do not read
+        // it), the state hooks are not run: they would only compute garbage.
+        let run_state = self.stateful && self.cursor.state_valid;
         let Scheduler {
             source,
             state,
@@ -619,7 +640,6 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             cursor,
             checkpoints,
             since_checkpoint,
-            stateful,
             config,
             stats,
             ..
@@ -658,6 +678,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             let order = plan.order(class, state_hooks, state_hooks_by_id, list_in);
             for hook in order {
                 match *hook {
+                    HookRef::State { .. } if !run_state => {}
                     HookRef::State { by_id, index } => {
                         let list = if by_id {
                             state_hooks_by_id.get_mut(class).expect("planned")
@@ -704,7 +725,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             cursor.prior_bound = time.checked_add(1);
             cursor.last_read = Some(position);
             cursor.position = source.position();
-            if *stateful {
+            if run_state && config.checkpoint_interval.is_some() {
                 maybe_checkpoint(config, checkpoints, since_checkpoint, cursor, state);
             }
             if over {
@@ -762,7 +783,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         let waiting = self
             .list_out
             .values()
-            .filter(|r| !self.joinable(&r.start))
+            .filter(|r| !self.can_join(r))
             .map(|r| r.priority)
             .min();
         if let Some(w) = waiting {
@@ -835,6 +856,12 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         !self.stateful || self.cursor.state_valid
     }
 
+    /// Whether `request` can join the read here: at its start, and with
+    /// the state it needs.
+    fn can_join(&self, request: &EventsRequest<Src, S, D>) -> bool {
+        self.joinable(&request.start) && (!request.needs_state || self.state_ok())
+    }
+
     /// Whether a request starting at `start` can join at the current
     /// position without missing or repeating an event.
     fn joinable(&self, start: &Start<PositionOf<Src>>) -> bool {
@@ -858,10 +885,37 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         before_ok && here_ok
     }
 
+    /// Seeks to `target` for requests that do not read the state: the
+    /// source's own seek (packet index), no replay. The state is no longer
+    /// the state at the cursor (unless there are no state hooks).
+    fn seek_without_state(&mut self, target: Target<PositionOf<Src>>) {
+        self.stats.seeks += 1;
+        let prior_bound = match &target {
+            Target::Time(t) => {
+                self.source.seek_time(*t);
+                Some(*t)
+            }
+            Target::Position(p) => {
+                self.source.seek_position(p);
+                None
+            }
+        };
+        self.cursor = Cursor {
+            position: self.source.position(),
+            prior_bound,
+            last_read: None,
+            state_valid: !self.stateful,
+        };
+    }
+
     /// Seeks to `target` and brings the state there: from the nearest
     /// snapshot at or before the target (current state, saved states,
     /// checkpoints, initial state), replaying the state hooks only.
     fn seek_with_state(&mut self, target: Target<PositionOf<Src>>) {
+        if !self.stateful {
+            // The state never changes: any seek keeps it right.
+            return self.seek_without_state(target);
+        }
         self.stats.seeks += 1;
         let mut bound = match &target {
             Target::Time(t) => {
@@ -874,15 +928,6 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             }
         };
         let target_pos = self.source.position();
-        if !self.stateful {
-            self.cursor = Cursor {
-                position: target_pos,
-                prior_bound: bound,
-                last_read: None,
-                state_valid: true,
-            };
-            return;
-        }
         // Candidate snapshots at or before the target; the latest wins and
         // the current state wins ties (nothing to clone).
         enum From {

@@ -764,6 +764,52 @@ fn checkpoints_bound_replay() {
     assert_eq!(done[0].data.pre[0], tally_of(s.source(), 513));
 }
 
+/// A request that does not read the state is sought to directly: no
+/// replay, no state hooks run; a request that needs the state afterwards
+/// still gets the state of a fresh read, and checkpoints stay right.
+#[test]
+fn requests_without_state_seek_without_replay() {
+    let mut s: Sched = Scheduler::new(
+        linear(1000),
+        tally_state(),
+        SchedulerConfig {
+            chunk_events: 100,
+            checkpoint_interval: Some(50),
+        },
+    );
+    let mut list = recorder(Start::Time(5_125), Priority::DEFAULT);
+    list.needs_state = false;
+    list.num_events = Some(300);
+    s.add(list);
+    let done = run_all(&mut s);
+    assert_eq!(done[0].data.events, range(513, 813));
+    assert_eq!(s.stats().replayed_events, 0);
+    assert_eq!(s.stats().state_restores, 0);
+    // Reading without the state takes no checkpoint.
+    assert_eq!(s.checkpoint_count(), 0);
+    // A stateful request riding along a stateless read cannot join it; it
+    // is serviced with its own, replayed state.
+    let mut list = recorder(Start::Time(2_000), Priority::HIGH);
+    list.needs_state = false;
+    list.num_events = Some(50);
+    s.add(list);
+    let mut stateful = recorder(Start::Time(2_100), Priority::DEFAULT);
+    stateful.num_events = Some(20);
+    s.add(stateful);
+    let done = run_all(&mut s);
+    assert_eq!(done[0].data.events, range(200, 250));
+    assert_eq!(done[1].data.events, range(210, 230));
+    for (i, p) in done[1].data.events.iter().enumerate() {
+        assert_eq!(done[1].data.pre[i], tally_of(s.source(), *p as usize));
+        assert_eq!(done[1].data.post[i], tally_of(s.source(), *p as usize + 1));
+    }
+    assert!(s.stats().replayed_events >= 210);
+    for (p, st) in s.checkpoints() {
+        let n = s.source().events().partition_point(|(q, _)| q < p);
+        assert_eq!(*st, tally_of(s.source(), n));
+    }
+}
+
 #[test]
 fn moving_the_source_behind_the_schedulers_back_is_detected() {
     let mut s = sched(linear(40), true);

@@ -8,12 +8,13 @@
 //! the layout before them is fixed), so applying an event costs a lookup and
 //! a few array reads.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use traceloom_ctf::event::{fixed_span, FieldRef};
 use traceloom_ctf::tsdl::ir::{EnvValue, FieldType, Scope};
 use traceloom_ctf::{Event, FieldValue};
+
+use crate::class_map::FastMap;
 
 use super::{ExecMode, ModeFrame, ThreadKey, ThreadStatus, TraceState, TracesetState};
 
@@ -162,10 +163,12 @@ fn read_str(event: &Event<'_>, scope: Scope, slot: Slot) -> Option<Arc<str>> {
 /// serves one traceset.
 #[derive(Debug, Default)]
 pub struct Handlers {
-    // Keyed by (trace index, stream class id, event class id); `last` saves
-    // the hash lookup for runs of events of one class.
-    classes: HashMap<(usize, u64, u64), Compiled>,
-    last: Option<((usize, u64, u64), Compiled)>,
+    // Index in `compiled` by (trace index, stream class id, event class
+    // id); `last` saves the lookup for runs of events of one class. A
+    // `Compiled` is some 200 bytes: it is never copied per event.
+    classes: FastMap<(usize, u64, u64), usize>,
+    compiled: Vec<Compiled>,
+    last: Option<((usize, u64, u64), usize)>,
 }
 
 impl Handlers {
@@ -202,26 +205,28 @@ impl Handlers {
 
     pub(super) fn apply(&mut self, state: &mut TracesetState, event: &Event<'_>) {
         let key = (event.trace().index, event.stream_class().id, event.id());
-        let compiled = match self.last {
-            Some((k, c)) if k == key => c,
+        let index = match self.last {
+            Some((k, i)) if k == key => i,
             _ => {
-                let c = *self
-                    .classes
-                    .entry(key)
-                    .or_insert_with(|| Self::compile(event));
-                self.last = Some((key, c));
-                c
+                let compiled = &mut self.compiled;
+                let i = *self.classes.entry(key).or_insert_with(|| {
+                    compiled.push(Self::compile(event));
+                    compiled.len() - 1
+                });
+                self.last = Some((key, i));
+                i
             }
         };
+        let compiled = &self.compiled[index];
         let time = event.timestamp_ns().unwrap_or(0);
         let trace = state.trace_mut(event.trace().index);
         trace.time = time;
         let cpu = event.cpu_id().unwrap_or(0).min(u32::MAX as u64) as u32;
-        if let Some(ust) = compiled.ust {
-            apply_ust(trace, event, &ust, cpu, time);
+        if let Some(ust) = &compiled.ust {
+            apply_ust(trace, event, ust, cpu, time);
         }
         if compiled.kind != Kind::Ignore {
-            apply_kernel(trace, event, &compiled, cpu, time);
+            apply_kernel(trace, event, compiled, cpu, time);
         }
     }
 }

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use traceloom_ctf::Event;
 use traceloom_hooks::{Flow, HookContext, Priority};
 
+use crate::class_map::FastMap;
 use crate::request::StateComputation;
 use crate::source::{CtfCurrent, CtfPosition, CtfSource};
 
@@ -237,8 +238,9 @@ pub struct Line {
 /// The state of one trace (one traced system).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceState {
-    /// Threads by key; dead ones are removed.
-    pub threads: BTreeMap<ThreadKey, Thread>,
+    /// Threads by key; dead ones are removed. A hash map, not a sorted
+    /// one: most events look their thread up, and the order is not needed.
+    pub threads: FastMap<ThreadKey, Thread>,
     /// CPUs by number (grown on demand).
     pub cpus: Vec<Cpu>,
     /// IRQ lines by number.
