@@ -9,6 +9,7 @@ pub mod app;
 pub mod config;
 pub mod models;
 pub mod screenshot;
+pub mod stalls;
 pub mod tab;
 pub mod views;
 

@@ -320,7 +320,9 @@ impl TabModels {
                 .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
             {
                 if let Some(c) = session.peek::<KernelCollector>(id) {
-                    self.data = Some(Arc::new(c.snapshot()));
+                    self.data = Some(Arc::new(crate::stalls::time("poll:snapshot", || {
+                        c.snapshot()
+                    })));
                     self.last_snapshot = Some(Instant::now());
                     new_data = true;
                 }
@@ -328,10 +330,12 @@ impl TabModels {
         }
         if new_data {
             if let Some(d) = &self.data {
-                self.graphs = Some(Arc::new((
-                    ControlFlowModel::new(d.clone()),
-                    ResourcesModel::new(d.clone()),
-                )));
+                self.graphs = Some(crate::stalls::time("poll:graph-models", || {
+                    Arc::new((
+                        ControlFlowModel::new(d.clone()),
+                        ResourcesModel::new(d.clone()),
+                    ))
+                }));
                 self.generation += 1;
             }
             self.rendered = None;
@@ -409,7 +413,9 @@ impl TabModels {
                     ""
                 };
                 u.statistics = Some((
-                    Arc::new(d.stats.render()),
+                    Arc::new(crate::stalls::time("poll:stats-render", || {
+                        d.stats.render()
+                    })),
                     format!("Statistics of the whole trace{partial}"),
                 ));
                 // A new snapshot (or the final data) makes them dirty

@@ -26,6 +26,7 @@ use traceloom_viewers::{PresentationConfig, Time, TimeRange};
 
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::models::{Search, TabModels};
+use crate::stalls;
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
 use crate::views::statistics::StatisticsView;
@@ -369,13 +370,14 @@ impl Tab {
         let (status, updates) = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
-            let status = st
-                .session
-                .service(Budget::duration(SERVICE_BUDGET), || ctx.pending());
-            let updates = st.models.poll(&mut st.session);
+            let status = stalls::time("tab:service", || {
+                st.session
+                    .service(Budget::duration(SERVICE_BUDGET), || ctx.pending())
+            });
+            let updates = stalls::time("tab:poll", || st.models.poll(&mut st.session));
             (status, updates)
         };
-        self.apply_updates(updates);
+        stalls::time("tab:apply", || self.apply_updates(updates));
         let busy = status != ServiceStatus::Idle || self.state.borrow().models.rendering();
         self.update_progress(busy);
         busy

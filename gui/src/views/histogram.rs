@@ -84,49 +84,51 @@ impl HistogramView {
     fn connect_draw(&self, nav: NavSink) {
         let state = self.state.clone();
         self.area.set_draw_func(move |_, cr, w, h| {
-            let mut s = state.borrow_mut();
-            let Some(render) = s.render.clone() else {
-                cr.set_source_rgb(1.0, 1.0, 1.0);
-                cr.paint().ok();
-                return;
-            };
-            // The highlight is the tab's window, not the model's.
-            let mut shown = (*render).clone();
-            shown.highlight = s.cursor.window;
-            match draw_histogram(cr, &shown, &s.config, &s.opts, w as f64, h as f64) {
-                Ok(l) => {
-                    let p = l.plot;
-                    if let Some(t) = s.cursor.current {
-                        let x = l.xmap.x(t).round() + 0.5;
-                        if x >= p.x && x <= p.right() {
-                            let c = s.config.current_time.to_f64();
-                            cr.set_source_rgba(c.0, c.1, c.2, c.3);
-                            cr.set_line_width(1.0);
-                            cr.move_to(x, p.y);
-                            cr.line_to(x, p.bottom());
-                            cr.stroke().ok();
+            crate::stalls::time("draw:histogram", || {
+                let mut s = state.borrow_mut();
+                let Some(render) = s.render.clone() else {
+                    cr.set_source_rgb(1.0, 1.0, 1.0);
+                    cr.paint().ok();
+                    return;
+                };
+                // The highlight is the tab's window, not the model's.
+                let mut shown = (*render).clone();
+                shown.highlight = s.cursor.window;
+                match draw_histogram(cr, &shown, &s.config, &s.opts, w as f64, h as f64) {
+                    Ok(l) => {
+                        let p = l.plot;
+                        if let Some(t) = s.cursor.current {
+                            let x = l.xmap.x(t).round() + 0.5;
+                            if x >= p.x && x <= p.right() {
+                                let c = s.config.current_time.to_f64();
+                                cr.set_source_rgba(c.0, c.1, c.2, c.3);
+                                cr.set_line_width(1.0);
+                                cr.move_to(x, p.y);
+                                cr.line_to(x, p.bottom());
+                                cr.stroke().ok();
+                            }
                         }
+                        draw_bookmarks(
+                            cr,
+                            &s.cursor,
+                            |t| l.xmap.x(t),
+                            (p.x, p.right()),
+                            (p.y, p.bottom()),
+                        );
+                        if let Some((a, b)) = s.preview {
+                            cr.set_source_rgba(0.2, 0.4, 0.9, 0.3);
+                            cr.rectangle(a.min(b), p.y, (a - b).abs().max(1.0), p.h);
+                            cr.fill().ok();
+                        }
+                        if render.bins().len().abs_diff((p.w as usize).max(10)) > 1 {
+                            let nav = nav.clone();
+                            glib::idle_add_local_once(move || nav(Nav::Resized));
+                        }
+                        s.layout = Some(l);
                     }
-                    draw_bookmarks(
-                        cr,
-                        &s.cursor,
-                        |t| l.xmap.x(t),
-                        (p.x, p.right()),
-                        (p.y, p.bottom()),
-                    );
-                    if let Some((a, b)) = s.preview {
-                        cr.set_source_rgba(0.2, 0.4, 0.9, 0.3);
-                        cr.rectangle(a.min(b), p.y, (a - b).abs().max(1.0), p.h);
-                        cr.fill().ok();
-                    }
-                    if render.bins().len().abs_diff((p.w as usize).max(10)) > 1 {
-                        let nav = nav.clone();
-                        glib::idle_add_local_once(move || nav(Nav::Resized));
-                    }
-                    s.layout = Some(l);
+                    Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
                 }
-                Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
-            }
+            })
         });
     }
 

@@ -57,30 +57,34 @@ impl StatisticsView {
         }));
         let (s, adj) = (state.clone(), adjustment.clone());
         area.set_draw_func(move |_, cr, w, h| {
-            let mut s = s.borrow_mut();
-            if let Some(r) = &s.render {
-                let total = StatisticsLayout::natural_height(r, &s.opts);
-                adj.configure(
-                    adj.value().min((total - h as f64).max(0.0)),
-                    0.0,
-                    total,
-                    20.0,
-                    h as f64 * 0.9,
-                    h as f64,
-                );
-            }
-            s.opts.scroll_y = adj.value();
-            match &s.render {
-                Some(r) => {
-                    if let Err(e) = draw_statistics(cr, r, &s.config, &s.opts, w as f64, h as f64) {
-                        eprintln!("traceloom: warning: drawing failed: {e}");
+            crate::stalls::time("draw:statistics", || {
+                let mut s = s.borrow_mut();
+                if let Some(r) = &s.render {
+                    let total = StatisticsLayout::natural_height(r, &s.opts);
+                    adj.configure(
+                        adj.value().min((total - h as f64).max(0.0)),
+                        0.0,
+                        total,
+                        20.0,
+                        h as f64 * 0.9,
+                        h as f64,
+                    );
+                }
+                s.opts.scroll_y = adj.value();
+                match &s.render {
+                    Some(r) => {
+                        if let Err(e) =
+                            draw_statistics(cr, r, &s.config, &s.opts, w as f64, h as f64)
+                        {
+                            eprintln!("traceloom: warning: drawing failed: {e}");
+                        }
+                    }
+                    None => {
+                        cr.set_source_rgb(1.0, 1.0, 1.0);
+                        cr.paint().ok();
                     }
                 }
-                None => {
-                    cr.set_source_rgb(1.0, 1.0, 1.0);
-                    cr.paint().ok();
-                }
-            }
+            })
         });
         let a = area.clone();
         adjustment.connect_value_changed(move |_| a.queue_draw());

@@ -139,45 +139,53 @@ impl TimeGraphView {
 
     fn connect_draw(&self, nav: NavSink) {
         let state = self.state.clone();
+        // Stall accounting names the view by its tree column's heading.
+        let source = if self.state.borrow().opts.title.as_deref() == Some("Process") {
+            "draw:control-flow"
+        } else {
+            "draw:resources"
+        };
         self.area.set_draw_func(move |_, cr, w, h| {
-            let mut s = state.borrow_mut();
-            let Some(render) = s.render.clone() else {
-                cr.set_source_rgb(1.0, 1.0, 1.0);
-                cr.paint().ok();
-                cr.set_source_rgb(0.4, 0.4, 0.4);
-                cr.set_font_size(14.0);
-                cr.move_to(20.0, 30.0);
-                cr.show_text(&s.placeholder).ok();
-                s.layout = None;
-                return;
-            };
-            let (w, h) = (w as f64, h as f64);
-            match draw_time_graph(cr, &render, &s.config, &s.opts, w, h) {
-                Ok(layout) => {
-                    let g = layout.graph;
-                    draw_bookmarks(
-                        cr,
-                        &s.cursor,
-                        |t| layout.xmap.x(t),
-                        (g.x, g.right()),
-                        (g.y, g.bottom()),
-                    );
-                    if let Some((a, b)) = s.drag {
-                        let (x0, x1) = (a.min(b).max(g.x), a.max(b).min(g.right()));
-                        cr.set_source_rgba(0.2, 0.4, 0.9, 0.25);
-                        cr.rectangle(x0, g.y, (x1 - x0).max(1.0), g.h);
-                        cr.fill().ok();
+            crate::stalls::time(source, || {
+                let mut s = state.borrow_mut();
+                let Some(render) = s.render.clone() else {
+                    cr.set_source_rgb(1.0, 1.0, 1.0);
+                    cr.paint().ok();
+                    cr.set_source_rgb(0.4, 0.4, 0.4);
+                    cr.set_font_size(14.0);
+                    cr.move_to(20.0, 30.0);
+                    cr.show_text(&s.placeholder).ok();
+                    s.layout = None;
+                    return;
+                };
+                let (w, h) = (w as f64, h as f64);
+                match draw_time_graph(cr, &render, &s.config, &s.opts, w, h) {
+                    Ok(layout) => {
+                        let g = layout.graph;
+                        draw_bookmarks(
+                            cr,
+                            &s.cursor,
+                            |t| layout.xmap.x(t),
+                            (g.x, g.right()),
+                            (g.y, g.bottom()),
+                        );
+                        if let Some((a, b)) = s.drag {
+                            let (x0, x1) = (a.min(b).max(g.x), a.max(b).min(g.right()));
+                            cr.set_source_rgba(0.2, 0.4, 0.9, 0.25);
+                            cr.rectangle(x0, g.y, (x1 - x0).max(1.0), g.h);
+                            cr.fill().ok();
+                        }
+                        // The render was made for another width (first
+                        // draw, resize): ask for one that fits, after drawing.
+                        if render.scale().width.abs_diff(g.w.max(1.0) as u32) > 1 {
+                            let nav = nav.clone();
+                            glib::idle_add_local_once(move || nav(Nav::Resized));
+                        }
+                        s.layout = Some(layout);
                     }
-                    // The render was made for another width (first
-                    // draw, resize): ask for one that fits, after drawing.
-                    if render.scale().width.abs_diff(g.w.max(1.0) as u32) > 1 {
-                        let nav = nav.clone();
-                        glib::idle_add_local_once(move || nav(Nav::Resized));
-                    }
-                    s.layout = Some(layout);
+                    Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
                 }
-                Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
-            }
+            })
         });
     }
 
