@@ -90,6 +90,8 @@ pub struct Tab {
     state: RefCell<TabState>,
     /// Where errors go (the window's info bar).
     report_error: Box<dyn Fn(&str)>,
+    /// Why the saved configuration was ignored, if it was.
+    config_warning: RefCell<Option<String>>,
     me: RefCell<Weak<Tab>>,
     /// Guards against re-entrant cursor pushes (a view reacting to a cursor
     /// update by sending navigation).
@@ -154,9 +156,16 @@ impl Tab {
         let span = TimeRange::new(first, last.max(first + 1));
         let models = TabModels::new(&mut session);
 
-        let saved: TraceConfig = config::config_dir()
-            .and_then(|d| config::load_json(&config::trace_config_path(&d, &paths)))
-            .unwrap_or_default();
+        let (saved, config_warning) = match config::config_dir()
+            .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
+        {
+            Some(Ok(Some(c))) => (c, None),
+            Some(Err(w)) => {
+                eprintln!("traceloom: warning: {w}");
+                (TraceConfig::default(), Some(w))
+            }
+            _ => (TraceConfig::default(), None),
+        };
 
         let tab = Rc::new_cyclic(|me: &Weak<Tab>| {
             let nav: NavSink = {
@@ -177,6 +186,7 @@ impl Tab {
                 me.clone(),
             )
         });
+        *tab.config_warning.borrow_mut() = config_warning;
         *tab.me.borrow_mut() = Rc::downgrade(&tab);
         tab.connect_bars();
 
@@ -512,6 +522,42 @@ impl Tab {
     /// Types `text` in the search bar.
     pub fn set_search(&self, text: &str) {
         self.search_entry.set_text(text);
+    }
+
+    /// Why the traceset's saved configuration was ignored (unreadable or
+    /// corrupted), if it was: the window shows it as a warning.
+    pub fn config_warning(&self) -> Option<String> {
+        self.config_warning.borrow().clone()
+    }
+
+    /// What the time bar shows: window start, window end, current time.
+    pub fn time_bar(&self) -> [String; 3] {
+        [&self.start_entry, &self.end_entry, &self.current_entry].map(|e| e.text().to_string())
+    }
+
+    /// The filter bar's text.
+    pub fn filter_text(&self) -> String {
+        self.filter_entry.text().to_string()
+    }
+
+    /// The bookmarks the drop-down lists (none when it is hidden).
+    pub fn bookmarks_listed(&self) -> Vec<String> {
+        if !self.bookmarks_box.is_visible() {
+            return Vec::new();
+        }
+        (0..self.bookmarks_list.n_items())
+            .filter_map(|i| self.bookmarks_list.string(i))
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// Types `start` and `end` in the time bar's window entries, activating
+    /// each, as the user would.
+    pub fn type_window(&self, start: &str, end: &str) {
+        self.start_entry.set_text(start);
+        self.start_entry.emit_activate();
+        self.end_entry.set_text(end);
+        self.end_entry.emit_activate();
     }
 
     /// Types `text` in the time bar's current-time entry and activates it.
@@ -935,6 +981,7 @@ fn build(
             last_progress: None,
         }),
         report_error,
+        config_warning: RefCell::new(None),
         me: RefCell::new(me),
         pushing: Cell::new(false),
     }

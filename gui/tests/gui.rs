@@ -274,6 +274,285 @@ fn event_list_scrolling(out: &mut Outcome, tab: &Tab, path: &Path) {
     );
 }
 
+/// Every widget under `root` (itself included), depth first.
+fn descendants(root: &gtk::Widget) -> Vec<gtk::Widget> {
+    let mut out = vec![root.clone()];
+    let mut child = root.first_child();
+    while let Some(c) = child {
+        out.extend(descendants(&c));
+        child = c.next_sibling();
+    }
+    out
+}
+
+/// The first widget of type `W` under `root`.
+fn find<W: IsA<gtk::Widget>>(root: &impl IsA<gtk::Widget>) -> Option<W> {
+    descendants(root.upcast_ref())
+        .into_iter()
+        .find_map(|w| w.downcast::<W>().ok())
+}
+
+/// Runs the window until `cond` holds (or 30 s pass).
+fn pump_until(cond: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(30);
+    while !cond() {
+        if Instant::now() > end {
+            return false;
+        }
+        pump(20);
+    }
+    true
+}
+
+/// What the window's info bar shows, when it is revealed: its kind and
+/// text.
+fn info_bar(window: &gtk::Window) -> Option<(gtk::MessageType, String)> {
+    let bar: gtk::InfoBar = find(window)?;
+    if !bar.is_revealed() {
+        return None;
+    }
+    let text = descendants(bar.upcast_ref())
+        .into_iter()
+        .filter_map(|w| w.downcast::<gtk::Label>().ok())
+        .map(|l| l.text().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some((bar.message_type(), text))
+}
+
+/// Clicks the close button on the notebook tab of `tab`.
+fn click_tab_close(window: &gtk::Window, tab: &Tab) -> bool {
+    let Some(notebook) = find::<gtk::Notebook>(window) else {
+        return false;
+    };
+    let Some(label) = notebook.tab_label(&tab.widget) else {
+        return false;
+    };
+    match find::<gtk::Button>(&label) {
+        Some(b) => {
+            b.emit_clicked();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The files directly in `dir`, with their sizes and modification times.
+fn listing(dir: &Path) -> Vec<(String, u64, Option<std::time::SystemTime>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| {
+                    let m = e.metadata().ok();
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        m.as_ref().map_or(0, |m| m.len()),
+                        m.and_then(|m| m.modified().ok()),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Issue 5, acceptance 5: the configuration changed through the widgets
+/// (window typed in the time bar, filter, a bookmark) is saved when the tab
+/// is closed, under the XDG configuration directory and never next to the
+/// trace, and comes back when the trace is reopened from File → Recent
+/// traces, and in a new window opening the last traceset.
+fn config_restored(out: &mut Outcome, path: &Path) {
+    let dir = traceloom_gui::config::config_dir().expect("XDG_CONFIG_HOME is set");
+    let file = traceloom_gui::config::trace_config_path(&dir, &[path.to_path_buf()]);
+    let _ = std::fs::remove_file(&file);
+    let before = listing(path);
+    let controller = App::builder()
+        .launch(AppInit {
+            paths: vec![path.to_path_buf()],
+        })
+        .detach();
+    let window: gtk::Window = controller.widget().clone().upcast();
+    window.set_default_size(1400, 1000);
+    window.present();
+    let tab = controller.model().tabs[0].clone();
+    settle(&tab);
+    let span = tab.span();
+    let (s, e) = (
+        span.start + (span.span() / 5) as i64,
+        span.start + (span.span() / 3) as i64,
+    );
+    let (s_text, e_text) = (tab_time(s), tab_time(e));
+    tab.type_window(&s_text, &e_text);
+    let filter = "event.name == \"sched_switch\"";
+    tab.set_filter(filter);
+    let mark = s + (e - s) / 2;
+    tab.type_current_time(&tab_time(mark));
+    tab.key(gtk::gdk::Key::b);
+    settle(&tab);
+    let shown = (tab.time_bar(), tab.filter_text(), tab.bookmarks_listed());
+    let closed = click_tab_close(&window, &tab);
+    drop(tab);
+    let emptied = pump_until(|| controller.model().tabs.is_empty());
+    let saved = file.is_file();
+
+    // Reopen from the File menu's recent traces.
+    window
+        .activate_action("win.recent", Some(&0u32.to_variant()))
+        .expect("the recent action");
+    let reopened = pump_until(|| controller.model().tabs.len() == 1);
+    let check = |tab: &Tab| -> Result<(), String> {
+        let bar = tab.time_bar();
+        let marks = tab.bookmarks_listed();
+        let rows_filtered = !tab.events.is_empty()
+            && (0..tab.events.len()).all(|i| {
+                tab.events
+                    .row_text(i)
+                    .is_some_and(|t| t.contains("sched_switch"))
+            });
+        let window_ok = tab.cursor().window == Some(TimeRange::new(s, e))
+            && tab.control_flow.options().view_range == Some(TimeRange::new(s, e));
+        if bar[0] == s_text
+            && bar[1] == e_text
+            && window_ok
+            && tab.filter_text() == filter
+            && rows_filtered
+            && marks.len() == 1
+            && marks[0].starts_with("B1 (")
+            && marks == shown.2
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "time bar {bar:?} (want {s_text}, {e_text}), window {:?}, filter {:?}, \
+                 rows filtered {rows_filtered}, bookmarks {marks:?} (shown before {:?})",
+                tab.cursor().window,
+                tab.filter_text(),
+                shown.2
+            ))
+        }
+    };
+    // Bound first: the model's borrow must not last while the window runs.
+    let reopened_tab = controller.model().tabs.first().cloned();
+    let again = match reopened_tab {
+        Some(tab) => {
+            settle(&tab);
+            let r = check(&tab);
+            click_tab_close(&window, &tab);
+            pump_until(|| controller.model().tabs.is_empty());
+            r
+        }
+        None => Err("no tab reopened".into()),
+    };
+    window.close();
+    pump(100);
+
+    // A new window opens the last traceset with its configuration.
+    let last = traceloom_gui::default_traceset();
+    let second = App::builder()
+        .launch(AppInit {
+            paths: last.clone(),
+        })
+        .detach();
+    let window2: gtk::Window = second.widget().clone().upcast();
+    window2.present();
+    let first_tab = second.model().tabs.first().cloned();
+    let new_window = match first_tab {
+        Some(tab) => {
+            settle(&tab);
+            check(&tab)
+        }
+        None => Err(format!("no tab for the last traceset {last:?}")),
+    };
+    window2.close();
+    pump(100);
+    let after = listing(path);
+    out.check(
+        "config_restored_on_reopen",
+        closed
+            && emptied
+            && saved
+            && reopened
+            && shown.1 == filter
+            && again.is_ok()
+            && new_window.is_ok()
+            && file.starts_with(&dir)
+            && before == after,
+        || {
+            format!(
+                "tab closed {closed}/{emptied}, saved {saved} ({}), reopened {reopened}, \
+                 shown before close {shown:?}; from recent: {again:?}; new window: {new_window:?}; \
+                 trace directory unchanged {}",
+                file.display(),
+                before == after
+            )
+        },
+    );
+}
+
+/// Issue 5, acceptance 5: a corrupted configuration file is ignored: the
+/// trace opens with the defaults (whole trace, no filter, no bookmark) and
+/// the window shows a warning naming the file.
+fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
+    let dir = traceloom_gui::config::config_dir().expect("XDG_CONFIG_HOME is set");
+    let file = traceloom_gui::config::trace_config_path(&dir, &[path.to_path_buf()]);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{\"time_window\": [1, \"oops\"], \"filter\": ").unwrap();
+    let controller = App::builder()
+        .launch(AppInit {
+            paths: vec![path.to_path_buf()],
+        })
+        .detach();
+    let window: gtk::Window = controller.widget().clone().upcast();
+    window.present();
+    let tab = controller.model().tabs.first().cloned();
+    let result = match &tab {
+        Some(tab) => {
+            settle(tab);
+            let shown = info_bar(&window);
+            let defaults = tab.cursor().window == Some(tab.span())
+                && tab.filter_text().is_empty()
+                && tab.bookmarks_listed().is_empty()
+                && tab.events.len() >= 5
+                && tab.control_flow.render().is_some();
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let warned = shown.as_ref().is_some_and(|(kind, text)| {
+                *kind == gtk::MessageType::Warning
+                    && text.contains("corrupted")
+                    && text.contains("ignored")
+                    && text.contains(&name)
+            });
+            if defaults && warned {
+                Ok(())
+            } else {
+                Err(format!(
+                    "defaults {defaults} (window {:?} of {:?}, filter {:?}, bookmarks {:?}), info bar {shown:?}",
+                    tab.cursor().window,
+                    tab.span(),
+                    tab.filter_text(),
+                    tab.bookmarks_listed()
+                ))
+            }
+        }
+        None => Err(format!(
+            "the trace did not open; info bar {:?}",
+            info_bar(&window)
+        )),
+    };
+    window.close();
+    pump(100);
+    out.check(
+        "corrupted_config_ignored_with_warning",
+        result.is_ok(),
+        || format!("{result:?}"),
+    );
+}
+
+/// `t` as the time bar writes it.
+fn tab_time(t: Time) -> String {
+    traceloom_gui::tab::format_time(t)
+}
+
 /// Median and worst of `d` (sorted in place).
 fn median_worst(d: &mut [Duration]) -> (Duration, Duration) {
     d.sort();
@@ -484,9 +763,11 @@ impl Outcome {
 }
 
 fn main() {
-    // The configuration must not leak in from (or out to) the user's.
+    // The configuration and the caches must not leak in from (or out to)
+    // the user's.
     let cfg = std::env::temp_dir().join(format!("traceloom-gui-test-{}", std::process::id()));
     std::env::set_var("XDG_CONFIG_HOME", &cfg);
+    std::env::set_var("XDG_CACHE_HOME", cfg.join("cache"));
     // Xvfb has no GPU: GTK's GL renderer would run on Mesa's llvmpipe,
     // rasterizing every frame in software on the same cores as the trace
     // reading, which measures the emulation rather than the window. The
@@ -660,7 +941,12 @@ fn main() {
     window.close();
     pump(100);
 
-    // 7. Latency of the main loop while a large trace is read.
+    // 7. The per-trace configuration comes back; a corrupted one is
+    // ignored with a warning.
+    config_restored(&mut out, &trace_path());
+    corrupted_config_ignored(&mut out, &trace_path());
+
+    // 8. Latency of the main loop while a large trace is read.
     latency_while_reading(&mut out);
 
     let _ = std::fs::remove_dir_all(&cfg);
