@@ -3,7 +3,7 @@
 //! statistics, histogram). The widgets are thin: they draw the render
 //! objects the viewer models (`traceloom_viewers::model`) produce and
 //! forward input as navigation requests; the models' events requests are
-//! serviced on the GTK idle loop.
+//! serviced on each tab's worker thread, off the GTK main loop.
 
 pub mod app;
 pub mod config;
@@ -12,6 +12,7 @@ pub mod screenshot;
 pub mod stalls;
 pub mod tab;
 pub mod views;
+pub mod worker;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

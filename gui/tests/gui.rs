@@ -648,9 +648,11 @@ fn latency_while_reading(out: &mut Outcome) {
     }
     let read = start.elapsed();
     probe.remove();
-    // Let the last renders land, then check the read completed.
-    pump(300);
     let (per_source, stall_list) = stalls::stop();
+    // Let the last renders land (a histogram re-binned for the final axis
+    // width, say), then check the read completed.
+    tab.run_until_idle(Duration::from_secs(60));
+    pump(300);
     let complete = !tab.busy()
         && !tab.statistics.caption().contains("so far")
         && tab.statistics.render().is_some();
@@ -711,8 +713,11 @@ fn latency_while_reading(out: &mut Outcome) {
         complete && d.len() >= 5 && median <= median_max && worst <= worst_max,
         || {
             format!(
-                "complete {complete} after {:.1} s, {} probes, median {median:?}, worst {worst:?}",
+                "complete {complete} after {:.1} s (busy {}, statistics {:?}, {}), {} probes, median {median:?}, worst {worst:?}",
                 read.as_secs_f64(),
+                tab.busy(),
+                tab.statistics.caption(),
+                tab.statistics.render().is_some(),
                 d.len()
             )
         },

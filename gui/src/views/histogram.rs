@@ -25,6 +25,9 @@ struct State {
     drag: Option<(Option<TimeRange>, bool)>,
     /// New-window drag preview (x0, x1).
     preview: Option<(f64, f64)>,
+    /// Bins last asked for through [`Nav::Resized`] (asked once, not at
+    /// every redraw until the new render lands).
+    asked_bins: Option<usize>,
 }
 
 /// The histogram widget.
@@ -49,6 +52,7 @@ impl HistogramView {
             layout: None,
             drag: None,
             preview: None,
+            asked_bins: None,
         }));
         let view = HistogramView { area, state };
         view.connect_draw(nav.clone());
@@ -77,7 +81,12 @@ impl HistogramView {
 
     /// Updates the highlighted window, markers and bookmarks.
     pub fn set_cursor(&self, cursor: &Cursor) {
-        self.state.borrow_mut().cursor = cursor.clone();
+        let mut s = self.state.borrow_mut();
+        if s.cursor == *cursor {
+            return;
+        }
+        s.cursor = cursor.clone();
+        drop(s);
         self.area.queue_draw();
     }
 
@@ -120,7 +129,11 @@ impl HistogramView {
                             cr.rectangle(a.min(b), p.y, (a - b).abs().max(1.0), p.h);
                             cr.fill().ok();
                         }
-                        if render.bins().len().abs_diff((p.w as usize).max(10)) > 1 {
+                        let want = (p.w as usize).max(10);
+                        if render.bins().len().abs_diff(want) > 1
+                            && s.asked_bins.is_none_or(|a| a.abs_diff(want) > 1)
+                        {
+                            s.asked_bins = Some(want);
                             let nav = nav.clone();
                             glib::idle_add_local_once(move || nav(Nav::Resized));
                         }

@@ -36,6 +36,9 @@ struct State {
     drag: Option<(f64, f64)>,
     /// Message shown while there is nothing to draw.
     placeholder: String,
+    /// Graph width last asked for through [`Nav::Resized`]: asked once,
+    /// not at every redraw until the new render lands.
+    asked_width: Option<u32>,
 }
 
 /// A time-graph viewer widget.
@@ -68,6 +71,7 @@ impl TimeGraphView {
             pointer_x: None,
             drag: None,
             placeholder: "Reading the trace…".into(),
+            asked_width: None,
         }));
         let view = TimeGraphView { area, state };
         view.connect_draw(nav.clone());
@@ -98,6 +102,9 @@ impl TimeGraphView {
     /// Updates window, current time, selection and bookmarks.
     pub fn set_cursor(&self, cursor: &Cursor) {
         let mut s = self.state.borrow_mut();
+        if s.cursor == *cursor {
+            return;
+        }
         s.opts.view_range = cursor.window;
         s.opts.current_time = cursor.current;
         s.opts.selection = cursor.selection;
@@ -177,7 +184,11 @@ impl TimeGraphView {
                         }
                         // The render was made for another width (first
                         // draw, resize): ask for one that fits, after drawing.
-                        if render.scale().width.abs_diff(g.w.max(1.0) as u32) > 1 {
+                        let want = g.w.max(1.0) as u32;
+                        if render.scale().width.abs_diff(want) > 1
+                            && s.asked_width.is_none_or(|a| a.abs_diff(want) > 1)
+                        {
+                            s.asked_width = Some(want);
                             let nav = nav.clone();
                             glib::idle_add_local_once(move || nav(Nav::Resized));
                         }
