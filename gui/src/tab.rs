@@ -244,10 +244,14 @@ impl Tab {
     }
 
     /// Whether the worker has requests left, a render under way, or
-    /// commands it has not reported on yet.
+    /// commands it has not reported on yet, or a time graph is being
+    /// painted.
     pub fn busy(&self) -> bool {
         let st = self.state.borrow();
-        st.reported.1 || st.reported.0 < st.worker.sent()
+        st.reported.1
+            || st.reported.0 < st.worker.sent()
+            || self.control_flow.painting()
+            || self.resources.painting()
     }
 
     /// Applies a navigation request from a view or the keyboard.

@@ -30,7 +30,7 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 const RENDER_POLL: Duration = Duration::from_millis(5);
 /// Nice value of the worker thread (and of the decoding and rendering
 /// threads it starts, which inherit it).
-const BACKGROUND_NICE: i32 = 10;
+const BACKGROUND_NICE: i32 = 5;
 
 /// Lowers the calling thread's scheduling priority to [`BACKGROUND_NICE`]:
 /// on a busy machine the main loop must win the CPU over the whole-trace

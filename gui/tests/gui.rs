@@ -49,7 +49,8 @@ fn pump(ms: u64) {
     let ctx = glib::MainContext::default();
     let end = Instant::now() + Duration::from_millis(ms);
     while Instant::now() < end {
-        while ctx.pending() {
+        // Bounded too: a source that is always ready must not hold it.
+        while ctx.pending() && Instant::now() < end {
             ctx.iteration(false);
         }
         std::thread::sleep(Duration::from_millis(5));

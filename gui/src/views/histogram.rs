@@ -62,7 +62,8 @@ impl HistogramView {
 
     /// Shows `render`.
     pub fn set_render(&self, render: Arc<HistogramRender>) {
-        self.state.borrow_mut().render = Some(render);
+        let old = self.state.borrow_mut().render.replace(render);
+        super::drop_later(old);
         self.area.queue_draw();
     }
 
