@@ -206,11 +206,15 @@ impl Component for App {
     type Widgets = AppWidgets;
 
     fn init_root() -> Self::Root {
-        gtk::ApplicationWindow::builder()
+        let window = gtk::ApplicationWindow::builder()
             .title("traceloom")
             .default_width(1400)
             .default_height(1000)
-            .build()
+            .build();
+        if crate::stalls::recording() {
+            crate::stalls::watch_frames(&window);
+        }
+        window
     }
 
     fn init(

@@ -74,7 +74,18 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
     let app = relm4::RelmApp::new("org.traceloom.Traceloom").with_args(Vec::new());
     // Each `traceloom PATH` run opens its own window on its own traces.
     app.allow_multiple_instances(true);
+    let stalls = std::env::var_os("TRACELOOM_GUI_STALLS").is_some_and(|v| v == "1");
+    if stalls {
+        stalls::start();
+    }
     app.run::<app::App>(app::AppInit { paths });
+    if stalls {
+        let (per_source, _) = stalls::stop();
+        eprintln!(
+            "traceloom: main-thread work by source:\n{}",
+            stalls::summary(&per_source)
+        );
+    }
     0
 }
 

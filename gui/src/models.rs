@@ -360,9 +360,7 @@ impl TabModels {
                 .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
             {
                 if let Some(c) = session.peek::<KernelCollector>(id) {
-                    self.data = Some(Arc::new(crate::stalls::time("poll:snapshot", || {
-                        c.snapshot()
-                    })));
+                    self.data = Some(Arc::new(c.snapshot()));
                     self.last_snapshot = Some(Instant::now());
                     new_data = true;
                 }
@@ -370,12 +368,10 @@ impl TabModels {
         }
         if new_data {
             if let Some(d) = &self.data {
-                self.graphs = Some(crate::stalls::time("poll:graph-models", || {
-                    Arc::new((
-                        ControlFlowModel::new(d.clone()),
-                        ResourcesModel::new(d.clone()),
-                    ))
-                }));
+                self.graphs = Some(Arc::new((
+                    ControlFlowModel::new(d.clone()),
+                    ResourcesModel::new(d.clone()),
+                )));
                 self.generation += 1;
             }
             self.rendered = None;
@@ -453,14 +449,12 @@ impl TabModels {
                     ""
                 };
                 u.statistics = Some((
-                    Arc::new(crate::stalls::time("poll:stats-render", || {
-                        d.stats.render()
-                    })),
+                    Arc::new(d.stats.render()),
                     format!("Statistics of the whole trace{partial}"),
                 ));
                 // A new snapshot (or the final data) makes them dirty
-                // again; re-rendering the same data on every idle turn
-                // would cost the main loop tens of ms each time.
+                // again; re-rendering the same data on every poll would
+                // cost tens of ms each time.
                 self.stats_dirty = false;
             }
         }

@@ -2,6 +2,11 @@
 //! (an idle or timeout callback, a view's draw function, a GTK frame)
 //! takes, so a late input event can be blamed on what ran before it.
 //!
+//! Each run is measured in wall time (what input waits) and in the main
+//! thread's CPU time (what the work itself costs, whatever else the machine
+//! runs: on a shared machine the first is inflated by other processes, the
+//! second is not).
+//!
 //! Recording is off until [`start`] (the latency test, or
 //! `TRACELOOM_GUI_STALLS=1` which prints a summary on standard error when
 //! the window closes); when off, [`time`] costs one thread-local read.
@@ -19,6 +24,41 @@ pub struct Stall {
     pub start: Instant,
     /// How long it took.
     pub duration: Duration,
+    /// The main thread's CPU time in it.
+    pub cpu: Duration,
+}
+
+/// A point in time, on the wall clock and on the thread's CPU clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    wall: Instant,
+    cpu: Duration,
+}
+
+impl Mark {
+    /// Now.
+    pub fn now() -> Mark {
+        Mark {
+            wall: Instant::now(),
+            cpu: thread_cpu_time(),
+        }
+    }
+}
+
+/// CPU time the calling thread has used.
+fn thread_cpu_time() -> Duration {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
 }
 
 /// Per-source totals.
@@ -30,6 +70,8 @@ pub struct SourceStats {
     pub total: Duration,
     /// Longest run.
     pub worst: Duration,
+    /// Most CPU time of the main thread in one run.
+    pub worst_cpu: Duration,
     /// Runs longer than [`STALL`].
     pub stalls: u64,
 }
@@ -57,20 +99,25 @@ pub fn recording() -> bool {
     LOG.with(|l| l.borrow().is_some())
 }
 
-/// Records one run of `source` that began at `start` and lasted `duration`.
-pub fn record(source: &'static str, start: Instant, duration: Duration) {
+/// Records one run of `source` that began at `start` and ends now.
+pub fn record(source: &'static str, start: Mark) {
     LOG.with(|l| {
         if let Some(log) = l.borrow_mut().as_mut() {
+            let end = Mark::now();
+            let duration = end.wall - start.wall;
+            let cpu = end.cpu.saturating_sub(start.cpu);
             let s = log.per_source.entry(source).or_default();
             s.runs += 1;
             s.total += duration;
             s.worst = s.worst.max(duration);
+            s.worst_cpu = s.worst_cpu.max(cpu);
             if duration > STALL {
                 s.stalls += 1;
                 log.stalls.push(Stall {
                     source,
-                    start,
+                    start: start.wall,
                     duration,
+                    cpu,
                 });
             }
         }
@@ -82,9 +129,9 @@ pub fn time<R>(source: &'static str, f: impl FnOnce() -> R) -> R {
     if !recording() {
         return f();
     }
-    let start = Instant::now();
+    let start = Mark::now();
     let r = f();
-    record(source, start, start.elapsed());
+    record(source, start);
     r
 }
 
@@ -103,13 +150,15 @@ pub fn stop() -> (BTreeMap<&'static str, SourceStats>, Vec<Stall>) {
 pub fn summary(per_source: &BTreeMap<&'static str, SourceStats>) -> String {
     let mut rows: Vec<_> = per_source.iter().collect();
     rows.sort_by_key(|(_, s)| std::cmp::Reverse(s.worst));
-    let mut out = String::from("source                 runs   total ms  worst ms  >16 ms\n");
+    let mut out =
+        String::from("source                 runs   total ms  worst ms  worst CPU ms  >16 ms\n");
     for (name, s) in rows {
         out.push_str(&format!(
-            "{name:<22} {:>5} {:>10.1} {:>9.1} {:>7}\n",
+            "{name:<22} {:>5} {:>10.1} {:>9.1} {:>13.1} {:>7}\n",
             s.runs,
             s.total.as_secs_f64() * 1e3,
             s.worst.as_secs_f64() * 1e3,
+            s.worst_cpu.as_secs_f64() * 1e3,
             s.stalls
         ));
     }
@@ -128,14 +177,13 @@ pub fn watch_frames(widget: &impl gtk4::prelude::IsA<gtk4::Widget>) {
             return;
         };
         // The phase under way and when it began.
-        let phase = std::rc::Rc::new(std::cell::Cell::new(None::<(&'static str, Instant)>));
-        let next = |p: &std::rc::Rc<std::cell::Cell<Option<(&'static str, Instant)>>>,
-                    following: Option<&'static str>| {
-            let now = Instant::now();
+        type Phase = std::rc::Rc<std::cell::Cell<Option<(&'static str, Mark)>>>;
+        let phase: Phase = Default::default();
+        let next = |p: &Phase, following: Option<&'static str>| {
             if let Some((name, t)) = p.take() {
-                record(name, t, now - t);
+                record(name, t);
             }
-            p.set(following.map(|f| (f, now)));
+            p.set(following.map(|f| (f, Mark::now())));
         };
         let p = phase.clone();
         clock.connect_before_paint(move |_| next(&p, Some("gtk:update")));

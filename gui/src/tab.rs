@@ -339,7 +339,7 @@ impl Tab {
                 // a state change) is dropped; the user can repeat it.
                 return;
             };
-            st.list.list_move(mv)
+            stalls::time("tab:list-move", || st.list.list_move(mv))
         };
         self.events.show(&page.rows, &page.status, page.top);
         if let Some(t) = self.cursor().current {
@@ -361,7 +361,12 @@ impl Tab {
         self.apply_updates(r.updates);
         match r.progress {
             Some((label, fraction)) if r.busy => {
-                self.progress.set_text(Some(&label));
+                // A new text makes GTK lay the window out again: only
+                // when it changed (the percentage moves slowly on a
+                // large trace).
+                if self.progress.text().as_deref() != Some(label.as_str()) {
+                    self.progress.set_text(Some(&label));
+                }
                 self.progress.set_fraction(fraction.clamp(0.0, 1.0));
                 self.progress_box.set_visible(true);
             }

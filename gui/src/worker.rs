@@ -32,11 +32,12 @@ const RENDER_POLL: Duration = Duration::from_millis(5);
 /// threads it starts, which inherit it).
 const BACKGROUND_NICE: i32 = 5;
 
-/// Lowers the calling thread's scheduling priority to [`BACKGROUND_NICE`]:
+/// Lowers the calling thread's scheduling priority to [`BACKGROUND_NICE`]
+/// (the worker, painting and freeing threads):
 /// on a busy machine the main loop must win the CPU over the whole-trace
 /// work, or input waits behind it however little the main loop has to do.
 /// (On Linux, `setpriority` on a thread id applies to that thread only.)
-fn lower_priority() {
+pub fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: plain system calls on the calling thread's own id.
     unsafe {

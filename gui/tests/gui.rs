@@ -12,12 +12,15 @@
 //! megabytes (default [`DEFAULT_LATENCY_MB`], which CI runs in well under a
 //! minute), or reads the trace at `TRACELOOM_GUI_LATENCY_TRACE` (e.g. a
 //! 1 GB generated trace, issue 5's setting); `TRACELOOM_GUI_LATENCY_ONLY=1`
-//! runs it alone. It prints the median and worst delay, the main-thread
-//! work by source (`traceloom_gui::stalls`) and, for the latest probes,
-//! which work ran while they waited. By default it fails when the read
-//! does not complete or the main loop freezes for more than
-//! [`FREEZE_LIMIT`]; with `TRACELOOM_GUI_LATENCY_STRICT=1` it enforces
-//! issue 5's acceptance figures (median ≤ 16 ms, worst ≤ 50 ms).
+//! runs it alone. It prints the median and worst delay, the same less the
+//! main thread's waits for a CPU, the main-thread work by source
+//! (`traceloom_gui::stalls`, wall and CPU time) and, for the latest probes,
+//! which work ran while they waited. It always wants the read complete, a
+//! median delay ≤ 16 ms and no main-thread callback using more than
+//! [`CPU_LIMIT`] of CPU; the worst delay less the main thread's waits for a
+//! CPU (on a shared machine, other processes' turns) must stay under
+//! [`FREEZE_LIMIT`]. With `TRACELOOM_GUI_LATENCY_STRICT=1` (a quiet
+//! machine) the worst delay itself must meet issue 5's 50 ms.
 //!
 //! Without a display the tests are skipped with a note (exit status 0).
 
@@ -40,6 +43,11 @@ use traceloom_viewers::{Time, TimeRange};
 const DEFAULT_LATENCY_MB: u64 = 40;
 /// Longest main-loop stall the default latency check accepts.
 const FREEZE_LIMIT: Duration = Duration::from_millis(500);
+/// Most main-thread CPU time one callback (idle, timeout, draw function or
+/// GTK frame phase) may use while the trace is read. CPU time rather than
+/// wall time: on a shared machine (CI) the wall time of anything includes
+/// the other processes' turns.
+const CPU_LIMIT: Duration = Duration::from_millis(50);
 /// Period of the latency probe.
 const PROBE_PERIOD: Duration = Duration::from_millis(20);
 
@@ -513,9 +521,11 @@ fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
             let shown = info_bar(&window);
             let defaults = tab.cursor().window == Some(tab.span())
                 && tab.filter_text().is_empty()
-                && tab.bookmarks_listed().is_empty()
-                && tab.events.len() >= 5
-                && tab.control_flow.render().is_some();
+                && tab.bookmarks_listed().is_empty();
+            // The views fill in once the list has its laid-out page (on a
+            // loaded machine, a few resize checks later).
+            let filled =
+                pump_until(|| tab.events.len() >= 5 && tab.control_flow.render().is_some());
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
             let warned = shown.as_ref().is_some_and(|(kind, text)| {
                 *kind == gtk::MessageType::Warning
@@ -523,15 +533,18 @@ fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
                     && text.contains("ignored")
                     && text.contains(&name)
             });
-            if defaults && warned {
+            if defaults && warned && filled {
                 Ok(())
             } else {
                 Err(format!(
-                    "defaults {defaults} (window {:?} of {:?}, filter {:?}, bookmarks {:?}), info bar {shown:?}",
+                    "defaults {defaults} (window {:?} of {:?}, filter {:?}, bookmarks {:?}), \
+                     {} rows listed, control flow drawn {}, info bar {shown:?}",
                     tab.cursor().window,
                     tab.span(),
                     tab.filter_text(),
-                    tab.bookmarks_listed()
+                    tab.bookmarks_listed(),
+                    tab.events.len(),
+                    tab.control_flow.render().is_some()
                 ))
             }
         }
@@ -625,18 +638,23 @@ fn latency_while_reading(out: &mut Outcome) {
     stalls::start();
     window.present();
 
-    // Each probe: (when it ran, how late it was).
-    let delays: Rc<RefCell<Vec<(Instant, Duration)>>> = Rc::default();
-    let last = Rc::new(Cell::new(Instant::now()));
+    // Each probe: when it ran, how late it was, and how long the main
+    // thread waited for a CPU meanwhile (run-queue wait: other threads
+    // and processes had the cores).
+    let delays: Rc<RefCell<Vec<Probe>>> = Rc::default();
+    let last = Rc::new(Cell::new((Instant::now(), run_queue_wait())));
     let probe = {
         let (delays, last) = (delays.clone(), last.clone());
         glib::timeout_add_local(PROBE_PERIOD, move || {
-            let now = Instant::now();
+            let (now, waited) = (Instant::now(), run_queue_wait());
+            let (then, waited_then) = last.get();
             // GLib schedules the next run one period after this one ran.
-            delays
-                .borrow_mut()
-                .push((now, (now - last.get()).saturating_sub(PROBE_PERIOD)));
-            last.set(now);
+            delays.borrow_mut().push(Probe {
+                at: now,
+                delay: (now - then).saturating_sub(PROBE_PERIOD),
+                cpu_wait: waited.saturating_sub(waited_then),
+            });
+            last.set((now, waited));
             glib::ControlFlow::Continue
         })
     };
@@ -658,7 +676,7 @@ fn latency_while_reading(out: &mut Outcome) {
         && !tab.statistics.caption().contains("so far")
         && tab.statistics.render().is_some();
     let probes = delays.borrow().clone();
-    let mut d: Vec<Duration> = probes.iter().map(|p| p.1).collect();
+    let mut d: Vec<Duration> = probes.iter().map(|p| p.delay).collect();
     let (median, worst) = median_worst(&mut d);
     let over = d.iter().filter(|&&x| x > Duration::from_millis(50)).count();
     println!(
@@ -669,52 +687,91 @@ fn latency_while_reading(out: &mut Outcome) {
         median.as_secs_f64() * 1e3,
         worst.as_secs_f64() * 1e3
     );
+    let mut own: Vec<Duration> = probes
+        .iter()
+        .map(|p| p.delay.saturating_sub(p.cpu_wait))
+        .collect();
+    let (own_median, own_worst) = median_worst(&mut own);
+    println!(
+        "latency: less the main thread's waits for a CPU: median {:.1} ms, worst {:.1} ms",
+        own_median.as_secs_f64() * 1e3,
+        own_worst.as_secs_f64() * 1e3
+    );
     println!(
         "latency: main-thread work while reading:\n{}",
         stalls::summary(&per_source)
     );
     // Blame each late probe on the stalls that ran while it waited.
-    let mut late: Vec<&(Instant, Duration)> =
-        probes.iter().filter(|p| p.1 > stalls::STALL).collect();
-    late.sort_by_key(|p| std::cmp::Reverse(p.1));
-    for (at, delay) in late.iter().take(10) {
+    let mut late: Vec<&Probe> = probes.iter().filter(|p| p.delay > stalls::STALL).collect();
+    late.sort_by_key(|p| std::cmp::Reverse(p.delay));
+    for p in late.iter().take(10) {
+        let (at, delay) = (&p.at, &p.delay);
         let due = *at - *delay;
         let blamed: Vec<String> = stall_list
             .iter()
             .filter(|s| s.start < *at && s.start + s.duration > due - PROBE_PERIOD)
-            .map(|s| format!("{} {:.1} ms", s.source, s.duration.as_secs_f64() * 1e3))
+            .map(|s| {
+                format!(
+                    "{} {:.1} ms (CPU {:.1} ms)",
+                    s.source,
+                    s.duration.as_secs_f64() * 1e3,
+                    s.cpu.as_secs_f64() * 1e3
+                )
+            })
             .collect();
         println!(
-            "latency: probe {:.1} ms late at {:.2} s: {}",
+            "latency: probe {:.1} ms late at {:.2} s, {:.1} ms of it waiting for a CPU: {}",
             delay.as_secs_f64() * 1e3,
             (*at - start).as_secs_f64(),
+            p.cpu_wait.as_secs_f64() * 1e3,
             if blamed.is_empty() {
-                "no recorded main-thread work (scheduling: other processes or threads)".into()
+                "no recorded main-thread work".into()
             } else {
                 blamed.join(", ")
             }
         );
     }
+    // The most main-thread CPU time one callback, draw or frame phase used:
+    // what the window itself puts on the main loop, whatever else runs on
+    // the machine.
+    let (heaviest, heaviest_cpu) = per_source
+        .iter()
+        .map(|(name, s)| (*name, s.worst_cpu))
+        .max_by_key(|(_, cpu)| *cpu)
+        .unwrap_or(("none", Duration::ZERO));
     let strict = std::env::var_os("TRACELOOM_GUI_LATENCY_STRICT").is_some();
-    let (median_max, worst_max) = if strict {
-        (Duration::from_millis(16), Duration::from_millis(50))
+    let worst_max = if strict {
+        Duration::from_millis(50)
     } else {
-        (FREEZE_LIMIT, FREEZE_LIMIT)
+        FREEZE_LIMIT
     };
     println!(
-        "latency: issue 5 wants median ≤ 16 ms and worst ≤ 50 ms: {}; checking median ≤ {median_max:?}, worst ≤ {worst_max:?}",
+        "latency: issue 5 wants median ≤ 16 ms and worst ≤ 50 ms: {}; checking median ≤ 16 ms, \
+         worst{} ≤ {worst_max:?}, main-thread CPU per callback ≤ {CPU_LIMIT:?} (heaviest: {heaviest} {:.1} ms)",
         if median <= Duration::from_millis(16) && worst <= Duration::from_millis(50) {
             "met"
         } else {
             "NOT met"
-        }
+        },
+        if strict {
+            ""
+        } else {
+            " less the waits for a CPU"
+        },
+        heaviest_cpu.as_secs_f64() * 1e3
     );
     out.check(
         "latency_while_reading",
-        complete && d.len() >= 5 && median <= median_max && worst <= worst_max,
+        complete
+            && d.len() >= 5
+            && median <= Duration::from_millis(16)
+            && (if strict { worst } else { own_worst }) <= worst_max
+            && heaviest_cpu <= CPU_LIMIT,
         || {
             format!(
-                "complete {complete} after {:.1} s (busy {}, statistics {:?}, {}), {} probes, median {median:?}, worst {worst:?}",
+                "complete {complete} after {:.1} s (busy {}, statistics {:?}, {}), {} probes, \
+                 median {median:?}, worst {worst:?} ({own_worst:?} less the waits for a CPU), \
+                 heaviest main-thread CPU {heaviest} {heaviest_cpu:?}",
                 read.as_secs_f64(),
                 tab.busy(),
                 tab.statistics.caption(),
@@ -729,6 +786,27 @@ fn latency_while_reading(out: &mut Outcome) {
     if given.is_none() {
         let _ = std::fs::remove_dir_all(&generated_dir);
     }
+}
+
+/// One run of the latency probe.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    /// When it ran.
+    at: Instant,
+    /// How much later than due.
+    delay: Duration,
+    /// How long the main thread waited for a CPU since the previous probe.
+    cpu_wait: Duration,
+}
+
+/// Time the calling thread has spent waiting on a run queue (ready but
+/// not running), from the scheduler's statistics; zero where unavailable.
+fn run_queue_wait() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
+        .map(Duration::from_nanos)
+        .unwrap_or_default()
 }
 
 /// Total size of the files directly in `dir`.

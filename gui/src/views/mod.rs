@@ -102,7 +102,10 @@ pub fn drop_later<T: Send + 'static>(value: T) {
         let (tx, rx) = mpsc::channel::<Garbage>();
         std::thread::Builder::new()
             .name("traceloom-drop".into())
-            .spawn(move || rx.into_iter().for_each(drop))
+            .spawn(move || {
+                crate::worker::lower_priority();
+                rx.into_iter().for_each(drop)
+            })
             .ok()
             .map(|_| Mutex::new(tx))
     });

@@ -99,6 +99,7 @@ impl<K: PartialEq + Clone + Send + 'static, L: Clone + Send + 'static> Painter<K
         let spawned = std::thread::Builder::new()
             .name("traceloom-paint".into())
             .spawn(move || {
+                crate::worker::lower_priority();
                 let _ = tx.send(paint_surface(width, height, scale, paint));
             });
         if let Err(e) = spawned {

@@ -131,7 +131,10 @@ impl StatisticsView {
     pub fn set_render(&self, render: Arc<StatisticsRender>, caption: &str) {
         let old = self.state.borrow_mut().render.replace(render);
         super::drop_later(old);
-        self.caption.set_text(caption);
+        // A new text lays the window out again: only when it changed.
+        if self.caption.text() != caption {
+            self.caption.set_text(caption);
+        }
         self.area.queue_draw();
     }
 
