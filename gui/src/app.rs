@@ -98,6 +98,9 @@ impl App {
                 let i = widgets.notebook.append_page(&tab.widget, Some(&label));
                 widgets.notebook.set_tab_reorderable(&tab.widget, false);
                 widgets.notebook.set_current_page(Some(i));
+                if let Some(w) = tab.config_warning() {
+                    show_message(widgets, gtk::MessageType::Warning, &format!("Warning: {w}"));
+                }
                 self.tabs.push(tab);
                 self.state.remember(&paths);
                 self.save_state();
@@ -184,6 +187,12 @@ impl App {
 
 fn show_error(w: &AppWidgets, text: &str) {
     eprintln!("traceloom: {text}");
+    show_message(w, gtk::MessageType::Error, text);
+}
+
+/// Shows `text` in the info bar, styled as `kind`.
+fn show_message(w: &AppWidgets, kind: gtk::MessageType, text: &str) {
+    w.info_bar.set_message_type(kind);
     w.info_label.set_text(text);
     w.info_bar.set_revealed(true);
 }
@@ -197,11 +206,15 @@ impl Component for App {
     type Widgets = AppWidgets;
 
     fn init_root() -> Self::Root {
-        gtk::ApplicationWindow::builder()
+        let window = gtk::ApplicationWindow::builder()
             .title("traceloom")
             .default_width(1400)
             .default_height(1000)
-            .build()
+            .build();
+        if crate::stalls::recording() {
+            crate::stalls::watch_frames(&window);
+        }
+        window
     }
 
     fn init(

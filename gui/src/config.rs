@@ -5,9 +5,10 @@
 //! * `traces/<key>.json`: per traceset, the open viewers, the time window,
 //!   the filter and the bookmarks.
 //!
-//! A file that cannot be read or parsed is ignored with a warning on
-//! standard error: a damaged configuration must never keep the viewer from
-//! opening a trace.
+//! A file that cannot be read or parsed is ignored with a warning (on
+//! standard error, and for a traceset's configuration in the window's info
+//! bar): a damaged configuration must never keep the viewer from opening a
+//! trace. Nothing is ever written next to the traces.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -75,27 +76,35 @@ pub struct TraceConfig {
     pub bookmarks: Vec<Bookmark>,
 }
 
-/// Reads a JSON file; a missing file is `None` silently, an unreadable or
-/// corrupt one is `None` with a warning.
-pub fn load_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+/// Reads a JSON file: `Ok(None)` when it is missing, `Err` with a warning
+/// to show when it cannot be read or parsed (the caller then goes on with
+/// defaults).
+pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            eprintln!("traceloom: warning: ignoring {}: {e}", path.display());
-            return None;
+            return Err(format!(
+                "cannot read the configuration {} ({e}): ignored",
+                path.display()
+            ))
         }
     };
-    match serde_json::from_str(&text) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            eprintln!(
-                "traceloom: warning: ignoring corrupted configuration {}: {e}",
-                path.display()
-            );
-            None
-        }
-    }
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        format!(
+            "the configuration {} is corrupted ({e}): ignored, defaults used",
+            path.display()
+        )
+    })
+}
+
+/// Reads a JSON file; a missing file is `None` silently, an unreadable or
+/// corrupt one is `None` with a warning on standard error.
+pub fn load_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    read_json(path).unwrap_or_else(|w| {
+        eprintln!("traceloom: warning: {w}");
+        None
+    })
 }
 
 /// Writes `value` as JSON, atomically (temporary file then rename) so a
@@ -168,6 +177,12 @@ mod tests {
         assert_eq!(load_json::<TraceConfig>(&p), Some(cfg));
         std::fs::write(&p, "{not json").unwrap();
         assert_eq!(load_json::<TraceConfig>(&p), None);
+        let w = read_json::<TraceConfig>(&p).unwrap_err();
+        assert!(w.contains("corrupted") && w.contains("ignored"), "{w}");
+        assert_eq!(
+            read_json::<TraceConfig>(&dir.join("missing.json")),
+            Ok(None)
+        );
         assert_eq!(load_json::<TraceConfig>(&dir.join("missing.json")), None);
     }
 

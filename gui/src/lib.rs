@@ -3,14 +3,16 @@
 //! statistics, histogram). The widgets are thin: they draw the render
 //! objects the viewer models (`traceloom_viewers::model`) produce and
 //! forward input as navigation requests; the models' events requests are
-//! serviced on the GTK idle loop.
+//! serviced on each tab's worker thread, off the GTK main loop.
 
 pub mod app;
 pub mod config;
 pub mod models;
 pub mod screenshot;
+pub mod stalls;
 pub mod tab;
 pub mod views;
+pub mod worker;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -72,7 +74,18 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
     let app = relm4::RelmApp::new("org.traceloom.Traceloom").with_args(Vec::new());
     // Each `traceloom PATH` run opens its own window on its own traces.
     app.allow_multiple_instances(true);
+    let stalls = std::env::var_os("TRACELOOM_GUI_STALLS").is_some_and(|v| v == "1");
+    if stalls {
+        stalls::start();
+    }
     app.run::<app::App>(app::AppInit { paths });
+    if stalls {
+        let (per_source, _) = stalls::stop();
+        eprintln!(
+            "traceloom: main-thread work by source:\n{}",
+            stalls::summary(&per_source)
+        );
+    }
     0
 }
 

@@ -11,15 +11,17 @@
 //! * statistics: the whole trace's come with the kernel pass, a selection's
 //!   from a HIGH-priority range request;
 //! * the event list: the time-scrolled [`EventListModel`], moved
-//!   synchronously by the user's scrolling ([`TabModels::list_move`]) on a
-//!   session of its own over the same traceset, so that its reads never
-//!   service a share of the whole-trace pass;
+//!   synchronously on the main thread by the user's scrolling
+//!   ([`ListModels::list_move`]) on a session of its own over the same
+//!   traceset, so that its reads never service a share of the whole-trace
+//!   pass;
 //! * search: a HIGH-priority request for the next (or last previous) event
 //!   matching an expression.
 
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use traceloom_engine::ctf::Traceset;
 use traceloom_engine::filter::Filter;
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
@@ -55,6 +57,18 @@ pub struct Updates {
     pub errors: Vec<String>,
 }
 
+impl Updates {
+    /// Whether there is nothing for the views.
+    pub fn is_empty(&self) -> bool {
+        self.control_flow.is_none()
+            && self.resources.is_none()
+            && self.histogram.is_none()
+            && self.statistics.is_none()
+            && self.search.is_none()
+            && self.errors.is_empty()
+    }
+}
+
 /// What a render of the time graphs shows: window and graph widths, and
 /// the generation of the models it was drawn from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +100,91 @@ pub struct ListPage {
 /// Data of a search request: the match found.
 struct SearchData(Option<Time>);
 
-/// The models of a tab and their pending requests.
+/// The event list's model, on the main thread: the user's scrolling moves
+/// it synchronously. It reads through a session of its own over the tab's
+/// traceset, so that its reads (`Session::wait`) service only the list's
+/// requests, never a share of the whole-trace pass (which runs on the
+/// tab's worker thread, [`crate::worker`]).
+pub struct ListModels {
+    session: Session,
+    list: EventListModel,
+    /// The list's filter expression.
+    filter: Option<String>,
+    span: TimeRange,
+}
+
+impl ListModels {
+    /// The list of `traceset` (first and last events `span`), showing
+    /// [`DEFAULT_PAGE`] rows from the start.
+    pub fn new(traceset: Arc<Traceset>, span: TimeRange) -> Self {
+        let mut session = Session::new(traceset);
+        let list = EventListModel::new(&mut session, DEFAULT_PAGE);
+        ListModels {
+            session,
+            list,
+            filter: None,
+            span,
+        }
+    }
+
+    /// Moves the event list (synchronously: the model reads what it needs
+    /// at HIGH priority) and returns what it now shows.
+    pub fn list_move(&mut self, mv: ListMove) -> ListPage {
+        let session = &mut self.session;
+        match mv {
+            ListMove::ToTime(t) => self.list.scroll_to_time(session, t),
+            ListMove::LinesDown(n) => self.list.line_down(session, n),
+            ListMove::LinesUp(n) => self.list.line_up(session, n),
+            ListMove::PageDown => self.list.page_down(session),
+            ListMove::PageUp => self.list.page_up(session),
+            ListMove::Resize(n) => {
+                if n != self.list.page_size() {
+                    let top = self.list.scrollbar_value().unwrap_or(self.span.start);
+                    let mut list = EventListModel::new(session, n);
+                    // The expression was accepted before, on this model.
+                    let _ = list.set_filter(session, self.filter.as_deref());
+                    list.scroll_to_time(session, top);
+                    self.list = list;
+                }
+            }
+        }
+        self.list_page()
+    }
+
+    /// Sets the event list's filter expression (reloading at the top row).
+    pub fn set_list_filter(&mut self, expr: Option<&str>) -> Result<ListPage, String> {
+        self.list.set_filter(&mut self.session, expr)?;
+        self.filter = expr.map(str::to_owned);
+        Ok(self.list_page())
+    }
+
+    /// What the event list shows.
+    pub fn list_page(&self) -> ListPage {
+        let rows: Vec<ListRow> = self.list.rows().iter().map(list_row).collect();
+        let status = match (rows.first(), rows.last()) {
+            (Some(a), Some(b)) => format!(
+                "{} events from {} to {}{}",
+                rows.len(),
+                format_time(a.time),
+                format_time(b.time),
+                if self.filter.is_some() {
+                    " (filtered)"
+                } else {
+                    ""
+                }
+            ),
+            _ => "No event".to_string(),
+        };
+        ListPage {
+            rows,
+            status,
+            top: self.list.scrollbar_value(),
+        }
+    }
+}
+
+/// The models of a tab behind the whole-trace work, and their pending
+/// requests; they live on the tab's worker thread ([`crate::worker`]).
 pub struct TabModels {
     owner: OwnerId,
     kernel_pass: Option<RequestId>,
@@ -101,14 +199,9 @@ pub struct TabModels {
     /// where its result arrives.
     render_job: Option<(Rendered, mpsc::Receiver<(TimeGraphRender, TimeGraphRender)>)>,
     histogram: HistogramModel,
+    /// Bins of the histogram last asked.
+    histogram_bins: Option<u32>,
     stats_request: Option<(RequestId, TimeRange)>,
-    /// The event list's own session over the same traceset: its
-    /// synchronous reads (`Session::wait`) then service only the list's
-    /// requests, never a share of the whole-trace pass.
-    list_session: Session,
-    list: EventListModel,
-    /// The event list's filter expression.
-    list_filter: Option<String>,
     search_request: Option<RequestId>,
     /// Window and widths asked last, to re-render when the kernel data
     /// arrives.
@@ -130,8 +223,6 @@ impl TabModels {
             .time_span()
             .map(|(a, b)| TimeRange::new(a, b.max(a + 1)))
             .unwrap_or(TimeRange::new(0, 1));
-        let mut list_session = Session::new(session.traceset().clone());
-        let list = EventListModel::new(&mut list_session, DEFAULT_PAGE);
         TabModels {
             owner: session.new_owner(),
             kernel_pass: None,
@@ -141,10 +232,8 @@ impl TabModels {
             generation: 0,
             render_job: None,
             histogram: HistogramModel::new(),
+            histogram_bins: None,
             stats_request: None,
-            list_session,
-            list,
-            list_filter: None,
             search_request: None,
             window: None,
             selection: None,
@@ -198,63 +287,14 @@ impl TabModels {
         self.render_job.is_some()
     }
 
-    /// Moves the event list (synchronously: the model reads what it needs
-    /// at HIGH priority) and returns what it now shows.
-    pub fn list_move(&mut self, mv: ListMove) -> ListPage {
-        let session = &mut self.list_session;
-        match mv {
-            ListMove::ToTime(t) => self.list.scroll_to_time(session, t),
-            ListMove::LinesDown(n) => self.list.line_down(session, n),
-            ListMove::LinesUp(n) => self.list.line_up(session, n),
-            ListMove::PageDown => self.list.page_down(session),
-            ListMove::PageUp => self.list.page_up(session),
-            ListMove::Resize(n) => {
-                if n != self.list.page_size() {
-                    let top = self.list.scrollbar_value().unwrap_or(self.span.start);
-                    let mut list = EventListModel::new(session, n);
-                    // The expression was accepted before, on this model.
-                    let _ = list.set_filter(session, self.list_filter.as_deref());
-                    list.scroll_to_time(session, top);
-                    self.list = list;
-                }
-            }
-        }
-        self.list_page()
-    }
-
-    /// Sets the event list's filter expression (reloading at the top row).
-    pub fn set_list_filter(&mut self, expr: Option<&str>) -> Result<ListPage, String> {
-        self.list.set_filter(&mut self.list_session, expr)?;
-        self.list_filter = expr.map(str::to_owned);
-        Ok(self.list_page())
-    }
-
-    /// What the event list shows.
-    pub fn list_page(&self) -> ListPage {
-        let rows: Vec<ListRow> = self.list.rows().iter().map(list_row).collect();
-        let status = match (rows.first(), rows.last()) {
-            (Some(a), Some(b)) => format!(
-                "{} events from {} to {}{}",
-                rows.len(),
-                format_time(a.time),
-                format_time(b.time),
-                if self.list_filter.is_some() {
-                    " (filtered)"
-                } else {
-                    ""
-                }
-            ),
-            _ => "No event".to_string(),
-        };
-        ListPage {
-            rows,
-            status,
-            top: self.list.scrollbar_value(),
-        }
-    }
-
-    /// Asks for the whole trace's histogram in `bins` bins.
+    /// Asks for the whole trace's histogram in `bins` bins; asking again
+    /// for the same bins keeps the request under way (every redraw of the
+    /// window asks, and restarting would never let it finish).
     pub fn request_histogram(&mut self, session: &mut Session, span: TimeRange, bins: u32) {
+        if self.histogram_bins == Some(bins) {
+            return;
+        }
+        self.histogram_bins = Some(bins);
         // A cached render comes back at once; the poll hands it over.
         if let Some(r) = self.histogram.ask(session, span, bins) {
             self.pending_histogram = Some(r);
@@ -413,8 +453,8 @@ impl TabModels {
                     format!("Statistics of the whole trace{partial}"),
                 ));
                 // A new snapshot (or the final data) makes them dirty
-                // again; re-rendering the same data on every idle turn
-                // would cost the main loop tens of ms each time.
+                // again; re-rendering the same data on every poll would
+                // cost tens of ms each time.
                 self.stats_dirty = false;
             }
         }

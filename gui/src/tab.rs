@@ -2,13 +2,12 @@
 //! filter and bookmarks, the five viewers, and the idle-loop servicing of
 //! their events requests.
 //!
-//! The tab owns the viewer models' [`Session`] (traceset + scheduler). Every
-//! change of window asks the models for what is now visible at HIGH
-//! priority; the whole-trace work (state pass, statistics, histogram) runs
-//! at LOW priority. A `glib::idle_add_local` source calls the scheduler's
-//! `service()` with a 10 ms budget, yielding as soon as GTK has input
-//! pending; it removes itself when the scheduler is idle and is added again
-//! when requests are added ([`Tab::kick`]).
+//! The viewer models' [`Session`] (traceset + scheduler) lives on the tab's
+//! worker thread ([`crate::worker`]): every change of window sends it what
+//! is now visible, which it asks at HIGH priority; the whole-trace work
+//! (state pass, statistics, histogram) runs at LOW priority. What completes
+//! comes back as reports, applied on the main loop as they arrive. Only the
+//! event list reads on the main thread, when the user scrolls it.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -19,23 +18,20 @@ use std::time::{Duration, Instant};
 use gtk4 as gtk;
 use gtk4::prelude::*;
 use traceloom_engine::filter::Filter;
-use traceloom_engine::request::{Budget, ServiceStatus};
 use traceloom_viewers::model::Session;
 use traceloom_viewers::time::{format_absolute, AbsoluteTimeFormat};
 use traceloom_viewers::{PresentationConfig, Time, TimeRange};
 
 use crate::config::{self, Bookmark, TraceConfig};
-use crate::models::{Search, TabModels};
+use crate::models::{ListModels, Search, TabModels};
+use crate::stalls;
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::TimeGraphView;
 use crate::views::{Cursor, Nav, NavSink};
+use crate::worker::{Command, Report, Worker};
 
-/// Time budget of one idle-loop `service()` call.
-pub const SERVICE_BUDGET: Duration = Duration::from_millis(10);
-/// Shortest interval between two progress-bar updates (10 per second).
-const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
 /// The viewers a tab shows, as saved in the per-trace configuration.
@@ -49,15 +45,16 @@ pub const VIEWERS: [&str; 5] = [
 
 /// The tab's mutable state.
 struct TabState {
-    session: Session,
-    models: TabModels,
+    /// The worker servicing the requests.
+    worker: Worker,
+    /// The last command the worker reported on, and whether it was busy.
+    reported: (u64, bool),
+    list: ListModels,
     /// First and last event times of the traceset.
     span: TimeRange,
     cursor: Cursor,
     filter: Option<Arc<Filter>>,
     filter_text: String,
-    idle: Option<glib::SourceId>,
-    last_progress: Option<Instant>,
 }
 
 /// Widgets of a tab.
@@ -89,6 +86,8 @@ pub struct Tab {
     state: RefCell<TabState>,
     /// Where errors go (the window's info bar).
     report_error: Box<dyn Fn(&str)>,
+    /// Why the saved configuration was ignored, if it was.
+    config_warning: RefCell<Option<String>>,
     me: RefCell<Weak<Tab>>,
     /// Guards against re-entrant cursor pushes (a view reacting to a cursor
     /// update by sending navigation).
@@ -152,10 +151,21 @@ impl Tab {
             .ok_or_else(|| "the traceset holds no event".to_string())?;
         let span = TimeRange::new(first, last.max(first + 1));
         let models = TabModels::new(&mut session);
+        let list = ListModels::new(session.traceset().clone(), span);
+        let (reports_tx, reports) = relm4::channel::<Report>();
+        let worker = Worker::spawn(session, models, reports_tx)
+            .map_err(|e| format!("cannot start the tab's worker thread: {e}"))?;
 
-        let saved: TraceConfig = config::config_dir()
-            .and_then(|d| config::load_json(&config::trace_config_path(&d, &paths)))
-            .unwrap_or_default();
+        let (saved, config_warning) = match config::config_dir()
+            .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
+        {
+            Some(Ok(Some(c))) => (c, None),
+            Some(Err(w)) => {
+                eprintln!("traceloom: warning: {w}");
+                (TraceConfig::default(), Some(w))
+            }
+            _ => (TraceConfig::default(), None),
+        };
 
         let tab = Rc::new_cyclic(|me: &Weak<Tab>| {
             let nav: NavSink = {
@@ -168,16 +178,26 @@ impl Tab {
             };
             build(
                 paths.clone(),
-                session,
-                models,
+                worker,
+                list,
                 span,
                 nav,
                 report_error,
                 me.clone(),
             )
         });
+        *tab.config_warning.borrow_mut() = config_warning;
         *tab.me.borrow_mut() = Rc::downgrade(&tab);
         tab.connect_bars();
+        // The worker's reports, applied as they arrive; the loop ends when
+        // the worker does (the tab was dropped).
+        let me = Rc::downgrade(&tab);
+        glib::MainContext::default().spawn_local(async move {
+            while let Some(r) = reports.recv().await {
+                let Some(tab) = me.upgrade() else { break };
+                stalls::time("tab:report", || tab.apply_report(r));
+            }
+        });
 
         // Restore what was saved for this traceset.
         let window = saved
@@ -194,11 +214,7 @@ impl Tab {
             tab.filter_entry.set_text(&saved.filter);
             tab.apply_filter();
         }
-        {
-            let mut st = tab.state.borrow_mut();
-            let st = &mut *st;
-            st.models.start_background(&mut st.session);
-        }
+        tab.state.borrow_mut().worker.send(Command::StartBackground);
         tab.list_move(ListMove::ToTime(window.start));
         tab.request_visible();
         Ok(tab)
@@ -227,9 +243,15 @@ impl Tab {
         self.state.borrow().span
     }
 
-    /// Whether the scheduler has requests left.
+    /// Whether the worker has requests left, a render under way, or
+    /// commands it has not reported on yet, or a time graph is being
+    /// painted.
     pub fn busy(&self) -> bool {
-        self.state.borrow_mut().session.scheduler().pending() > 0
+        let st = self.state.borrow();
+        st.reported.1
+            || st.reported.0 < st.worker.sent()
+            || self.control_flow.painting()
+            || self.resources.painting()
     }
 
     /// Applies a navigation request from a view or the keyboard.
@@ -270,13 +292,9 @@ impl Tab {
             self.push_cursor();
         }
         if selection_changed {
-            {
-                let mut st = self.state.borrow_mut();
-                let st = &mut *st;
-                let sel = st.cursor.selection;
-                st.models.request_statistics(&mut st.session, sel);
-            }
-            self.kick();
+            let mut st = self.state.borrow_mut();
+            let sel = st.cursor.selection;
+            st.worker.send(Command::Statistics(sel));
         }
     }
 
@@ -298,23 +316,18 @@ impl Tab {
         self.pushing.set(false);
     }
 
-    /// Asks the models for what the window now shows (HIGH priority) and
-    /// restarts servicing.
+    /// Asks the models for what the window now shows (HIGH priority).
     pub fn request_visible(&self) {
         self.push_cursor();
-        {
-            let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            let window = st.cursor.window.unwrap_or(st.span);
-            st.models.request_window(
-                window,
-                self.control_flow.graph_width(),
-                self.resources.graph_width(),
-            );
-            st.models
-                .request_histogram(&mut st.session, st.span, self.histogram.bins_wanted());
-        }
-        self.kick();
+        let mut st = self.state.borrow_mut();
+        let window = st.cursor.window.unwrap_or(st.span);
+        st.worker.send(Command::Window {
+            window,
+            cf_width: self.control_flow.graph_width(),
+            res_width: self.resources.graph_width(),
+        });
+        st.worker
+            .send(Command::Histogram(self.histogram.bins_wanted()));
     }
 
     /// Moves the event list (far or near scroll, or a new page size) and
@@ -326,7 +339,7 @@ impl Tab {
                 // a state change) is dropped; the user can repeat it.
                 return;
             };
-            st.models.list_move(mv)
+            stalls::time("tab:list-move", || st.list.list_move(mv))
         };
         self.events.show(&page.rows, &page.status, page.top);
         if let Some(t) = self.cursor().current {
@@ -341,44 +354,24 @@ impl Tab {
         }
     }
 
-    /// Makes sure the idle source servicing requests is installed.
-    pub fn kick(&self) {
-        let mut st = self.state.borrow_mut();
-        if st.idle.is_some() {
-            return;
-        }
-        let me = self.me.borrow().clone();
-        st.idle = Some(glib::idle_add_local(move || {
-            let Some(tab) = me.upgrade() else {
-                return glib::ControlFlow::Break;
-            };
-            if tab.service_once() {
-                glib::ControlFlow::Continue
-            } else {
-                tab.state.borrow_mut().idle = None;
-                glib::ControlFlow::Break
+    /// Applies a report of the worker: new renders, progress, whether it
+    /// is still busy.
+    fn apply_report(&self, r: Report) {
+        self.state.borrow_mut().reported = (r.seq, r.busy);
+        self.apply_updates(r.updates);
+        match r.progress {
+            Some((label, fraction)) if r.busy => {
+                // A new text makes GTK lay the window out again: only
+                // when it changed (the percentage moves slowly on a
+                // large trace).
+                if self.progress.text().as_deref() != Some(label.as_str()) {
+                    self.progress.set_text(Some(&label));
+                }
+                self.progress.set_fraction(fraction.clamp(0.0, 1.0));
+                self.progress_box.set_visible(true);
             }
-        }));
-    }
-
-    /// One idle-loop turn: services for [`SERVICE_BUDGET`] (or until GTK has
-    /// input), hands completed renders to the views, updates progress.
-    /// Returns whether requests remain.
-    pub fn service_once(&self) -> bool {
-        let ctx = glib::MainContext::default();
-        let (status, updates) = {
-            let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            let status = st
-                .session
-                .service(Budget::duration(SERVICE_BUDGET), || ctx.pending());
-            let updates = st.models.poll(&mut st.session);
-            (status, updates)
-        };
-        self.apply_updates(updates);
-        let busy = status != ServiceStatus::Idle || self.state.borrow().models.rendering();
-        self.update_progress(busy);
-        busy
+            _ => self.progress_box.set_visible(false),
+        }
     }
 
     fn apply_updates(&self, u: crate::models::Updates) {
@@ -412,30 +405,8 @@ impl Tab {
         }
     }
 
-    fn update_progress(&self, busy: bool) {
-        let now = Instant::now();
-        let mut st = self.state.borrow_mut();
-        if busy
-            && st
-                .last_progress
-                .is_some_and(|t| now - t < PROGRESS_INTERVAL)
-        {
-            return;
-        }
-        st.last_progress = Some(now);
-        let st = &mut *st;
-        match st.models.background_progress(&mut st.session) {
-            Some((label, fraction)) if busy => {
-                self.progress.set_text(Some(&label));
-                self.progress.set_fraction(fraction.clamp(0.0, 1.0));
-                self.progress_box.set_visible(true);
-            }
-            _ => self.progress_box.set_visible(false),
-        }
-    }
-
-    /// Services until every request is done or `timeout` passes, handling
-    /// GTK events in between (tests and exports).
+    /// Runs the main loop until the worker has done every request and its
+    /// reports are applied, or `timeout` passes (tests and exports).
     pub fn run_until_idle(&self, timeout: Duration) -> bool {
         let start = Instant::now();
         let ctx = glib::MainContext::default();
@@ -443,10 +414,11 @@ impl Tab {
             while ctx.pending() {
                 ctx.iteration(false);
             }
-            if !self.service_once() && self.state.borrow().idle.is_none() {
+            if !self.busy() {
                 return true;
             }
-            ctx.iteration(false);
+            // Woken by the worker's next report (or any other source).
+            ctx.iteration(true);
         }
         false
     }
@@ -512,6 +484,42 @@ impl Tab {
         self.search_entry.set_text(text);
     }
 
+    /// Why the traceset's saved configuration was ignored (unreadable or
+    /// corrupted), if it was: the window shows it as a warning.
+    pub fn config_warning(&self) -> Option<String> {
+        self.config_warning.borrow().clone()
+    }
+
+    /// What the time bar shows: window start, window end, current time.
+    pub fn time_bar(&self) -> [String; 3] {
+        [&self.start_entry, &self.end_entry, &self.current_entry].map(|e| e.text().to_string())
+    }
+
+    /// The filter bar's text.
+    pub fn filter_text(&self) -> String {
+        self.filter_entry.text().to_string()
+    }
+
+    /// The bookmarks the drop-down lists (none when it is hidden).
+    pub fn bookmarks_listed(&self) -> Vec<String> {
+        if !self.bookmarks_box.is_visible() {
+            return Vec::new();
+        }
+        (0..self.bookmarks_list.n_items())
+            .filter_map(|i| self.bookmarks_list.string(i))
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// Types `start` and `end` in the time bar's window entries, activating
+    /// each, as the user would.
+    pub fn type_window(&self, start: &str, end: &str) {
+        self.start_entry.set_text(start);
+        self.start_entry.emit_activate();
+        self.end_entry.set_text(end);
+        self.end_entry.emit_activate();
+    }
+
     /// Types `text` in the time bar's current-time entry and activates it.
     pub fn type_current_time(&self, text: &str) {
         self.current_entry.set_text(text);
@@ -536,7 +544,7 @@ impl Tab {
                     let st = &mut *st;
                     st.filter = f;
                     let expr = st.filter.is_some().then_some(text.as_str());
-                    let listed = st.models.set_list_filter(expr);
+                    let listed = st.list.set_list_filter(expr);
                     st.filter_text = text;
                     listed
                 };
@@ -572,7 +580,6 @@ impl Tab {
         };
         {
             let mut st = self.state.borrow_mut();
-            let st = &mut *st;
             let from = st
                 .cursor
                 .current
@@ -582,16 +589,16 @@ impl Tab {
             } else {
                 Search::Previous(from)
             };
-            st.models.search(&mut st.session, filter, search, st.span);
+            st.worker.send(Command::Search(filter, search));
         }
-        self.kick();
     }
 
     /// Cancels the background (LOW priority) work.
     pub fn cancel_background(&self) {
-        let mut st = self.state.borrow_mut();
-        let st = &mut *st;
-        st.models.cancel_background(&mut st.session);
+        self.state
+            .borrow_mut()
+            .worker
+            .send(Command::CancelBackground);
         self.progress_box.set_visible(false);
     }
 
@@ -708,14 +715,6 @@ impl Tab {
     }
 }
 
-impl Drop for Tab {
-    fn drop(&mut self) {
-        if let Some(id) = self.state.get_mut().idle.take() {
-            id.remove();
-        }
-    }
-}
-
 fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
     bar.append(&gtk::Label::new(Some(label)));
     let e = gtk::Entry::new();
@@ -734,8 +733,8 @@ fn button(bar: &gtk::Box, label: &str, tip: &str, f: impl Fn() + 'static) {
 /// Builds the widgets of a tab.
 fn build(
     paths: Vec<PathBuf>,
-    session: Session,
-    models: TabModels,
+    worker: Worker,
+    list: ListModels,
     span: TimeRange,
     nav: NavSink,
     report_error: Box<dyn Fn(&str)>,
@@ -923,16 +922,16 @@ fn build(
         progress_box,
         progress,
         state: RefCell::new(TabState {
-            session,
-            models,
+            worker,
+            reported: (0, true),
+            list,
             span,
             cursor: Cursor::default(),
             filter: None,
             filter_text: String::new(),
-            idle: None,
-            last_progress: None,
         }),
         report_error,
+        config_warning: RefCell::new(None),
         me: RefCell::new(me),
         pushing: Cell::new(false),
     }

@@ -10,13 +10,17 @@
 //!
 //! The latency test generates a trace of `TRACELOOM_GUI_LATENCY_MB`
 //! megabytes (default [`DEFAULT_LATENCY_MB`], which CI runs in well under a
-//! minute); `TRACELOOM_GUI_LATENCY_MB=1024` reproduces issue 5's setting (a
-//! 1 GB trace). It always prints the median and worst delay. By default it
-//! fails when the read does not complete or the main loop freezes for more
-//! than [`FREEZE_LIMIT`]; with `TRACELOOM_GUI_LATENCY_STRICT=1` it enforces
-//! issue 5's acceptance figures (median ≤ 16 ms, worst ≤ 50 ms), which the
-//! window does not meet yet: rendering the time graphs of a partial snapshot
-//! (in `poll`) and drawing them take 50–200 ms on the main loop.
+//! minute), or reads the trace at `TRACELOOM_GUI_LATENCY_TRACE` (e.g. a
+//! 1 GB generated trace, issue 5's setting); `TRACELOOM_GUI_LATENCY_ONLY=1`
+//! runs it alone. It prints the median and worst delay, the same less the
+//! main thread's waits for a CPU, the main-thread work by source
+//! (`traceloom_gui::stalls`, wall and CPU time) and, for the latest probes,
+//! which work ran while they waited. It always wants the read complete, a
+//! median delay ≤ 16 ms and no main-thread callback using more than
+//! [`CPU_LIMIT`] of CPU; the worst delay less the main thread's waits for a
+//! CPU (on a shared machine, other processes' turns) must stay under
+//! [`FREEZE_LIMIT`]. With `TRACELOOM_GUI_LATENCY_STRICT=1` (a quiet
+//! machine) the worst delay itself must meet issue 5's 50 ms.
 //!
 //! Without a display the tests are skipped with a note (exit status 0).
 
@@ -29,6 +33,7 @@ use gtk4 as gtk;
 use gtk4::prelude::*;
 use relm4::{Component, ComponentController};
 use traceloom_gui::app::{App, AppInit};
+use traceloom_gui::stalls;
 use traceloom_gui::tab::Tab;
 use traceloom_gui::views::Nav;
 use traceloom_viewers::{Time, TimeRange};
@@ -38,6 +43,11 @@ use traceloom_viewers::{Time, TimeRange};
 const DEFAULT_LATENCY_MB: u64 = 40;
 /// Longest main-loop stall the default latency check accepts.
 const FREEZE_LIMIT: Duration = Duration::from_millis(500);
+/// Most main-thread CPU time one callback (idle, timeout, draw function or
+/// GTK frame phase) may use while the trace is read. CPU time rather than
+/// wall time: on a shared machine (CI) the wall time of anything includes
+/// the other processes' turns.
+const CPU_LIMIT: Duration = Duration::from_millis(50);
 /// Period of the latency probe.
 const PROBE_PERIOD: Duration = Duration::from_millis(20);
 
@@ -47,7 +57,8 @@ fn pump(ms: u64) {
     let ctx = glib::MainContext::default();
     let end = Instant::now() + Duration::from_millis(ms);
     while Instant::now() < end {
-        while ctx.pending() {
+        // Bounded too: a source that is always ready must not hold it.
+        while ctx.pending() && Instant::now() < end {
             ctx.iteration(false);
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -272,6 +283,290 @@ fn event_list_scrolling(out: &mut Outcome, tab: &Tab, path: &Path) {
     );
 }
 
+/// Every widget under `root` (itself included), depth first.
+fn descendants(root: &gtk::Widget) -> Vec<gtk::Widget> {
+    let mut out = vec![root.clone()];
+    let mut child = root.first_child();
+    while let Some(c) = child {
+        out.extend(descendants(&c));
+        child = c.next_sibling();
+    }
+    out
+}
+
+/// The first widget of type `W` under `root`.
+fn find<W: IsA<gtk::Widget>>(root: &impl IsA<gtk::Widget>) -> Option<W> {
+    descendants(root.upcast_ref())
+        .into_iter()
+        .find_map(|w| w.downcast::<W>().ok())
+}
+
+/// Runs the window until `cond` holds (or 30 s pass).
+fn pump_until(cond: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(30);
+    while !cond() {
+        if Instant::now() > end {
+            return false;
+        }
+        pump(20);
+    }
+    true
+}
+
+/// What the window's info bar shows, when it is revealed: its kind and
+/// text.
+fn info_bar(window: &gtk::Window) -> Option<(gtk::MessageType, String)> {
+    let bar: gtk::InfoBar = find(window)?;
+    if !bar.is_revealed() {
+        return None;
+    }
+    let text = descendants(bar.upcast_ref())
+        .into_iter()
+        .filter_map(|w| w.downcast::<gtk::Label>().ok())
+        .map(|l| l.text().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some((bar.message_type(), text))
+}
+
+/// Clicks the close button on the notebook tab of `tab`.
+fn click_tab_close(window: &gtk::Window, tab: &Tab) -> bool {
+    let Some(notebook) = find::<gtk::Notebook>(window) else {
+        return false;
+    };
+    let Some(label) = notebook.tab_label(&tab.widget) else {
+        return false;
+    };
+    match find::<gtk::Button>(&label) {
+        Some(b) => {
+            b.emit_clicked();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The files directly in `dir`, with their sizes and modification times.
+fn listing(dir: &Path) -> Vec<(String, u64, Option<std::time::SystemTime>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| {
+                    let m = e.metadata().ok();
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        m.as_ref().map_or(0, |m| m.len()),
+                        m.and_then(|m| m.modified().ok()),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Issue 5, acceptance 5: the configuration changed through the widgets
+/// (window typed in the time bar, filter, a bookmark) is saved when the tab
+/// is closed, under the XDG configuration directory and never next to the
+/// trace, and comes back when the trace is reopened from File → Recent
+/// traces, and in a new window opening the last traceset.
+fn config_restored(out: &mut Outcome, path: &Path) {
+    let dir = traceloom_gui::config::config_dir().expect("XDG_CONFIG_HOME is set");
+    let file = traceloom_gui::config::trace_config_path(&dir, &[path.to_path_buf()]);
+    let _ = std::fs::remove_file(&file);
+    let before = listing(path);
+    let controller = App::builder()
+        .launch(AppInit {
+            paths: vec![path.to_path_buf()],
+        })
+        .detach();
+    let window: gtk::Window = controller.widget().clone().upcast();
+    window.set_default_size(1400, 1000);
+    window.present();
+    let tab = controller.model().tabs[0].clone();
+    settle(&tab);
+    let span = tab.span();
+    let (s, e) = (
+        span.start + (span.span() / 5) as i64,
+        span.start + (span.span() / 3) as i64,
+    );
+    let (s_text, e_text) = (tab_time(s), tab_time(e));
+    tab.type_window(&s_text, &e_text);
+    let filter = "event.name == \"sched_switch\"";
+    tab.set_filter(filter);
+    let mark = s + (e - s) / 2;
+    tab.type_current_time(&tab_time(mark));
+    tab.key(gtk::gdk::Key::b);
+    settle(&tab);
+    let shown = (tab.time_bar(), tab.filter_text(), tab.bookmarks_listed());
+    let closed = click_tab_close(&window, &tab);
+    drop(tab);
+    let emptied = pump_until(|| controller.model().tabs.is_empty());
+    let saved = file.is_file();
+
+    // Reopen from the File menu's recent traces.
+    window
+        .activate_action("win.recent", Some(&0u32.to_variant()))
+        .expect("the recent action");
+    let reopened = pump_until(|| controller.model().tabs.len() == 1);
+    let check = |tab: &Tab| -> Result<(), String> {
+        let bar = tab.time_bar();
+        let marks = tab.bookmarks_listed();
+        let rows_filtered = !tab.events.is_empty()
+            && (0..tab.events.len()).all(|i| {
+                tab.events
+                    .row_text(i)
+                    .is_some_and(|t| t.contains("sched_switch"))
+            });
+        let window_ok = tab.cursor().window == Some(TimeRange::new(s, e))
+            && tab.control_flow.options().view_range == Some(TimeRange::new(s, e));
+        if bar[0] == s_text
+            && bar[1] == e_text
+            && window_ok
+            && tab.filter_text() == filter
+            && rows_filtered
+            && marks.len() == 1
+            && marks[0].starts_with("B1 (")
+            && marks == shown.2
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "time bar {bar:?} (want {s_text}, {e_text}), window {:?}, filter {:?}, \
+                 rows filtered {rows_filtered}, bookmarks {marks:?} (shown before {:?})",
+                tab.cursor().window,
+                tab.filter_text(),
+                shown.2
+            ))
+        }
+    };
+    // Bound first: the model's borrow must not last while the window runs.
+    let reopened_tab = controller.model().tabs.first().cloned();
+    let again = match reopened_tab {
+        Some(tab) => {
+            settle(&tab);
+            let r = check(&tab);
+            click_tab_close(&window, &tab);
+            pump_until(|| controller.model().tabs.is_empty());
+            r
+        }
+        None => Err("no tab reopened".into()),
+    };
+    window.close();
+    pump(100);
+
+    // A new window opens the last traceset with its configuration.
+    let last = traceloom_gui::default_traceset();
+    let second = App::builder()
+        .launch(AppInit {
+            paths: last.clone(),
+        })
+        .detach();
+    let window2: gtk::Window = second.widget().clone().upcast();
+    window2.present();
+    let first_tab = second.model().tabs.first().cloned();
+    let new_window = match first_tab {
+        Some(tab) => {
+            settle(&tab);
+            check(&tab)
+        }
+        None => Err(format!("no tab for the last traceset {last:?}")),
+    };
+    window2.close();
+    pump(100);
+    let after = listing(path);
+    out.check(
+        "config_restored_on_reopen",
+        closed
+            && emptied
+            && saved
+            && reopened
+            && shown.1 == filter
+            && again.is_ok()
+            && new_window.is_ok()
+            && file.starts_with(&dir)
+            && before == after,
+        || {
+            format!(
+                "tab closed {closed}/{emptied}, saved {saved} ({}), reopened {reopened}, \
+                 shown before close {shown:?}; from recent: {again:?}; new window: {new_window:?}; \
+                 trace directory unchanged {}",
+                file.display(),
+                before == after
+            )
+        },
+    );
+}
+
+/// Issue 5, acceptance 5: a corrupted configuration file is ignored: the
+/// trace opens with the defaults (whole trace, no filter, no bookmark) and
+/// the window shows a warning naming the file.
+fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
+    let dir = traceloom_gui::config::config_dir().expect("XDG_CONFIG_HOME is set");
+    let file = traceloom_gui::config::trace_config_path(&dir, &[path.to_path_buf()]);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{\"time_window\": [1, \"oops\"], \"filter\": ").unwrap();
+    let controller = App::builder()
+        .launch(AppInit {
+            paths: vec![path.to_path_buf()],
+        })
+        .detach();
+    let window: gtk::Window = controller.widget().clone().upcast();
+    window.present();
+    let tab = controller.model().tabs.first().cloned();
+    let result = match &tab {
+        Some(tab) => {
+            settle(tab);
+            let shown = info_bar(&window);
+            let defaults = tab.cursor().window == Some(tab.span())
+                && tab.filter_text().is_empty()
+                && tab.bookmarks_listed().is_empty();
+            // The views fill in once the list has its laid-out page (on a
+            // loaded machine, a few resize checks later).
+            let filled =
+                pump_until(|| tab.events.len() >= 5 && tab.control_flow.render().is_some());
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let warned = shown.as_ref().is_some_and(|(kind, text)| {
+                *kind == gtk::MessageType::Warning
+                    && text.contains("corrupted")
+                    && text.contains("ignored")
+                    && text.contains(&name)
+            });
+            if defaults && warned && filled {
+                Ok(())
+            } else {
+                Err(format!(
+                    "defaults {defaults} (window {:?} of {:?}, filter {:?}, bookmarks {:?}), \
+                     {} rows listed, control flow drawn {}, info bar {shown:?}",
+                    tab.cursor().window,
+                    tab.span(),
+                    tab.filter_text(),
+                    tab.bookmarks_listed(),
+                    tab.events.len(),
+                    tab.control_flow.render().is_some()
+                ))
+            }
+        }
+        None => Err(format!(
+            "the trace did not open; info bar {:?}",
+            info_bar(&window)
+        )),
+    };
+    window.close();
+    pump(100);
+    out.check(
+        "corrupted_config_ignored_with_warning",
+        result.is_ok(),
+        || format!("{result:?}"),
+    );
+}
+
+/// `t` as the time bar writes it.
+fn tab_time(t: Time) -> String {
+    traceloom_gui::tab::format_time(t)
+}
+
 /// Median and worst of `d` (sorted in place).
 fn median_worst(d: &mut [Duration]) -> (Duration, Duration) {
     d.sort();
@@ -288,95 +583,199 @@ fn median_worst(d: &mut [Duration]) -> (Duration, Duration) {
 /// with `TRACELOOM_GUI_LATENCY_STRICT` set, median ≤ 16 ms and worst ≤
 /// 50 ms (issue 5).
 fn latency_while_reading(out: &mut Outcome) {
+    let given = std::env::var_os("TRACELOOM_GUI_LATENCY_TRACE").map(PathBuf::from);
     let mb: u64 = std::env::var("TRACELOOM_GUI_LATENCY_MB")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_LATENCY_MB);
-    let dir = std::env::temp_dir().join(format!("traceloom-gui-latency-{}", std::process::id()));
-    let config = traceloom_kernelgen::GeneratorConfig {
-        events: u64::MAX,
-        max_bytes: Some(mb << 20),
-        overwrite: true,
-        ..Default::default()
+    let generated_dir =
+        std::env::temp_dir().join(format!("traceloom-gui-latency-{}", std::process::id()));
+    let dir = match &given {
+        Some(p) => p.clone(),
+        None => {
+            let config = traceloom_kernelgen::GeneratorConfig {
+                events: u64::MAX,
+                max_bytes: Some(mb << 20),
+                overwrite: true,
+                ..Default::default()
+            };
+            let generated = Instant::now();
+            let summary = traceloom_kernelgen::generate(&config, &generated_dir)
+                .expect("generate a kernel trace");
+            println!(
+                "latency: generated {} events, {:.1} MB in {:.1} s",
+                summary.events,
+                summary.stream_bytes as f64 / 1e6,
+                generated.elapsed().as_secs_f64()
+            );
+            generated_dir.clone()
+        }
     };
-    let generated = Instant::now();
-    let summary = traceloom_kernelgen::generate(&config, &dir).expect("generate a kernel trace");
+    let size_mb = dir_size(&dir) as f64 / 1e6;
     println!(
-        "latency: generated {} events, {:.1} MB in {:.1} s",
-        summary.events,
-        summary.stream_bytes as f64 / 1e6,
-        generated.elapsed().as_secs_f64()
+        "latency: trace {} ({size_mb:.0} MB); GSK_RENDERER={}; load average {}",
+        dir.display(),
+        std::env::var("GSK_RENDERER").unwrap_or_default(),
+        load_average()
     );
+    // Opening (index of the packets, metadata) happens before the window
+    // shows: reported, and counted as a stall when longer than a frame.
+    let opened = Instant::now();
     let tab = Tab::open(
         vec![dir.clone()],
         Box::new(|e| eprintln!("latency tab: {e}")),
     )
-    .expect("open the generated trace");
+    .expect("open the trace");
+    let open_time = opened.elapsed();
+    println!(
+        "latency: Tab::open took {:.1} ms",
+        open_time.as_secs_f64() * 1e3
+    );
     let window = gtk::Window::new();
     window.set_default_size(1400, 1000);
     window.set_child(Some(&tab.widget));
+    stalls::watch_frames(&window);
+    stalls::start();
     window.present();
 
-    let delays: Rc<RefCell<Vec<Duration>>> = Rc::default();
-    let last = Rc::new(Cell::new(Instant::now()));
+    // Each probe: when it ran, how late it was, and how long the main
+    // thread waited for a CPU meanwhile (run-queue wait: other threads
+    // and processes had the cores).
+    let delays: Rc<RefCell<Vec<Probe>>> = Rc::default();
+    let last = Rc::new(Cell::new((Instant::now(), run_queue_wait())));
     let probe = {
         let (delays, last) = (delays.clone(), last.clone());
         glib::timeout_add_local(PROBE_PERIOD, move || {
-            let now = Instant::now();
+            let (now, waited) = (Instant::now(), run_queue_wait());
+            let (then, waited_then) = last.get();
             // GLib schedules the next run one period after this one ran.
-            delays
-                .borrow_mut()
-                .push((now - last.get()).saturating_sub(PROBE_PERIOD));
-            last.set(now);
+            delays.borrow_mut().push(Probe {
+                at: now,
+                delay: (now - then).saturating_sub(PROBE_PERIOD),
+                cpu_wait: waited.saturating_sub(waited_then),
+            });
+            last.set((now, waited));
             glib::ControlFlow::Continue
         })
     };
     let ctx = glib::MainContext::default();
     let start = Instant::now();
     // Generous: the 40 MB default reads in well under 15 s.
-    let limit = Duration::from_secs(60 + mb / 2);
+    let limit = Duration::from_secs(60 + (size_mb as u64) / 2);
     while tab.busy() && start.elapsed() < limit {
         ctx.iteration(true);
     }
     let read = start.elapsed();
     probe.remove();
-    // Let the last renders land, then check the read completed.
+    let (per_source, stall_list) = stalls::stop();
+    // Let the last renders land (a histogram re-binned for the final axis
+    // width, say), then check the read completed.
+    tab.run_until_idle(Duration::from_secs(60));
     pump(300);
     let complete = !tab.busy()
         && !tab.statistics.caption().contains("so far")
         && tab.statistics.render().is_some();
-    let mut d = delays.borrow().clone();
+    let probes = delays.borrow().clone();
+    let mut d: Vec<Duration> = probes.iter().map(|p| p.delay).collect();
     let (median, worst) = median_worst(&mut d);
     let over = d.iter().filter(|&&x| x > Duration::from_millis(50)).count();
     println!(
-        "latency: {mb} MB read in {:.1} s; {} probes every {} ms: median delay {:.1} ms, worst {:.1} ms, {over} over 50 ms",
+        "latency: {size_mb:.0} MB read in {:.1} s; {} probes every {} ms: median delay {:.1} ms, worst {:.1} ms, {over} over 50 ms",
         read.as_secs_f64(),
         d.len(),
         PROBE_PERIOD.as_millis(),
         median.as_secs_f64() * 1e3,
         worst.as_secs_f64() * 1e3
     );
+    let mut own: Vec<Duration> = probes
+        .iter()
+        .map(|p| p.delay.saturating_sub(p.cpu_wait))
+        .collect();
+    let (own_median, own_worst) = median_worst(&mut own);
+    println!(
+        "latency: less the main thread's waits for a CPU: median {:.1} ms, worst {:.1} ms",
+        own_median.as_secs_f64() * 1e3,
+        own_worst.as_secs_f64() * 1e3
+    );
+    println!(
+        "latency: main-thread work while reading:\n{}",
+        stalls::summary(&per_source)
+    );
+    // Blame each late probe on the stalls that ran while it waited.
+    let mut late: Vec<&Probe> = probes.iter().filter(|p| p.delay > stalls::STALL).collect();
+    late.sort_by_key(|p| std::cmp::Reverse(p.delay));
+    for p in late.iter().take(10) {
+        let (at, delay) = (&p.at, &p.delay);
+        let due = *at - *delay;
+        let blamed: Vec<String> = stall_list
+            .iter()
+            .filter(|s| s.start < *at && s.start + s.duration > due - PROBE_PERIOD)
+            .map(|s| {
+                format!(
+                    "{} {:.1} ms (CPU {:.1} ms)",
+                    s.source,
+                    s.duration.as_secs_f64() * 1e3,
+                    s.cpu.as_secs_f64() * 1e3
+                )
+            })
+            .collect();
+        println!(
+            "latency: probe {:.1} ms late at {:.2} s, {:.1} ms of it waiting for a CPU: {}",
+            delay.as_secs_f64() * 1e3,
+            (*at - start).as_secs_f64(),
+            p.cpu_wait.as_secs_f64() * 1e3,
+            if blamed.is_empty() {
+                "no recorded main-thread work".into()
+            } else {
+                blamed.join(", ")
+            }
+        );
+    }
+    // The most main-thread CPU time one callback, draw or frame phase used:
+    // what the window itself puts on the main loop, whatever else runs on
+    // the machine.
+    let (heaviest, heaviest_cpu) = per_source
+        .iter()
+        .map(|(name, s)| (*name, s.worst_cpu))
+        .max_by_key(|(_, cpu)| *cpu)
+        .unwrap_or(("none", Duration::ZERO));
     let strict = std::env::var_os("TRACELOOM_GUI_LATENCY_STRICT").is_some();
-    let (median_max, worst_max) = if strict {
-        (Duration::from_millis(16), Duration::from_millis(50))
+    let worst_max = if strict {
+        Duration::from_millis(50)
     } else {
-        (FREEZE_LIMIT, FREEZE_LIMIT)
+        FREEZE_LIMIT
     };
     println!(
-        "latency: issue 5 wants median ≤ 16 ms and worst ≤ 50 ms: {}; checking median ≤ {median_max:?}, worst ≤ {worst_max:?}",
+        "latency: issue 5 wants median ≤ 16 ms and worst ≤ 50 ms: {}; checking median ≤ 16 ms, \
+         worst{} ≤ {worst_max:?}, main-thread CPU per callback ≤ {CPU_LIMIT:?} (heaviest: {heaviest} {:.1} ms)",
         if median <= Duration::from_millis(16) && worst <= Duration::from_millis(50) {
             "met"
         } else {
             "NOT met"
-        }
+        },
+        if strict {
+            ""
+        } else {
+            " less the waits for a CPU"
+        },
+        heaviest_cpu.as_secs_f64() * 1e3
     );
     out.check(
         "latency_while_reading",
-        complete && d.len() >= 5 && median <= median_max && worst <= worst_max,
+        complete
+            && d.len() >= 5
+            && median <= Duration::from_millis(16)
+            && (if strict { worst } else { own_worst }) <= worst_max
+            && heaviest_cpu <= CPU_LIMIT,
         || {
             format!(
-                "complete {complete} after {:.1} s, {} probes, median {median:?}, worst {worst:?}",
+                "complete {complete} after {:.1} s (busy {}, statistics {:?}, {}), {} probes, \
+                 median {median:?}, worst {worst:?} ({own_worst:?} less the waits for a CPU), \
+                 heaviest main-thread CPU {heaviest} {heaviest_cpu:?}",
                 read.as_secs_f64(),
+                tab.busy(),
+                tab.statistics.caption(),
+                tab.statistics.render().is_some(),
                 d.len()
             )
         },
@@ -384,7 +783,50 @@ fn latency_while_reading(out: &mut Outcome) {
     window.close();
     drop(tab);
     pump(100);
-    let _ = std::fs::remove_dir_all(&dir);
+    if given.is_none() {
+        let _ = std::fs::remove_dir_all(&generated_dir);
+    }
+}
+
+/// One run of the latency probe.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    /// When it ran.
+    at: Instant,
+    /// How much later than due.
+    delay: Duration,
+    /// How long the main thread waited for a CPU since the previous probe.
+    cpu_wait: Duration,
+}
+
+/// Time the calling thread has spent waiting on a run queue (ready but
+/// not running), from the scheduler's statistics; zero where unavailable.
+fn run_queue_wait() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
+        .map(Duration::from_nanos)
+        .unwrap_or_default()
+}
+
+/// Total size of the files directly in `dir`.
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// The 1, 5 and 15 minute load averages (the machine may be shared).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 struct Outcome {
@@ -405,9 +847,19 @@ impl Outcome {
 }
 
 fn main() {
-    // The configuration must not leak in from (or out to) the user's.
+    // The configuration and the caches must not leak in from (or out to)
+    // the user's.
     let cfg = std::env::temp_dir().join(format!("traceloom-gui-test-{}", std::process::id()));
     std::env::set_var("XDG_CONFIG_HOME", &cfg);
+    std::env::set_var("XDG_CACHE_HOME", cfg.join("cache"));
+    // Xvfb has no GPU: GTK's GL renderer would run on Mesa's llvmpipe,
+    // rasterizing every frame in software on the same cores as the trace
+    // reading, which measures the emulation rather than the window. The
+    // cairo renderer is GTK's own software path; GSK_RENDERER=gl measures
+    // the other.
+    if std::env::var_os("GSK_RENDERER").is_none() {
+        std::env::set_var("GSK_RENDERER", "cairo");
+    }
     if let Err(e) = gtk::init() {
         println!("note: no display ({e}); GUI tests skipped (run them under xvfb-run -a)");
         println!("0 passed, 0 failed, 9 skipped");
@@ -417,6 +869,12 @@ fn main() {
         passed: 0,
         failed: 0,
     };
+    // Measuring latency alone (e.g. on a 1 GB trace) skips the rest.
+    if std::env::var_os("TRACELOOM_GUI_LATENCY_ONLY").is_some() {
+        latency_while_reading(&mut out);
+        println!("{} passed, {} failed", out.passed, out.failed);
+        std::process::exit(i32::from(out.failed > 0));
+    }
     let controller = App::builder()
         .launch(AppInit {
             paths: vec![trace_path()],
@@ -567,7 +1025,12 @@ fn main() {
     window.close();
     pump(100);
 
-    // 7. Latency of the main loop while a large trace is read.
+    // 7. The per-trace configuration comes back; a corrupted one is
+    // ignored with a warning.
+    config_restored(&mut out, &trace_path());
+    corrupted_config_ignored(&mut out, &trace_path());
+
+    // 8. Latency of the main loop while a large trace is read.
     latency_while_reading(&mut out);
 
     let _ = std::fs::remove_dir_all(&cfg);

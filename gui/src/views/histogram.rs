@@ -25,6 +25,9 @@ struct State {
     drag: Option<(Option<TimeRange>, bool)>,
     /// New-window drag preview (x0, x1).
     preview: Option<(f64, f64)>,
+    /// Bins last asked for through [`Nav::Resized`] (asked once, not at
+    /// every redraw until the new render lands).
+    asked_bins: Option<usize>,
 }
 
 /// The histogram widget.
@@ -49,6 +52,7 @@ impl HistogramView {
             layout: None,
             drag: None,
             preview: None,
+            asked_bins: None,
         }));
         let view = HistogramView { area, state };
         view.connect_draw(nav.clone());
@@ -58,7 +62,8 @@ impl HistogramView {
 
     /// Shows `render`.
     pub fn set_render(&self, render: Arc<HistogramRender>) {
-        self.state.borrow_mut().render = Some(render);
+        let old = self.state.borrow_mut().render.replace(render);
+        super::drop_later(old);
         self.area.queue_draw();
     }
 
@@ -77,56 +82,67 @@ impl HistogramView {
 
     /// Updates the highlighted window, markers and bookmarks.
     pub fn set_cursor(&self, cursor: &Cursor) {
-        self.state.borrow_mut().cursor = cursor.clone();
+        let mut s = self.state.borrow_mut();
+        if s.cursor == *cursor {
+            return;
+        }
+        s.cursor = cursor.clone();
+        drop(s);
         self.area.queue_draw();
     }
 
     fn connect_draw(&self, nav: NavSink) {
         let state = self.state.clone();
         self.area.set_draw_func(move |_, cr, w, h| {
-            let mut s = state.borrow_mut();
-            let Some(render) = s.render.clone() else {
-                cr.set_source_rgb(1.0, 1.0, 1.0);
-                cr.paint().ok();
-                return;
-            };
-            // The highlight is the tab's window, not the model's.
-            let mut shown = (*render).clone();
-            shown.highlight = s.cursor.window;
-            match draw_histogram(cr, &shown, &s.config, &s.opts, w as f64, h as f64) {
-                Ok(l) => {
-                    let p = l.plot;
-                    if let Some(t) = s.cursor.current {
-                        let x = l.xmap.x(t).round() + 0.5;
-                        if x >= p.x && x <= p.right() {
-                            let c = s.config.current_time.to_f64();
-                            cr.set_source_rgba(c.0, c.1, c.2, c.3);
-                            cr.set_line_width(1.0);
-                            cr.move_to(x, p.y);
-                            cr.line_to(x, p.bottom());
-                            cr.stroke().ok();
+            crate::stalls::time("draw:histogram", || {
+                let mut s = state.borrow_mut();
+                let Some(render) = s.render.clone() else {
+                    cr.set_source_rgb(1.0, 1.0, 1.0);
+                    cr.paint().ok();
+                    return;
+                };
+                // The highlight is the tab's window, not the model's.
+                let mut shown = (*render).clone();
+                shown.highlight = s.cursor.window;
+                match draw_histogram(cr, &shown, &s.config, &s.opts, w as f64, h as f64) {
+                    Ok(l) => {
+                        let p = l.plot;
+                        if let Some(t) = s.cursor.current {
+                            let x = l.xmap.x(t).round() + 0.5;
+                            if x >= p.x && x <= p.right() {
+                                let c = s.config.current_time.to_f64();
+                                cr.set_source_rgba(c.0, c.1, c.2, c.3);
+                                cr.set_line_width(1.0);
+                                cr.move_to(x, p.y);
+                                cr.line_to(x, p.bottom());
+                                cr.stroke().ok();
+                            }
                         }
+                        draw_bookmarks(
+                            cr,
+                            &s.cursor,
+                            |t| l.xmap.x(t),
+                            (p.x, p.right()),
+                            (p.y, p.bottom()),
+                        );
+                        if let Some((a, b)) = s.preview {
+                            cr.set_source_rgba(0.2, 0.4, 0.9, 0.3);
+                            cr.rectangle(a.min(b), p.y, (a - b).abs().max(1.0), p.h);
+                            cr.fill().ok();
+                        }
+                        let want = (p.w as usize).max(10);
+                        if render.bins().len().abs_diff(want) > 1
+                            && s.asked_bins.is_none_or(|a| a.abs_diff(want) > 1)
+                        {
+                            s.asked_bins = Some(want);
+                            let nav = nav.clone();
+                            glib::idle_add_local_once(move || nav(Nav::Resized));
+                        }
+                        s.layout = Some(l);
                     }
-                    draw_bookmarks(
-                        cr,
-                        &s.cursor,
-                        |t| l.xmap.x(t),
-                        (p.x, p.right()),
-                        (p.y, p.bottom()),
-                    );
-                    if let Some((a, b)) = s.preview {
-                        cr.set_source_rgba(0.2, 0.4, 0.9, 0.3);
-                        cr.rectangle(a.min(b), p.y, (a - b).abs().max(1.0), p.h);
-                        cr.fill().ok();
-                    }
-                    if render.bins().len().abs_diff((p.w as usize).max(10)) > 1 {
-                        let nav = nav.clone();
-                        glib::idle_add_local_once(move || nav(Nav::Resized));
-                    }
-                    s.layout = Some(l);
+                    Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
                 }
-                Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
-            }
+            })
         });
     }
 

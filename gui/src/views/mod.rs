@@ -5,10 +5,12 @@
 
 pub mod eventlist;
 pub mod histogram;
+pub mod painter;
 pub mod statistics;
 pub mod timegraph;
 
 use std::rc::Rc;
+use std::sync::{mpsc, Mutex, OnceLock};
 
 use traceloom_viewers::{Time, TimeRange};
 
@@ -86,4 +88,31 @@ pub fn draw_bookmarks(
         cr.show_text(&b.name).ok();
     }
     cr.restore().ok();
+}
+
+/// Drops `value` on a thread of its own rather than on the main loop.
+///
+/// A view replacing its render may hold the last reference to the old one,
+/// and freeing a large trace's render (millions of intervals, thousands of
+/// statistics rows) took up to 200 ms of the main loop.
+pub fn drop_later<T: Send + 'static>(value: T) {
+    type Garbage = Box<dyn Send>;
+    static DROPPER: OnceLock<Option<Mutex<mpsc::Sender<Garbage>>>> = OnceLock::new();
+    let dropper = DROPPER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("traceloom-drop".into())
+            .spawn(move || {
+                crate::worker::lower_priority();
+                rx.into_iter().for_each(drop)
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    if let Some(tx) = dropper {
+        if let Ok(tx) = tx.lock() {
+            // A failed send hands the value back, dropped here after all.
+            let _ = tx.send(Box::new(value));
+        }
+    }
 }

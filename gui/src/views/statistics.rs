@@ -4,7 +4,8 @@
 //!
 //! Only the visible rows are drawn (the options' `scroll_y`): a table of
 //! thousands of rows in a plain scrolled drawing area would make GTK
-//! allocate a texture as tall as the whole table.
+//! allocate a texture as tall as the whole table. They are painted on a
+//! painting thread ([`super::painter`]).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,6 +15,24 @@ use gtk4 as gtk;
 use gtk4::prelude::*;
 use traceloom_viewers::draw::{draw_statistics, StatisticsLayout, StatisticsOptions};
 use traceloom_viewers::{PresentationConfig, StatisticsRender};
+
+use super::painter::Painter;
+
+/// What a picture of the table shows.
+#[derive(Clone)]
+struct Picture {
+    render: Arc<StatisticsRender>,
+    opts: StatisticsOptions,
+    size: (i32, i32, i32),
+}
+
+impl PartialEq for Picture {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.render, &other.render)
+            && self.opts == other.opts
+            && self.size == other.size
+    }
+}
 
 struct State {
     render: Option<Arc<StatisticsRender>>,
@@ -55,32 +74,40 @@ impl StatisticsView {
             config,
             opts: StatisticsOptions::default(),
         }));
-        let (s, adj) = (state.clone(), adjustment.clone());
-        area.set_draw_func(move |_, cr, w, h| {
-            let mut s = s.borrow_mut();
-            if let Some(r) = &s.render {
-                let total = StatisticsLayout::natural_height(r, &s.opts);
-                adj.configure(
-                    adj.value().min((total - h as f64).max(0.0)),
-                    0.0,
-                    total,
-                    20.0,
-                    h as f64 * 0.9,
-                    h as f64,
-                );
-            }
-            s.opts.scroll_y = adj.value();
-            match &s.render {
-                Some(r) => {
-                    if let Err(e) = draw_statistics(cr, r, &s.config, &s.opts, w as f64, h as f64) {
-                        eprintln!("traceloom: warning: drawing failed: {e}");
+        let painter = Painter::<Picture, f64>::new(&area);
+        let (s, adj, p) = (state.clone(), adjustment.clone(), painter.clone());
+        area.set_draw_func(move |area, cr, w, h| {
+            crate::stalls::time("draw:statistics", || {
+                let mut s = s.borrow_mut();
+                cr.set_source_rgb(1.0, 1.0, 1.0);
+                cr.paint().ok();
+                let Some(render) = s.render.clone() else {
+                    return;
+                };
+                s.opts.scroll_y = adj.value();
+                // The table is painted off the main thread (a large trace's
+                // has thousands of rows); the last picture is shown
+                // meanwhile, and its natural height sizes the scrollbar.
+                let scale = area.scale_factor();
+                let want = Picture {
+                    render: render.clone(),
+                    opts: s.opts.clone(),
+                    size: (w, h, scale),
+                };
+                let (config, opts) = (s.config.clone(), s.opts.clone());
+                let shown = p.draw(cr, &want, (w, h, scale), move |cr, w, h| {
+                    draw_statistics(cr, &render, &config, &opts, w, h)
+                        .map_err(|e| e.to_string())?;
+                    Ok(StatisticsLayout::natural_height(&render, &opts))
+                });
+                if let Some((_, total)) = shown {
+                    let h = h as f64;
+                    let value = adj.value().min((total - h).max(0.0));
+                    if adj.upper() != total || adj.page_size() != h || adj.value() != value {
+                        adj.configure(value, 0.0, total, 20.0, h * 0.9, h);
                     }
                 }
-                None => {
-                    cr.set_source_rgb(1.0, 1.0, 1.0);
-                    cr.paint().ok();
-                }
-            }
+            })
         });
         let a = area.clone();
         adjustment.connect_value_changed(move |_| a.queue_draw());
@@ -102,8 +129,12 @@ impl StatisticsView {
 
     /// Shows `render`, described by `caption` (e.g. which range it covers).
     pub fn set_render(&self, render: Arc<StatisticsRender>, caption: &str) {
-        self.state.borrow_mut().render = Some(render);
-        self.caption.set_text(caption);
+        let old = self.state.borrow_mut().render.replace(render);
+        super::drop_later(old);
+        // A new text lays the window out again: only when it changed.
+        if self.caption.text() != caption {
+            self.caption.set_text(caption);
+        }
         self.area.queue_draw();
     }
 

@@ -1,6 +1,8 @@
 //! A time-graph viewer (control flow, resources): a `gtk::DrawingArea`
-//! drawing a [`TimeGraphRender`] with the viewers' cairo function, with
-//! hit-testing for clicks and tooltips.
+//! showing a [`TimeGraphRender`] drawn with the viewers' cairo function on
+//! a painting thread ([`super::painter`]), with hit-testing for clicks and
+//! tooltips, and the bookmarks and the selection being dragged drawn over
+//! it.
 //!
 //! Input: click → current time (the event's time when an event is under the
 //! pointer, the interval start for a state, else the pointer's time); drag
@@ -19,6 +21,7 @@ use traceloom_viewers::draw::{
 };
 use traceloom_viewers::{PresentationConfig, Time, TimeGraphRender, TimeRange};
 
+use super::painter::Painter;
 use super::{draw_bookmarks, Cursor, Nav, NavSink};
 
 /// Pointer travel under which a press-release is a click, not a drag.
@@ -36,6 +39,29 @@ struct State {
     drag: Option<(f64, f64)>,
     /// Message shown while there is nothing to draw.
     placeholder: String,
+    /// Graph width last asked for through [`Nav::Resized`]: asked once,
+    /// not at every redraw until the new render lands.
+    asked_width: Option<u32>,
+    /// The render of the picture shown (`layout` is its layout): what
+    /// clicks and tooltips hit.
+    shown: Option<Arc<TimeGraphRender>>,
+}
+
+/// What a picture of the graph shows: the render, the drawing options and
+/// the size (width, height, scale factor).
+#[derive(Clone)]
+struct Picture {
+    render: Arc<TimeGraphRender>,
+    opts: TimeGraphOptions,
+    size: (i32, i32, i32),
+}
+
+impl PartialEq for Picture {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.render, &other.render)
+            && self.opts == other.opts
+            && self.size == other.size
+    }
 }
 
 /// A time-graph viewer widget.
@@ -44,6 +70,7 @@ pub struct TimeGraphView {
     /// The widget to pack.
     pub area: gtk::DrawingArea,
     state: Rc<RefCell<State>>,
+    painter: Rc<RefCell<Option<Painter<Picture, TimeGraphLayout>>>>,
 }
 
 impl TimeGraphView {
@@ -68,8 +95,14 @@ impl TimeGraphView {
             pointer_x: None,
             drag: None,
             placeholder: "Reading the trace…".into(),
+            asked_width: None,
+            shown: None,
         }));
-        let view = TimeGraphView { area, state };
+        let view = TimeGraphView {
+            area,
+            state,
+            painter: Rc::default(),
+        };
         view.connect_draw(nav.clone());
         view.connect_input(nav);
         view
@@ -77,7 +110,8 @@ impl TimeGraphView {
 
     /// Shows `render` (a new model output).
     pub fn set_render(&self, render: Arc<TimeGraphRender>) {
-        self.state.borrow_mut().render = Some(render);
+        let old = self.state.borrow_mut().render.replace(render);
+        super::drop_later(old);
         self.area.queue_draw();
     }
 
@@ -98,6 +132,9 @@ impl TimeGraphView {
     /// Updates window, current time, selection and bookmarks.
     pub fn set_cursor(&self, cursor: &Cursor) {
         let mut s = self.state.borrow_mut();
+        if s.cursor == *cursor {
+            return;
+        }
         s.opts.view_range = cursor.window;
         s.opts.current_time = cursor.current;
         s.opts.selection = cursor.selection;
@@ -132,6 +169,12 @@ impl TimeGraphView {
         self.state.borrow().layout.as_ref().map(|l| l.xmap.time(x))
     }
 
+    /// Whether a picture of the graph is being painted (off the main
+    /// thread).
+    pub fn painting(&self) -> bool {
+        self.painter.borrow().as_ref().is_some_and(|p| p.busy())
+    }
+
     /// The last layout drawn (for tests and hit-testing by callers).
     pub fn layout(&self) -> Option<TimeGraphLayout> {
         self.state.borrow().layout.clone()
@@ -139,45 +182,72 @@ impl TimeGraphView {
 
     fn connect_draw(&self, nav: NavSink) {
         let state = self.state.clone();
-        self.area.set_draw_func(move |_, cr, w, h| {
-            let mut s = state.borrow_mut();
-            let Some(render) = s.render.clone() else {
+        // Stall accounting names the view by its tree column's heading.
+        let source = if self.state.borrow().opts.title.as_deref() == Some("Process") {
+            "draw:control-flow"
+        } else {
+            "draw:resources"
+        };
+        let painter = Painter::<Picture, TimeGraphLayout>::new(&self.area);
+        self.painter.replace(Some(painter.clone()));
+        self.area.set_draw_func(move |area, cr, w, h| {
+            crate::stalls::time(source, || {
+                let mut s = state.borrow_mut();
                 cr.set_source_rgb(1.0, 1.0, 1.0);
                 cr.paint().ok();
-                cr.set_source_rgb(0.4, 0.4, 0.4);
-                cr.set_font_size(14.0);
-                cr.move_to(20.0, 30.0);
-                cr.show_text(&s.placeholder).ok();
-                s.layout = None;
-                return;
-            };
-            let (w, h) = (w as f64, h as f64);
-            match draw_time_graph(cr, &render, &s.config, &s.opts, w, h) {
-                Ok(layout) => {
-                    let g = layout.graph;
-                    draw_bookmarks(
-                        cr,
-                        &s.cursor,
-                        |t| layout.xmap.x(t),
-                        (g.x, g.right()),
-                        (g.y, g.bottom()),
-                    );
-                    if let Some((a, b)) = s.drag {
-                        let (x0, x1) = (a.min(b).max(g.x), a.max(b).min(g.right()));
-                        cr.set_source_rgba(0.2, 0.4, 0.9, 0.25);
-                        cr.rectangle(x0, g.y, (x1 - x0).max(1.0), g.h);
-                        cr.fill().ok();
-                    }
-                    // The render was made for another width (first
-                    // draw, resize): ask for one that fits, after drawing.
-                    if render.scale().width.abs_diff(g.w.max(1.0) as u32) > 1 {
-                        let nav = nav.clone();
-                        glib::idle_add_local_once(move || nav(Nav::Resized));
-                    }
-                    s.layout = Some(layout);
+                let Some(render) = s.render.clone() else {
+                    cr.set_source_rgb(0.4, 0.4, 0.4);
+                    cr.set_font_size(14.0);
+                    cr.move_to(20.0, 30.0);
+                    cr.show_text(&s.placeholder).ok();
+                    s.layout = None;
+                    s.shown = None;
+                    return;
+                };
+                // The graph itself is painted off the main thread; the
+                // last picture is shown meanwhile.
+                let scale = area.scale_factor();
+                let want = Picture {
+                    render: render.clone(),
+                    opts: s.opts.clone(),
+                    size: (w, h, scale),
+                };
+                let (config, opts) = (s.config.clone(), s.opts.clone());
+                let shown = painter.draw(cr, &want, (w, h, scale), move |cr, w, h| {
+                    draw_time_graph(cr, &render, &config, &opts, w, h).map_err(|e| e.to_string())
+                });
+                let Some((picture, layout)) = shown else {
+                    s.layout = None;
+                    s.shown = None;
+                    return;
+                };
+                let g = layout.graph;
+                draw_bookmarks(
+                    cr,
+                    &s.cursor,
+                    |t| layout.xmap.x(t),
+                    (g.x, g.right()),
+                    (g.y, g.bottom()),
+                );
+                if let Some((a, b)) = s.drag {
+                    let (x0, x1) = (a.min(b).max(g.x), a.max(b).min(g.right()));
+                    cr.set_source_rgba(0.2, 0.4, 0.9, 0.25);
+                    cr.rectangle(x0, g.y, (x1 - x0).max(1.0), g.h);
+                    cr.fill().ok();
                 }
-                Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),
-            }
+                // The render was made for another width (first draw,
+                // resize): ask for one that fits, after drawing.
+                let want = g.w.max(1.0) as u32;
+                let latest = s.render.as_ref().map_or(want, |r| r.scale().width);
+                if latest.abs_diff(want) > 1 && s.asked_width.is_none_or(|a| a.abs_diff(want) > 1) {
+                    s.asked_width = Some(want);
+                    let nav = nav.clone();
+                    glib::idle_add_local_once(move || nav(Nav::Resized));
+                }
+                s.layout = Some(layout);
+                let old = s.shown.replace(picture.render);
+                super::drop_later(old);
+            })
         });
     }
 
@@ -212,7 +282,7 @@ impl TimeGraphView {
             let msg = {
                 let mut s = state.borrow_mut();
                 s.drag = None;
-                let (Some(layout), Some(render)) = (s.layout.as_ref(), s.render.as_ref()) else {
+                let (Some(layout), Some(render)) = (s.layout.as_ref(), s.shown.as_ref()) else {
                     return;
                 };
                 if dx.abs() < CLICK_SLOP && dy.abs() < CLICK_SLOP {
@@ -293,7 +363,7 @@ impl TimeGraphView {
         let state = self.state.clone();
         self.area.connect_query_tooltip(move |_, x, y, _, tip| {
             let s = state.borrow();
-            let (Some(layout), Some(render)) = (s.layout.as_ref(), s.render.as_ref()) else {
+            let (Some(layout), Some(render)) = (s.layout.as_ref(), s.shown.as_ref()) else {
                 return false;
             };
             let hit = layout.hit(render, x as f64, y as f64);
