@@ -16,22 +16,32 @@
 /// that definitions with a handful of user fields still work.
 pub const MAX_FIELDS: usize = 24;
 
+/// Where a word is in its line: `start..end` byte offsets.
+pub type Span = (u32, u32);
+
+/// What [`split_spans`] found besides the spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SplitInfo {
+    /// Spans stored (at most [`MAX_FIELDS`]).
+    pub stored: usize,
+    /// Words on the line, including any beyond [`MAX_FIELDS`].
+    pub total: usize,
+    /// True when the last word opened a quote that the line never closed.
+    pub unterminated_quote: bool,
+}
+
 /// The words of one line, borrowed from the input.
 #[derive(Clone, Copy)]
 pub struct Words<'a> {
     words: [&'a [u8]; MAX_FIELDS],
-    stored: usize,
-    total: usize,
-    unterminated_quote: bool,
+    info: SplitInfo,
 }
 
 impl Default for Words<'_> {
     fn default() -> Self {
         Words {
             words: [&[]; MAX_FIELDS],
-            stored: 0,
-            total: 0,
-            unterminated_quote: false,
+            info: SplitInfo::default(),
         }
     }
 }
@@ -39,34 +49,26 @@ impl Default for Words<'_> {
 impl<'a> Words<'a> {
     /// The stored words (at most [`MAX_FIELDS`]).
     pub fn as_slice(&self) -> &[&'a [u8]] {
-        &self.words[..self.stored]
+        &self.words[..self.info.stored]
     }
 
     /// How many words the line had, including any beyond [`MAX_FIELDS`].
     pub fn total(&self) -> usize {
-        self.total
+        self.info.total
     }
 
     /// True when the last word opened a quote that the line never closed.
     pub fn unterminated_quote(&self) -> bool {
-        self.unterminated_quote
+        self.info.unterminated_quote
     }
 
     /// The `i`-th word, or an empty slice past the end.
     pub fn get(&self, i: usize) -> &'a [u8] {
-        if i < self.stored {
+        if i < self.info.stored {
             self.words[i]
         } else {
             &[]
         }
-    }
-
-    fn push(&mut self, w: &'a [u8]) {
-        if self.stored < MAX_FIELDS {
-            self.words[self.stored] = w;
-            self.stored += 1;
-        }
-        self.total += 1;
     }
 }
 
@@ -76,6 +78,77 @@ pub fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
+/// Byte classes of the splitter.
+const ORDINARY: u8 = 0;
+const SPACE: u8 = 1;
+const COMMENT: u8 = 2;
+const QUOTE: u8 = 3;
+
+/// The class of every byte, so that the scan does one load per byte.
+const CLASS: [u8; 256] = {
+    let mut t = [ORDINARY; 256];
+    t[b' ' as usize] = SPACE;
+    t[b'\t' as usize] = SPACE;
+    t[b'\n' as usize] = SPACE;
+    t[0x0b] = SPACE;
+    t[0x0c] = SPACE;
+    t[b'\r' as usize] = SPACE;
+    t[b'#' as usize] = COMMENT;
+    t[b'"' as usize] = QUOTE;
+    t
+};
+
+/// Splits `line` (without its `\n`) into word spans; the first
+/// [`MAX_FIELDS`] go to `spans`, the others are only counted. This is the
+/// only implementation of the splitting rules; [`split_words`] is built on
+/// it.
+#[inline]
+pub fn split_spans(line: &[u8], spans: &mut [Span; MAX_FIELDS]) -> SplitInfo {
+    let mut info = SplitInfo::default();
+    let n = line.len();
+    let mut i = 0;
+    let mut push = |s: usize, e: usize, info: &mut SplitInfo| {
+        if info.stored < MAX_FIELDS {
+            // Lines longer than 4 GiB cannot be mapped as one line here:
+            // the reader refuses them before splitting.
+            spans[info.stored] = (s as u32, e as u32);
+            info.stored += 1;
+        }
+        info.total += 1;
+    };
+    while i < n {
+        match CLASS[usize::from(line[i])] {
+            SPACE => i += 1,
+            COMMENT => break,
+            QUOTE => {
+                let start = i + 1;
+                match memchr::memchr(b'"', &line[start..]) {
+                    Some(len) => {
+                        push(start, start + len, &mut info);
+                        i = start + len + 1;
+                    }
+                    None => {
+                        push(start, n, &mut info);
+                        info.unterminated_quote = true;
+                        break;
+                    }
+                }
+            }
+            _ => {
+                let start = i;
+                i += 1;
+                // A word ends at a space or a comment; a quote inside a
+                // word is an ordinary character.
+                while i < n && matches!(CLASS[usize::from(line[i])], ORDINARY | QUOTE) {
+                    i += 1;
+                }
+                push(start, i, &mut info);
+            }
+        }
+    }
+    info
+}
+
 /// Splits `line` (without its `\n`) into words.
 pub fn split_words(line: &[u8]) -> Words<'_> {
     let mut out = Words::default();
@@ -83,49 +156,19 @@ pub fn split_words(line: &[u8]) -> Words<'_> {
     out
 }
 
-/// Like [`split_words`], reusing `out` (no 400-byte value to move per line).
+/// Like [`split_words`], reusing `out`.
 pub fn split_words_into<'a>(line: &'a [u8], out: &mut Words<'a>) {
-    out.stored = 0;
-    out.total = 0;
-    out.unterminated_quote = false;
-    let n = line.len();
-    let mut i = 0;
-    while i < n {
-        let b = line[i];
-        if is_space(b) {
-            i += 1;
-        } else if b == b'#' {
-            break;
-        } else if b == b'"' {
-            let start = i + 1;
-            match line[start..].iter().position(|&c| c == b'"') {
-                Some(len) => {
-                    out.push(&line[start..start + len]);
-                    i = start + len + 1;
-                }
-                None => {
-                    out.push(&line[start..]);
-                    out.unterminated_quote = true;
-                    break;
-                }
-            }
-        } else {
-            let start = i;
-            while i < n && !is_space(line[i]) && line[i] != b'#' {
-                i += 1;
-            }
-            out.push(&line[start..i]);
-        }
+    let mut spans = [(0, 0); MAX_FIELDS];
+    out.info = split_spans(line, &mut spans);
+    for (w, &(s, e)) in out.words.iter_mut().zip(&spans[..out.info.stored]) {
+        *w = &line[s as usize..e as usize];
     }
 }
 
 /// Position of the next `\n` in `data` at or after `from`, if any.
 #[inline]
 pub fn find_newline(data: &[u8], from: usize) -> Option<usize> {
-    data.get(from..)?
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|p| p + from)
+    memchr::memchr(b'\n', data.get(from..)?).map(|p| p + from)
 }
 
 #[cfg(test)]
