@@ -82,6 +82,8 @@ pub enum BenchCommand {
     /// State computation with checkpoints, seeks, a cold `dump --begin`,
     /// and the checkpoint cache size.
     Engine(crate::bench_engine::EngineBenchArgs),
+    /// Pajé read and simulation against `pj_dump`, and memory.
+    Paje(crate::bench_paje::PajeBenchArgs),
 }
 
 /// Arguments of `traceloom bench decode`.
@@ -699,6 +701,7 @@ pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
     match &args.what {
         BenchCommand::Decode(a) => run_decode_bench(a, out),
         BenchCommand::Engine(a) => crate::bench_engine::run(a, out),
+        BenchCommand::Paje(a) => crate::bench_paje::run(a, out),
     }
 }
 
