@@ -114,14 +114,34 @@ impl<V> Default for NameMap<V> {
 /// length byte keeps `a` and `a\0` apart).
 #[inline]
 fn pack(name: &[u8]) -> Option<u128> {
-    if name.len() > 15 {
+    let n = name.len();
+    if n > 15 {
         return None;
     }
-    let mut k = (name.len() as u128) << 120;
-    for (i, &b) in name.iter().enumerate() {
-        k |= u128::from(b) << (8 * i);
-    }
-    Some(k)
+    let load8 = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or([0; 8]));
+    let load4 = |at: usize| u32::from_le_bytes(name[at..at + 4].try_into().unwrap_or([0; 4]));
+    // Whole-word loads, overlapping when the length is not a multiple:
+    // an overlapping byte lands where the other load put the same byte.
+    let (lo, hi) = if n >= 8 {
+        let tail = if n == 8 {
+            0
+        } else {
+            load8(n - 8) >> (8 * (16 - n))
+        };
+        (load8(0), tail)
+    } else if n >= 4 {
+        (
+            u64::from(load4(0)) | u64::from(load4(n - 4)) << (8 * (n - 4)),
+            0,
+        )
+    } else {
+        let mut lo = 0u64;
+        for (i, &b) in name.iter().enumerate() {
+            lo |= u64::from(b) << (8 * i);
+        }
+        (lo, 0)
+    };
+    Some(u128::from(lo) | u128::from(hi) << 64 | (n as u128) << 120)
 }
 
 impl<V: Copy> NameMap<V> {
@@ -151,6 +171,19 @@ impl<V: Copy> NameMap<V> {
 mod tests {
     use super::*;
     use std::hash::BuildHasher;
+
+    #[test]
+    fn packing_is_bytes_then_length() {
+        let name = b"abcdefghijklmno";
+        for n in 0..=15 {
+            let mut k = (n as u128) << 120;
+            for (i, &b) in name[..n].iter().enumerate() {
+                k |= u128::from(b) << (8 * i);
+            }
+            assert_eq!(pack(&name[..n]), Some(k), "{n}");
+        }
+        assert_eq!(pack(b"abcdefghijklmnop"), None);
+    }
 
     #[test]
     fn name_map_short_and_long_names() {

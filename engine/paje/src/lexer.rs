@@ -83,70 +83,88 @@ const ORDINARY: u8 = 0;
 const SPACE: u8 = 1;
 const COMMENT: u8 = 2;
 const QUOTE: u8 = 3;
+const NEWLINE: u8 = 4;
 
 /// The class of every byte, so that the scan does one load per byte.
 const CLASS: [u8; 256] = {
     let mut t = [ORDINARY; 256];
     t[b' ' as usize] = SPACE;
     t[b'\t' as usize] = SPACE;
-    t[b'\n' as usize] = SPACE;
     t[0x0b] = SPACE;
     t[0x0c] = SPACE;
     t[b'\r' as usize] = SPACE;
+    t[b'\n' as usize] = NEWLINE;
     t[b'#' as usize] = COMMENT;
     t[b'"' as usize] = QUOTE;
     t
 };
 
-/// Splits `line` (without its `\n`) into word spans; the first
-/// [`MAX_FIELDS`] go to `spans`, the others are only counted. This is the
-/// only implementation of the splitting rules; [`split_words`] is built on
-/// it.
+/// Splits the line of `data` starting at `start` into word spans
+/// (relative to `start`), and finds where it ends, in one scan: returns
+/// what was found and the position of the line's `\n` (or `data.len()`).
+/// The first [`MAX_FIELDS`] spans go to `spans`, the others are only
+/// counted. This is the only implementation of the splitting rules; the
+/// other functions of this module are built on it.
 #[inline]
-pub fn split_spans(line: &[u8], spans: &mut [Span; MAX_FIELDS]) -> SplitInfo {
+pub fn split_line(data: &[u8], start: usize, spans: &mut [Span; MAX_FIELDS]) -> (SplitInfo, usize) {
     let mut info = SplitInfo::default();
-    let n = line.len();
-    let mut i = 0;
+    let n = data.len();
+    let mut i = start;
     let mut push = |s: usize, e: usize, info: &mut SplitInfo| {
         if info.stored < MAX_FIELDS {
-            // Lines longer than 4 GiB cannot be mapped as one line here:
-            // the reader refuses them before splitting.
-            spans[info.stored] = (s as u32, e as u32);
+            // Offsets in a line fit: the reader refuses lines of 4 GiB.
+            spans[info.stored] = ((s - start) as u32, (e - start) as u32);
             info.stored += 1;
         }
         info.total += 1;
     };
     while i < n {
-        match CLASS[usize::from(line[i])] {
+        match CLASS[usize::from(data[i])] {
             SPACE => i += 1,
+            NEWLINE => return (info, i),
             COMMENT => break,
             QUOTE => {
-                let start = i + 1;
-                match memchr::memchr(b'"', &line[start..]) {
-                    Some(len) => {
-                        push(start, start + len, &mut info);
-                        i = start + len + 1;
+                let from = i + 1;
+                // Quoted words never span lines.
+                match memchr::memchr2(b'"', b'\n', &data[from..]) {
+                    Some(len) if data[from + len] == b'"' => {
+                        push(from, from + len, &mut info);
+                        i = from + len + 1;
                     }
-                    None => {
-                        push(start, n, &mut info);
+                    stop => {
+                        let end = stop.map_or(n, |len| from + len);
+                        push(from, end, &mut info);
                         info.unterminated_quote = true;
-                        break;
+                        return (info, end);
                     }
                 }
             }
             _ => {
-                let start = i;
+                let from = i;
                 i += 1;
-                // A word ends at a space or a comment; a quote inside a
-                // word is an ordinary character.
-                while i < n && matches!(CLASS[usize::from(line[i])], ORDINARY | QUOTE) {
+                // A word ends at a space, a comment or the end of the
+                // line; a quote inside a word is an ordinary character.
+                while i < n && matches!(CLASS[usize::from(data[i])], ORDINARY | QUOTE) {
                     i += 1;
                 }
-                push(start, i, &mut info);
+                push(from, i, &mut info);
             }
         }
     }
-    info
+    // A comment (or the end of the data): the line ends at the next `\n`.
+    let end = if i < n {
+        memchr::memchr(b'\n', &data[i..]).map_or(n, |p| i + p)
+    } else {
+        n
+    };
+    (info, end)
+}
+
+/// Splits `line` (without its `\n`) into word spans; the first
+/// [`MAX_FIELDS`] go to `spans`, the others are only counted.
+#[inline]
+pub fn split_spans(line: &[u8], spans: &mut [Span; MAX_FIELDS]) -> SplitInfo {
+    split_line(line, 0, spans).0
 }
 
 /// Splits `line` (without its `\n`) into words.
@@ -222,6 +240,33 @@ mod tests {
         assert_eq!(w.total(), 40);
         assert_eq!(w.as_slice().len(), MAX_FIELDS);
         assert_eq!(w.get(MAX_FIELDS), b"");
+    }
+
+    #[test]
+    fn split_line_finds_the_line_end_in_the_same_scan() {
+        let data = b"1 \"a b\" c\n2 # x \"y\n3 \"open\n4";
+        let mut spans = [(0, 0); MAX_FIELDS];
+        let words = |start: usize, spans: &[Span], n: usize| -> Vec<String> {
+            spans[..n]
+                .iter()
+                .map(|&(s, e)| {
+                    String::from_utf8_lossy(&data[start + s as usize..start + e as usize])
+                        .into_owned()
+                })
+                .collect()
+        };
+        let (info, end) = split_line(data, 0, &mut spans);
+        assert_eq!((info.total, end), (3, 9));
+        assert_eq!(words(0, &spans, 3), ["1", "a b", "c"]);
+        // A comment runs to the newline, quotes in it included.
+        let (info, end) = split_line(data, 10, &mut spans);
+        assert_eq!((info.total, end), (1, 18));
+        // An open quote stops at the newline, not at the next quote.
+        let (info, end) = split_line(data, 19, &mut spans);
+        assert_eq!((info.total, info.unterminated_quote, end), (2, true, 26));
+        assert_eq!(words(19, &spans, 2), ["3", "open"]);
+        let (info, end) = split_line(data, 27, &mut spans);
+        assert_eq!((info.total, end), (1, data.len()));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::defs::{
     DefId, DefOptions, Definitions, EventDef, EventKind, Field, ABSENT, FIELD_COUNT,
 };
 use crate::error::{Diagnostics, Location, PajeError, Severity};
-use crate::lexer::{find_newline, split_spans, split_words, Span, SplitInfo, MAX_FIELDS};
+use crate::lexer::{find_newline, split_line, split_words, Span, SplitInfo, MAX_FIELDS};
 use crate::numparse::parse_date;
 
 enum Data {
@@ -439,17 +439,17 @@ impl<'a> EventReader<'a> {
                 return false;
             }
             let start = self.pos;
-            let end = find_newline(data, start).unwrap_or(data.len());
+            let (split, end) = split_line(data, start, &mut ev.spans);
             self.pos = end + 1;
             self.line += 1;
             let text = &data[start..end];
             if text.len() > u32::MAX as usize {
+                // Spans are 32-bit: such a line cannot be decoded.
                 let loc = self.loc(start);
                 self.diags
                     .report(Severity::Error, loc, "line longer than 4 GiB; line skipped");
                 continue;
             }
-            let split = split_spans(text, &mut ev.spans);
             if split.total == 0 {
                 continue;
             }
