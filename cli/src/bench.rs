@@ -336,7 +336,7 @@ pub fn parse_counter_events(text: &str) -> Option<u64> {
 
 /// User + system CPU time of this process (`who` = `RUSAGE_SELF`) or of its
 /// waited-for children (`RUSAGE_CHILDREN`).
-fn cpu_time(who: libc::c_int) -> Duration {
+pub(crate) fn cpu_time(who: libc::c_int) -> Duration {
     // SAFETY: getrusage fills the zeroed struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(who, &mut ru) } != 0 {
