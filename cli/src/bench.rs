@@ -74,6 +74,8 @@ pub enum BenchCommand {
     /// State computation with checkpoints, seeks, a cold `dump --begin`,
     /// and the checkpoint cache size.
     Engine(crate::bench_engine::EngineBenchArgs),
+    /// Pajé read and simulation against `pj_dump`, and memory.
+    Paje(crate::bench_paje::PajeBenchArgs),
 }
 
 /// Arguments of `traceloom bench decode`.
@@ -331,7 +333,7 @@ pub fn parse_counter_events(text: &str) -> Option<u64> {
 
 /// User + system CPU time of this process (`who` = `RUSAGE_SELF`) or of its
 /// waited-for children (`RUSAGE_CHILDREN`).
-fn cpu_time(who: libc::c_int) -> Duration {
+pub(crate) fn cpu_time(who: libc::c_int) -> Duration {
     // SAFETY: getrusage fills the zeroed struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(who, &mut ru) } != 0 {
@@ -696,6 +698,7 @@ pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
     match &args.what {
         BenchCommand::Decode(a) => run_decode_bench(a, out),
         BenchCommand::Engine(a) => crate::bench_engine::run(a, out),
+        BenchCommand::Paje(a) => crate::bench_paje::run(a, out),
     }
 }
 

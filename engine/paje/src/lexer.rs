@@ -16,22 +16,32 @@
 /// that definitions with a handful of user fields still work.
 pub const MAX_FIELDS: usize = 24;
 
+/// Where a word is in its line: `start..end` byte offsets.
+pub type Span = (u32, u32);
+
+/// What [`split_spans`] found besides the spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SplitInfo {
+    /// Spans stored (at most [`MAX_FIELDS`]).
+    pub stored: usize,
+    /// Words on the line, including any beyond [`MAX_FIELDS`].
+    pub total: usize,
+    /// True when the last word opened a quote that the line never closed.
+    pub unterminated_quote: bool,
+}
+
 /// The words of one line, borrowed from the input.
 #[derive(Clone, Copy)]
 pub struct Words<'a> {
     words: [&'a [u8]; MAX_FIELDS],
-    stored: usize,
-    total: usize,
-    unterminated_quote: bool,
+    info: SplitInfo,
 }
 
 impl Default for Words<'_> {
     fn default() -> Self {
         Words {
             words: [&[]; MAX_FIELDS],
-            stored: 0,
-            total: 0,
-            unterminated_quote: false,
+            info: SplitInfo::default(),
         }
     }
 }
@@ -39,34 +49,26 @@ impl Default for Words<'_> {
 impl<'a> Words<'a> {
     /// The stored words (at most [`MAX_FIELDS`]).
     pub fn as_slice(&self) -> &[&'a [u8]] {
-        &self.words[..self.stored]
+        &self.words[..self.info.stored]
     }
 
     /// How many words the line had, including any beyond [`MAX_FIELDS`].
     pub fn total(&self) -> usize {
-        self.total
+        self.info.total
     }
 
     /// True when the last word opened a quote that the line never closed.
     pub fn unterminated_quote(&self) -> bool {
-        self.unterminated_quote
+        self.info.unterminated_quote
     }
 
     /// The `i`-th word, or an empty slice past the end.
     pub fn get(&self, i: usize) -> &'a [u8] {
-        if i < self.stored {
+        if i < self.info.stored {
             self.words[i]
         } else {
             &[]
         }
-    }
-
-    fn push(&mut self, w: &'a [u8]) {
-        if self.stored < MAX_FIELDS {
-            self.words[self.stored] = w;
-            self.stored += 1;
-        }
-        self.total += 1;
     }
 }
 
@@ -76,6 +78,95 @@ pub fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
+/// Byte classes of the splitter.
+const ORDINARY: u8 = 0;
+const SPACE: u8 = 1;
+const COMMENT: u8 = 2;
+const QUOTE: u8 = 3;
+const NEWLINE: u8 = 4;
+
+/// The class of every byte, so that the scan does one load per byte.
+const CLASS: [u8; 256] = {
+    let mut t = [ORDINARY; 256];
+    t[b' ' as usize] = SPACE;
+    t[b'\t' as usize] = SPACE;
+    t[0x0b] = SPACE;
+    t[0x0c] = SPACE;
+    t[b'\r' as usize] = SPACE;
+    t[b'\n' as usize] = NEWLINE;
+    t[b'#' as usize] = COMMENT;
+    t[b'"' as usize] = QUOTE;
+    t
+};
+
+/// Splits the line of `data` starting at `start` into word spans
+/// (relative to `start`), and finds where it ends, in one scan: returns
+/// what was found and the position of the line's `\n` (or `data.len()`).
+/// The first [`MAX_FIELDS`] spans go to `spans`, the others are only
+/// counted. This is the only implementation of the splitting rules; the
+/// other functions of this module are built on it.
+#[inline]
+pub fn split_line(data: &[u8], start: usize, spans: &mut [Span; MAX_FIELDS]) -> (SplitInfo, usize) {
+    let mut info = SplitInfo::default();
+    let n = data.len();
+    let mut i = start;
+    let mut push = |s: usize, e: usize, info: &mut SplitInfo| {
+        if info.stored < MAX_FIELDS {
+            // Offsets in a line fit: the reader refuses lines of 4 GiB.
+            spans[info.stored] = ((s - start) as u32, (e - start) as u32);
+            info.stored += 1;
+        }
+        info.total += 1;
+    };
+    while i < n {
+        match CLASS[usize::from(data[i])] {
+            SPACE => i += 1,
+            NEWLINE => return (info, i),
+            COMMENT => break,
+            QUOTE => {
+                let from = i + 1;
+                // Quoted words never span lines.
+                match memchr::memchr2(b'"', b'\n', &data[from..]) {
+                    Some(len) if data[from + len] == b'"' => {
+                        push(from, from + len, &mut info);
+                        i = from + len + 1;
+                    }
+                    stop => {
+                        let end = stop.map_or(n, |len| from + len);
+                        push(from, end, &mut info);
+                        info.unterminated_quote = true;
+                        return (info, end);
+                    }
+                }
+            }
+            _ => {
+                let from = i;
+                i += 1;
+                // A word ends at a space, a comment or the end of the
+                // line; a quote inside a word is an ordinary character.
+                while i < n && matches!(CLASS[usize::from(data[i])], ORDINARY | QUOTE) {
+                    i += 1;
+                }
+                push(from, i, &mut info);
+            }
+        }
+    }
+    // A comment (or the end of the data): the line ends at the next `\n`.
+    let end = if i < n {
+        memchr::memchr(b'\n', &data[i..]).map_or(n, |p| i + p)
+    } else {
+        n
+    };
+    (info, end)
+}
+
+/// Splits `line` (without its `\n`) into word spans; the first
+/// [`MAX_FIELDS`] go to `spans`, the others are only counted.
+#[inline]
+pub fn split_spans(line: &[u8], spans: &mut [Span; MAX_FIELDS]) -> SplitInfo {
+    split_line(line, 0, spans).0
+}
+
 /// Splits `line` (without its `\n`) into words.
 pub fn split_words(line: &[u8]) -> Words<'_> {
     let mut out = Words::default();
@@ -83,49 +174,19 @@ pub fn split_words(line: &[u8]) -> Words<'_> {
     out
 }
 
-/// Like [`split_words`], reusing `out` (no 400-byte value to move per line).
+/// Like [`split_words`], reusing `out`.
 pub fn split_words_into<'a>(line: &'a [u8], out: &mut Words<'a>) {
-    out.stored = 0;
-    out.total = 0;
-    out.unterminated_quote = false;
-    let n = line.len();
-    let mut i = 0;
-    while i < n {
-        let b = line[i];
-        if is_space(b) {
-            i += 1;
-        } else if b == b'#' {
-            break;
-        } else if b == b'"' {
-            let start = i + 1;
-            match line[start..].iter().position(|&c| c == b'"') {
-                Some(len) => {
-                    out.push(&line[start..start + len]);
-                    i = start + len + 1;
-                }
-                None => {
-                    out.push(&line[start..]);
-                    out.unterminated_quote = true;
-                    break;
-                }
-            }
-        } else {
-            let start = i;
-            while i < n && !is_space(line[i]) && line[i] != b'#' {
-                i += 1;
-            }
-            out.push(&line[start..i]);
-        }
+    let mut spans = [(0, 0); MAX_FIELDS];
+    out.info = split_spans(line, &mut spans);
+    for (w, &(s, e)) in out.words.iter_mut().zip(&spans[..out.info.stored]) {
+        *w = &line[s as usize..e as usize];
     }
 }
 
 /// Position of the next `\n` in `data` at or after `from`, if any.
 #[inline]
 pub fn find_newline(data: &[u8], from: usize) -> Option<usize> {
-    data.get(from..)?
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|p| p + from)
+    memchr::memchr(b'\n', data.get(from..)?).map(|p| p + from)
 }
 
 #[cfg(test)]
@@ -179,6 +240,33 @@ mod tests {
         assert_eq!(w.total(), 40);
         assert_eq!(w.as_slice().len(), MAX_FIELDS);
         assert_eq!(w.get(MAX_FIELDS), b"");
+    }
+
+    #[test]
+    fn split_line_finds_the_line_end_in_the_same_scan() {
+        let data = b"1 \"a b\" c\n2 # x \"y\n3 \"open\n4";
+        let mut spans = [(0, 0); MAX_FIELDS];
+        let words = |start: usize, spans: &[Span], n: usize| -> Vec<String> {
+            spans[..n]
+                .iter()
+                .map(|&(s, e)| {
+                    String::from_utf8_lossy(&data[start + s as usize..start + e as usize])
+                        .into_owned()
+                })
+                .collect()
+        };
+        let (info, end) = split_line(data, 0, &mut spans);
+        assert_eq!((info.total, end), (3, 9));
+        assert_eq!(words(0, &spans, 3), ["1", "a b", "c"]);
+        // A comment runs to the newline, quotes in it included.
+        let (info, end) = split_line(data, 10, &mut spans);
+        assert_eq!((info.total, end), (1, 18));
+        // An open quote stops at the newline, not at the next quote.
+        let (info, end) = split_line(data, 19, &mut spans);
+        assert_eq!((info.total, info.unterminated_quote, end), (2, true, 26));
+        assert_eq!(words(19, &spans, 2), ["3", "open"]);
+        let (info, end) = split_line(data, 27, &mut spans);
+        assert_eq!((info.total, end), (1, data.len()));
     }
 
     #[test]

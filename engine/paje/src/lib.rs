@@ -11,6 +11,9 @@
 //! * **Simulating** — [`Simulator`] turns events into a [`Model`]
 //!   (types, containers, values) and hands finished states, events,
 //!   variable pieces and links to an [`EntitySink`].
+//! * **Streaming** — [`stream_file`] runs the simulation over a whole
+//!   trace into any sink, keeping only what is still open: the path for
+//!   traces larger than memory.
 //! * **Everything at once** — [`Trace`] loads a trace into memory
 //!   ([`EntityStore`]) and [`write_pj_dump`] prints it exactly as `pj_dump`.
 //!
@@ -31,6 +34,7 @@ pub mod defs;
 pub mod error;
 mod hash;
 pub mod index;
+mod keyset;
 pub mod lexer;
 pub mod model;
 pub mod multifile;
@@ -40,6 +44,7 @@ pub mod pjdump;
 pub mod reader;
 pub mod simulate;
 pub mod store;
+pub mod stream;
 pub mod trace;
 
 pub use defs::{DefOptions, Definitions, EventDef, EventKind, Field, FieldType};
@@ -58,4 +63,5 @@ pub use simulate::{
     VariableRecord,
 };
 pub use store::{EntityList, EntityStore, Event, Link, State, Variable};
+pub use stream::{stream_file, stream_set, StreamOutcome};
 pub use trace::{pj_dump, write_pj_dump, LoadOptions, Trace};

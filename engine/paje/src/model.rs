@@ -3,7 +3,7 @@
 //! are not always UTF-8) and looked up by identifier (the alias when there
 //! is one, else the name), as Pajé requires.
 
-use crate::hash::FxHashMap;
+use crate::hash::NameMap;
 use crate::numparse::Color;
 
 /// Index of a type in [`Model::types`].
@@ -78,7 +78,7 @@ pub struct EntityType {
     /// Colour given by `PajeDefineVariableType`.
     pub color: Option<Color>,
     pub(crate) children: Vec<TypeId>,
-    pub(crate) values: FxHashMap<Box<[u8]>, ValueId>,
+    pub(crate) values: NameMap<ValueId>,
 }
 
 impl EntityType {
@@ -94,7 +94,7 @@ impl EntityType {
 
     /// The value with identifier `ident`, if defined or already used.
     pub fn value(&self, ident: &[u8]) -> Option<ValueId> {
-        self.values.get(ident).copied()
+        self.values.get(ident)
     }
 }
 
@@ -148,9 +148,9 @@ impl Container {
 #[derive(Debug, Clone)]
 pub struct Model {
     types: Vec<EntityType>,
-    type_ids: FxHashMap<Box<[u8]>, TypeId>,
+    type_ids: NameMap<TypeId>,
     containers: Vec<Container>,
-    container_ids: FxHashMap<Box<[u8]>, ContainerId>,
+    container_ids: NameMap<ContainerId>,
     values: Vec<EntityValue>,
 }
 
@@ -165,9 +165,9 @@ impl Model {
     pub fn new() -> Model {
         let mut m = Model {
             types: Vec::new(),
-            type_ids: FxHashMap::default(),
+            type_ids: NameMap::default(),
             containers: Vec::new(),
-            container_ids: FxHashMap::default(),
+            container_ids: NameMap::default(),
             values: Vec::new(),
         };
         m.types.push(EntityType {
@@ -177,9 +177,9 @@ impl Model {
             parent: None,
             color: None,
             children: Vec::new(),
-            values: FxHashMap::default(),
+            values: NameMap::default(),
         });
-        m.type_ids.insert(b"0"[..].into(), ROOT_TYPE);
+        m.type_ids.insert(b"0", ROOT_TYPE);
         m.containers.push(Container {
             name: b"0"[..].into(),
             alias: b"0"[..].into(),
@@ -190,7 +190,7 @@ impl Model {
             destroyed: false,
             children: Vec::new(),
         });
-        m.container_ids.insert(b"0"[..].into(), ROOT_CONTAINER);
+        m.container_ids.insert(b"0", ROOT_CONTAINER);
         m
     }
 
@@ -206,7 +206,7 @@ impl Model {
 
     /// The type events call `ident`.
     pub fn type_by_ident(&self, ident: &[u8]) -> Option<TypeId> {
-        self.type_ids.get(ident).copied()
+        self.type_ids.get(ident)
     }
 
     /// All containers (the root first); index with [`ContainerId`].
@@ -221,7 +221,7 @@ impl Model {
 
     /// The container events call `ident` (destroyed ones included).
     pub fn container_by_ident(&self, ident: &[u8]) -> Option<ContainerId> {
-        self.container_ids.get(ident).copied()
+        self.container_ids.get(ident)
     }
 
     /// All values; index with [`ValueId`].
@@ -254,9 +254,9 @@ impl Model {
             parent: Some(parent),
             color,
             children: Vec::new(),
-            values: FxHashMap::default(),
+            values: NameMap::default(),
         });
-        self.type_ids.insert(identifier(name, alias).into(), id);
+        self.type_ids.insert(identifier(name, alias), id);
         self.types[parent.0 as usize].children.push(id);
         id
     }
@@ -277,7 +277,7 @@ impl Model {
         });
         self.types[type_id.0 as usize]
             .values
-            .insert(identifier(name, alias).into(), id);
+            .insert(identifier(name, alias), id);
         id
     }
 
@@ -285,7 +285,7 @@ impl Model {
     /// does for values that were never declared.
     pub(crate) fn value_or_insert(&mut self, type_id: TypeId, ident: &[u8]) -> ValueId {
         match self.types[type_id.0 as usize].values.get(ident) {
-            Some(v) => *v,
+            Some(v) => v,
             None => self.add_value(type_id, ident, ident, None),
         }
     }
@@ -309,8 +309,7 @@ impl Model {
             destroyed: false,
             children: Vec::new(),
         });
-        self.container_ids
-            .insert(identifier(name, alias).into(), id);
+        self.container_ids.insert(identifier(name, alias), id);
         self.containers[parent.0 as usize].children.push(id);
         id
     }

@@ -46,7 +46,7 @@ impl TraceSet {
             diags: Diagnostics::default(),
         };
         let mut wanted = Vec::new();
-        if follow {
+        if follow && may_name_files(main.bytes()) {
             let mut reader = EventReader::new(&main, opts);
             for ev in reader.by_ref() {
                 let named = match ev.kind {
@@ -139,6 +139,34 @@ impl TraceSet {
     }
 }
 
+/// False when no header line of `data` (a line whose first word starts
+/// with `%`) mentions `PajeTraceFile` or a `Filename` field: then no event
+/// of the file can name another file, and the full pass looking for such
+/// events can be skipped. `%` is rare outside header lines, so this costs
+/// one fast byte search over the file instead of decoding every line.
+fn may_name_files(data: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(p) = memchr::memchr(b'%', &data[from..]).map(|p| p + from) {
+        let line_start = memchr::memrchr(b'\n', &data[..p]).map_or(0, |n| n + 1);
+        let line_end = memchr::memchr(b'\n', &data[p..]).map_or(data.len(), |n| p + n);
+        // A header line: only blanks (or an opening quote, which the
+        // splitter drops) before the `%`.
+        let header = data[line_start..p]
+            .iter()
+            .all(|&b| crate::lexer::is_space(b) || b == b'"');
+        if header {
+            let line = &data[line_start..line_end];
+            if memchr::memmem::find(line, b"PajeTraceFile").is_some()
+                || memchr::memmem::find(line, b"Filename").is_some()
+            {
+                return true;
+            }
+        }
+        from = line_end;
+    }
+    false
+}
+
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -219,6 +247,32 @@ impl<'a> MergedEvents<'a> {
             all.append(r.take_diagnostics());
         }
         all
+    }
+
+    /// Calls `f` with every remaining event, in the order the iterator
+    /// gives them. A single-file trace is read in place, without moving
+    /// events through the iterator layers (the fast path of a full read).
+    pub fn for_each_event(&mut self, mut f: impl FnMut(&PajeEvent<'a>)) {
+        if self.readers.len() != 1 || self.started {
+            for ev in self.by_ref() {
+                f(&ev);
+            }
+            return;
+        }
+        self.started = true;
+        let reader = &mut self.readers[0];
+        match self.indexes.as_mut().and_then(|v| v.first_mut()) {
+            None => reader.for_each_event(|ev, _| f(ev)),
+            Some(b) => {
+                reader.for_each_event(|ev, before| {
+                    b.before_read(before);
+                    b.after_event(ev);
+                    f(ev);
+                });
+                // As the iterator does before its last, empty read.
+                b.before_read(EventReader::position(reader));
+            }
+        }
     }
 
     fn pull(&mut self, i: usize) -> Option<PajeEvent<'a>> {

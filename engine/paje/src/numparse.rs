@@ -79,37 +79,47 @@ const EXACT_POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// Clinger's fast path for plain `[-]digits[.digits]` literals: with at
-/// most 15 significant digits and 22 decimals, mantissa and power of ten are
-/// exact doubles, so one division gives the correctly rounded value.
+/// Clinger's fast path for plain `[-]digits[.digits]` literals: when the
+/// digits, read as an integer, are below 2^53 and there are at most 22
+/// decimals, mantissa and power of ten are exact doubles, so one division
+/// gives the correctly rounded value.
+#[inline]
 fn simple_decimal(s: &[u8]) -> Option<f64> {
     let (neg, body) = match s.first() {
         Some(b'-') => (true, &s[1..]),
         _ => (false, s),
     };
-    let mut mant: u64 = 0;
-    let mut digits = 0;
-    let mut decimals = 0usize;
-    let mut point = false;
-    for &b in body {
-        match b {
-            b'0'..=b'9' => {
-                if mant != 0 || b != b'0' {
-                    digits += 1;
-                }
-                mant = mant * 10 + u64::from(b - b'0');
-                if point {
-                    decimals += 1;
-                }
-                if digits > 15 || decimals > 22 {
-                    return None;
-                }
-            }
-            b'.' if !point => point = true,
-            _ => return None,
-        }
+    let n = body.len();
+    // More than 19 digits could overflow the u64 below.
+    if n == 0 || n > 20 {
+        return None;
     }
-    if body.is_empty() || body == b"." {
+    let mut mant: u64 = 0;
+    let mut i = 0;
+    while i < n {
+        let d = body[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        mant = mant * 10 + u64::from(d);
+        i += 1;
+    }
+    let int_digits = i;
+    let mut decimals = 0;
+    if i < n && body[i] == b'.' {
+        i += 1;
+        let from = i;
+        while i < n {
+            let d = body[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            mant = mant * 10 + u64::from(d);
+            i += 1;
+        }
+        decimals = i - from;
+    }
+    if i != n || int_digits + decimals == 0 || mant > 1 << 53 || decimals > 22 {
         return None;
     }
     let v = mant as f64 / EXACT_POW10[decimals];
@@ -118,6 +128,7 @@ fn simple_decimal(s: &[u8]) -> Option<f64> {
 
 /// Parses a date field the way pj_dump does: the longest numeric prefix,
 /// `None` when the field does not start with a number.
+#[inline]
 pub fn parse_date(s: &[u8]) -> Option<f64> {
     if let Some(v) = simple_decimal(s) {
         return Some(v);

@@ -8,7 +8,7 @@ use crate::defs::{
     DefId, DefOptions, Definitions, EventDef, EventKind, Field, ABSENT, FIELD_COUNT,
 };
 use crate::error::{Diagnostics, Location, PajeError, Severity};
-use crate::lexer::{find_newline, split_words, split_words_into, Words, MAX_FIELDS};
+use crate::lexer::{find_newline, split_line, split_words, Span, SplitInfo, MAX_FIELDS};
 use crate::numparse::parse_date;
 
 enum Data {
@@ -108,9 +108,28 @@ pub struct PajeEvent<'a> {
     /// The line, without its `\n`; fields are spans of it. Spans keep the
     /// event small: it is moved through iterator layers on every line.
     text: &'a [u8],
-    spans: [(u32, u32); MAX_FIELDS],
+    spans: [Span; MAX_FIELDS],
     count: u8,
     positions: [u8; FIELD_COUNT],
+}
+
+impl<'a> PajeEvent<'a> {
+    /// A blank event to be filled by the reader.
+    fn blank(path: &'a Arc<Path>, file: u32) -> PajeEvent<'a> {
+        PajeEvent {
+            path,
+            file,
+            line: 0,
+            offset: 0,
+            kind: EventKind::TraceFile,
+            def: 0,
+            time: None,
+            text: b"",
+            spans: [(0, 0); MAX_FIELDS],
+            count: 0,
+            positions: [ABSENT; FIELD_COUNT],
+        }
+    }
 }
 
 impl<'a> PajeEvent<'a> {
@@ -212,8 +231,9 @@ pub struct EventReader<'a> {
     defs: Definitions,
     diags: Diagnostics,
     finished: bool,
-    /// Reused for every line.
-    words: Words<'a>,
+    /// The event being decoded, reused for every line (the iterator hands
+    /// out copies).
+    scratch: PajeEvent<'a>,
 }
 
 impl<'a> EventReader<'a> {
@@ -234,13 +254,14 @@ impl<'a> EventReader<'a> {
             defs,
             diags: Diagnostics::default(),
             finished: false,
-            words: Words::default(),
+            scratch: PajeEvent::blank(file.shared_path(), 0),
         }
     }
 
     /// Sets the file index stamped on events (multi-file traces).
     pub fn set_file_index(&mut self, file: u32) {
         self.file = file;
+        self.scratch.file = file;
     }
 
     /// The definitions read so far.
@@ -326,10 +347,19 @@ impl<'a> EventReader<'a> {
         }
     }
 
-    /// Decodes the event line held in `self.words`; `None` (with a
-    /// diagnostic) when it is bad.
-    fn decode(&mut self, start: usize, text: &'a [u8]) -> Option<PajeEvent<'a>> {
-        let id = self.words.get(0);
+    /// Decodes the event line `text` (starting at byte `start`, split into
+    /// `ev.spans` as `split` says) into `ev`; false (with a diagnostic)
+    /// when it is bad.
+    #[inline]
+    fn decode(
+        &mut self,
+        start: usize,
+        text: &'a [u8],
+        split: SplitInfo,
+        ev: &mut PajeEvent<'a>,
+    ) -> bool {
+        let (s0, e0) = ev.spans[0];
+        let id = &text[s0 as usize..e0 as usize];
         if self.defs.in_block() {
             let loc = self.loc(start);
             self.defs.close_open_block(&loc, &mut self.diags);
@@ -340,91 +370,90 @@ impl<'a> EventReader<'a> {
                 String::from_utf8_lossy(id)
             );
             self.diags.report(Severity::Error, self.loc(start), msg);
-            return None;
+            return false;
         };
-        let def = self.defs.get(def_id)?;
+        let Some(def) = self.defs.get(def_id) else {
+            return false;
+        };
         let expected = def.fields.len();
-        if self.words.total() < expected {
+        if split.total != expected {
+            let skipped = split.total < expected;
             let msg = format!(
-                "{} has {} field(s), its definition (id '{}') has {}; line skipped",
+                "{} has {} field(s), its definition (id '{}') has {}; {}",
                 def.kind.name(),
-                self.words.total(),
+                split.total,
                 String::from_utf8_lossy(id),
-                expected
+                expected,
+                if skipped {
+                    "line skipped"
+                } else {
+                    "extra fields ignored"
+                }
             );
-            self.diags.report(Severity::Error, self.loc(start), msg);
-            return None;
+            let severity = if skipped {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            self.diags.report(severity, self.loc(start), msg);
+            if skipped {
+                return false;
+            }
         }
-        if self.words.total() > expected {
-            let msg = format!(
-                "{} has {} field(s), its definition (id '{}') has {}; extra fields ignored",
-                def.kind.name(),
-                self.words.total(),
-                String::from_utf8_lossy(id),
-                expected
-            );
-            self.diags.report(Severity::Warning, self.loc(start), msg);
-        }
-        let kind = def.kind;
-        let positions = *def.positions();
-        let time = match def.position(Field::Time) {
-            None => None,
-            Some(p) => match parse_date(self.words.get(p)) {
-                Some(t) => Some(t),
+        ev.kind = def.kind;
+        ev.def = def_id;
+        ev.positions = *def.positions();
+        ev.count = expected as u8;
+        ev.text = text;
+        ev.line = self.line;
+        ev.offset = start as u64;
+        ev.time = None;
+        if let Some(p) = def.position(Field::Time) {
+            let (s, e) = ev.spans[p];
+            let word = &text[s as usize..e as usize];
+            match parse_date(word) {
+                Some(t) => ev.time = Some(t),
                 None => {
                     let msg = format!(
                         "malformed date '{}' in {}; line skipped",
-                        String::from_utf8_lossy(self.words.get(p)),
-                        kind.name()
+                        String::from_utf8_lossy(word),
+                        def.kind.name()
                     );
                     self.diags.report(Severity::Error, self.loc(start), msg);
-                    return None;
+                    return false;
                 }
-            },
-        };
-        let mut ev = PajeEvent {
-            path: self.path,
-            file: self.file,
-            line: self.line,
-            offset: start as u64,
-            kind,
-            def: def_id,
-            time,
-            text,
-            spans: [(0, 0); MAX_FIELDS],
-            count: expected as u8,
-            positions,
-        };
-        let base = text.as_ptr() as usize;
-        for (span, w) in ev.spans.iter_mut().zip(&self.words.as_slice()[..expected]) {
-            // Every word is a sub-slice of the line.
-            let s = (w.as_ptr() as usize).saturating_sub(base);
-            *span = (s as u32, (s + w.len()) as u32);
+            }
         }
-        Some(ev)
+        true
     }
-}
 
-impl<'a> Iterator for EventReader<'a> {
-    type Item = PajeEvent<'a>;
-
-    fn next(&mut self) -> Option<PajeEvent<'a>> {
+    /// Reads lines until one is an event, decoded into `ev`; false at the
+    /// end of the file. Header lines update the definitions, bad lines are
+    /// reported and skipped.
+    #[inline]
+    fn read_into(&mut self, ev: &mut PajeEvent<'a>) -> bool {
+        let data: &'a [u8] = self.data;
         loop {
-            if self.pos >= self.data.len() {
+            if self.pos >= data.len() {
                 self.finish();
-                return None;
+                return false;
             }
             let start = self.pos;
-            let end = find_newline(self.data, start).unwrap_or(self.data.len());
+            let (split, end) = split_line(data, start, &mut ev.spans);
             self.pos = end + 1;
             self.line += 1;
-            let data: &'a [u8] = self.data;
-            split_words_into(&data[start..end], &mut self.words);
-            let words = &self.words;
-            if words.total() == 0 {
+            let text = &data[start..end];
+            if text.len() > u32::MAX as usize {
+                // Spans are 32-bit: such a line cannot be decoded.
+                let loc = self.loc(start);
+                self.diags
+                    .report(Severity::Error, loc, "line longer than 4 GiB; line skipped");
                 continue;
             }
-            if words.unterminated_quote() {
+            if split.total == 0 {
+                continue;
+            }
+            if split.unterminated_quote {
                 let loc = self.loc(start);
                 self.diags.report(
                     Severity::Warning,
@@ -432,16 +461,45 @@ impl<'a> Iterator for EventReader<'a> {
                     "quote not closed before the end of the line",
                 );
             }
-            if words.get(0).first() == Some(&b'%') {
+            let (s0, e0) = ev.spans[0];
+            if text.get(s0 as usize..e0 as usize).and_then(|w| w.first()) == Some(&b'%') {
+                // Header lines are few: the slice form is good enough.
+                let words = split_words(text);
                 let loc = self.loc(start);
                 self.defs
                     .header_line(words.as_slice(), &loc, &mut self.diags);
                 continue;
             }
-            if let Some(ev) = self.decode(start, &data[start..end]) {
-                return Some(ev);
+            if self.decode(start, text, split, ev) {
+                return true;
             }
         }
+    }
+
+    /// Calls `f` with every remaining event, in file order, and the
+    /// position the reader was at before reading it (what
+    /// [`EventReader::position`] said before the `next` call that would
+    /// have returned it). Faster than iterating: each event is decoded in
+    /// place and lent, never moved.
+    #[inline]
+    pub fn for_each_event(&mut self, mut f: impl FnMut(&PajeEvent<'a>, ReaderPosition)) {
+        let mut ev = self.scratch;
+        loop {
+            let before = EventReader::position(self);
+            if !self.read_into(&mut ev) {
+                break;
+            }
+            f(&ev, before);
+        }
+    }
+}
+
+impl<'a> Iterator for EventReader<'a> {
+    type Item = PajeEvent<'a>;
+
+    fn next(&mut self) -> Option<PajeEvent<'a>> {
+        let mut ev = self.scratch;
+        self.read_into(&mut ev).then_some(ev)
     }
 }
 

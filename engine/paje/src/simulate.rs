@@ -21,7 +21,8 @@
 
 use crate::defs::{EventKind, Field};
 use crate::error::{Diagnostics, Location, Severity};
-use crate::hash::{FxHashMap, FxHashSet};
+use crate::hash::FxHashMap;
+use crate::keyset::UsedKeys;
 use crate::model::{ContainerId, Model, TypeId, TypeNature, ValueId, ROOT_CONTAINER};
 use crate::numparse::{parse_color, parse_strtof, Color};
 use crate::reader::PajeEvent;
@@ -192,7 +193,7 @@ struct List {
     stack: Vec<OpenState>,
     var: Option<OpenVariable>,
     pending: FxHashMap<Box<[u8]>, PendingLink>,
-    used_keys: FxHashSet<Box<[u8]>>,
+    used_keys: UsedKeys,
     deferred: Option<Deferred>,
 }
 
@@ -207,7 +208,7 @@ impl List {
             stack: Vec::new(),
             var: None,
             pending: FxHashMap::default(),
-            used_keys: FxHashSet::default(),
+            used_keys: UsedKeys::default(),
             deferred: None,
         }
     }
@@ -314,7 +315,6 @@ enum LinkSide {
 pub struct Simulator {
     model: Model,
     lists: Vec<List>,
-    list_ids: FxHashMap<(u32, u32), u32>,
     /// Lists of each container, for destruction.
     container_lists: Vec<Vec<u32>>,
     clock: f64,
@@ -335,7 +335,6 @@ impl Simulator {
         Simulator {
             model: Model::new(),
             lists: Vec::new(),
-            list_ids: FxHashMap::default(),
             container_lists: vec![Vec::new()],
             clock: UNSET,
             opts,
@@ -650,19 +649,21 @@ impl Simulator {
                 );
                 self.diags.report(Severity::Error, p.origin.clone(), msg);
             }
-            list.used_keys = FxHashSet::default();
+            list.used_keys = UsedKeys::default();
         }
         self.container_lists[c.0 as usize] = list_ids;
         sink.container_destroyed(c);
     }
 
     fn list_index(&mut self, c: ContainerId, t: TypeId) -> usize {
-        let next = self.lists.len() as u32;
-        let id = *self.list_ids.entry((c.0, t.0)).or_insert(next);
-        if id == next {
-            self.lists.push(List::new(c, t));
-            self.container_lists[c.0 as usize].push(id);
+        // A container has a handful of lists: a scan beats a hash lookup.
+        let mine = &self.container_lists[c.0 as usize];
+        if let Some(&l) = mine.iter().find(|&&l| self.lists[l as usize].type_id == t) {
+            return l as usize;
         }
+        let id = self.lists.len() as u32;
+        self.lists.push(List::new(c, t));
+        self.container_lists[c.0 as usize].push(id);
         id as usize
     }
 
@@ -954,7 +955,7 @@ impl Simulator {
         self.check_order(ev, l, t)?;
         let list = &mut self.lists[l];
         list.pending.remove(key);
-        list.used_keys.insert(key.into());
+        list.used_keys.insert(key);
         let seq = list.append(rec.start, rec.end, sink);
         if rec.end == UNSET {
             list.deferred = Some(Deferred::Link {

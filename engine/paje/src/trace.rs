@@ -10,8 +10,9 @@ use crate::model::Model;
 use crate::multifile::TraceSet;
 use crate::pjdump::{write_pj_dump_parts, PjDumpOptions};
 use crate::reader::{ReaderOptions, TraceFile};
-use crate::simulate::{SimOptions, Simulator};
+use crate::simulate::SimOptions;
 use crate::store::EntityStore;
+use crate::stream::stream_set;
 
 /// How to load a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,29 +94,14 @@ impl Trace {
 
     /// Reads and simulates every event of `set`.
     pub fn load(set: &TraceSet, opts: &LoadOptions) -> Trace {
-        let mut sim = Simulator::new(opts.sim);
         let mut store = EntityStore::new();
-        let mut events = set.events();
-        if let Some(interval) = opts.index_interval {
-            events = events.with_index(interval);
-        }
-        for ev in events.by_ref() {
-            sim.apply(&ev, &mut store);
-        }
-        sim.finish(&mut store);
-        let indexes = events.take_indexes();
-        let mut diagnostics = set.diagnostics().clone();
-        diagnostics.append(events.take_diagnostics());
-        let (model, sim_diags) = sim.into_parts();
-        diagnostics.append(sim_diags);
-        let files: Vec<PathBuf> = set.files().iter().map(|f| f.path().to_path_buf()).collect();
-        sort_diagnostics(&mut diagnostics, &files);
+        let o = stream_set(set, opts, &mut store);
         Trace {
-            model,
+            model: o.model,
             entities: store,
-            diagnostics,
-            files,
-            indexes,
+            diagnostics: o.diagnostics,
+            files: o.files,
+            indexes: o.indexes,
         }
     }
 
@@ -123,17 +109,6 @@ impl Trace {
     pub fn write_pj_dump(&self, options: &PjDumpOptions, out: impl Write) -> io::Result<()> {
         write_pj_dump_parts(&self.model, &self.entities, options, out)
     }
-}
-
-fn sort_diagnostics(d: &mut Diagnostics, files: &[PathBuf]) {
-    let mut items = d.items().to_vec();
-    let rank = |p: &Path| files.iter().position(|f| f == p).unwrap_or(usize::MAX);
-    items.sort_by_key(|x| (rank(&x.location.file), x.location.line));
-    let mut sorted = Diagnostics::default();
-    sorted.append(std::mem::take(d));
-    // `sorted` now has the right counts; replace its items by the ordered ones.
-    sorted.replace_items(items);
-    *d = sorted;
 }
 
 /// Writes what `pj_dump` prints for `trace`.
