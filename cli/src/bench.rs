@@ -82,6 +82,9 @@ pub enum BenchCommand {
     /// State computation with checkpoints, seeks, a cold `dump --begin`,
     /// and the checkpoint cache size.
     Engine(crate::bench_engine::EngineBenchArgs),
+    /// Control flow and resources renders (full range, 1 ms windows),
+    /// whole-trace statistics, and the analysis's memory.
+    Viewers(crate::bench_viewers::ViewersBenchArgs),
 }
 
 /// Arguments of `traceloom bench decode`.
@@ -699,6 +702,7 @@ pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
     match &args.what {
         BenchCommand::Decode(a) => run_decode_bench(a, out),
         BenchCommand::Engine(a) => crate::bench_engine::run(a, out),
+        BenchCommand::Viewers(a) => crate::bench_viewers::run(a, out),
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod bench;
 pub mod bench_engine;
+pub mod bench_viewers;
 pub mod clock;
 pub mod export;
 pub mod filter;
