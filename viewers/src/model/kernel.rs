@@ -33,7 +33,7 @@ use traceloom_hooks::{Flow, Priority};
 
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
-use super::stats::{Statistics, StatsCollector};
+use super::stats::{IntMap, Statistics, StatsCollector};
 use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
 
@@ -410,14 +410,14 @@ pub struct KernelCollector {
     wakeups: SeriesBuilder<ArrowRecord>,
     max_wakeup_span: Time,
     switches: SeriesBuilder<ArrowRecord>,
-    alive: HashMap<(u32, ThreadKey), u32>,
-    generations: HashMap<(u32, i64), u16>,
+    alive: IntMap<(u32, ThreadKey), u32>,
+    generations: IntMap<(u32, i64), u16>,
     cpu_index: Vec<Vec<u32>>,
     line_index: HashMap<(u32, LineKind, u64), u32>,
-    kinds: HashMap<u64, Kind>,
+    kinds: IntMap<u64, Kind>,
     last_kind: Option<(u64, Kind)>,
     pre_running: Option<ThreadKey>,
-    pending_wakeups: HashMap<u32, Vec<(Time, u32)>>,
+    pending_wakeups: IntMap<u32, Vec<(Time, u32)>>,
     wakeup_events: u64,
     stats: Option<StatsCollector>,
     result: Option<Statistics>,
@@ -446,14 +446,14 @@ impl KernelCollector {
             wakeups: SeriesBuilder::new(),
             max_wakeup_span: 0,
             switches: SeriesBuilder::new(),
-            alive: HashMap::new(),
-            generations: HashMap::new(),
+            alive: IntMap::default(),
+            generations: IntMap::default(),
             cpu_index: Vec::new(),
             line_index: HashMap::new(),
-            kinds: HashMap::new(),
+            kinds: IntMap::default(),
             last_kind: None,
             pre_running: None,
-            pending_wakeups: HashMap::new(),
+            pending_wakeups: IntMap::default(),
             wakeup_events: 0,
             stats: Some(StatsCollector::new(None, None)),
             result: None,
