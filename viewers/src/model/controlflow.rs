@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::model::kernel::{decode_thread_code, mark, ArrowRecord, KernelData, ThreadRecord};
 use crate::model::series::Series;
+use crate::model::stats::IntMap;
 use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
@@ -37,7 +38,7 @@ pub struct ControlFlowModel {
     config: DataConfig,
     nodes: TreeBuilder,
     tree: TreeRender,
-    rec_of_row: HashMap<RowId, u32>,
+    rec_of_row: IntMap<RowId, u32>,
     keys: Vec<StyleKey>,
     mark_keys: [StyleKey; 4],
     full: Mutex<Option<(u32, TimeGraphRender)>>,
@@ -53,7 +54,7 @@ impl ControlFlowModel {
     /// A model over the kernel pass's data, with the default configuration.
     pub fn new(data: Arc<KernelData>) -> Self {
         let mut nodes = TreeBuilder::new();
-        let mut rec_of_row = HashMap::new();
+        let mut rec_of_row = IntMap::default();
         // The main thread of each process: the latest record with TID ==
         // PID in the same trace.
         let mut main: HashMap<(u32, i64), RowId> = HashMap::new();
@@ -248,6 +249,11 @@ impl ControlFlowModel {
         b: &mut TimeGraphRenderBuilder,
         row: usize,
     ) {
+        let range = scale.range;
+        if t.birth > range.end || t.end < range.start {
+            // Not alive in the window (most threads of a zoomed render).
+            return;
+        }
         let keys = &self.keys;
         let codes = &t.codes;
         push_steps(
@@ -282,7 +288,6 @@ impl ControlFlowModel {
         );
         // Drawn events: one per pixel column at most, by binary search.
         let marks = &t.marks;
-        let range = scale.range;
         let mut i = marks.partition_point(|m| m.0 < range.start);
         let mark_times = MarkTimes(marks);
         let ev = b.events(row);

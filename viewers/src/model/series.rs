@@ -97,6 +97,14 @@ impl<T> Series<T> {
     /// Number of items for which `pred` holds, `pred` holding for a prefix
     /// (like [`slice::partition_point`]).
     pub fn partition_point(&self, mut pred: impl FnMut(&T) -> bool) -> usize {
+        // Windows before or after the whole sequence (most rows of a zoomed
+        // render) are answered without a search.
+        match (self.first(), self.last()) {
+            (None, _) => return 0,
+            (Some(f), _) if !pred(f) => return 0,
+            (_, Some(l)) if pred(l) => return self.len(),
+            _ => {}
+        }
         // Whole chunks first (by their last item), then inside one.
         let full = self
             .full

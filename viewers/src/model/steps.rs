@@ -122,7 +122,7 @@ pub const NONE: u32 = u32::MAX;
 const SAMPLE: usize = 24;
 
 /// Changes per block of a [`Blocks`] summary.
-pub const BLOCK: usize = 64;
+pub const BLOCK: usize = 16;
 
 /// Class of a change that is not drawn, in [`Blocks`] summaries.
 pub const NO_CLASS: u8 = u8::MAX;
