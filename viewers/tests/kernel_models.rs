@@ -157,9 +157,9 @@ fn check_trace(path: &PathBuf) {
             l.number
         );
     }
-    // The full-range render with the summaries has the same intervals as
-    // the one without (only mixed intervals' states may differ, see
-    // `steps`), and the same states wherever an interval is not mixed.
+    // With or without the summaries, the full-range render draws every
+    // interval of a pixel or more exactly (the summaries only change how
+    // dense stretches are merged, see `steps`).
     let model = ControlFlowModel::new(data.clone());
     let mut bare = (*data).clone();
     for t in &mut bare.threads {
@@ -170,20 +170,16 @@ fn check_trace(path: &PathBuf) {
         model.render(model.full_range(), 1920),
         bare_model.render(model.full_range(), 1920),
     );
+    let scale = with.scale();
     let mut mixed = 0;
     for i in 0..with.tree().len() {
         let (a, b) = (with.states(i), without.states(i));
-        assert_eq!(a.len(), b.len(), "{name}: row {i}");
-        for (x, y) in a.iter().zip(b) {
-            assert_eq!(
-                (x.start, x.end, x.merged, x.covered),
-                (y.start, y.end, y.merged, y.covered)
-            );
-            if x.is_mixed() {
-                mixed += 1;
-            } else {
-                assert_eq!(x, y);
-            }
+        mixed += a.iter().filter(|x| x.is_mixed()).count();
+        for y in b
+            .iter()
+            .filter(|y| !y.is_mixed() && scale.at_least_one_pixel(y.end.abs_diff(y.start)))
+        {
+            assert!(a.contains(y), "{name}: row {i}: {y:?} lost");
         }
     }
     assert!(mixed > 0 || data.events < 10_000, "{name}: nothing merged");

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::model::kernel::{decode_thread_code, mark, ArrowRecord, KernelData, ThreadRecord};
+use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, ThreadRecord};
 use crate::model::series::Series;
 use crate::model::stats::IntMap;
 use crate::model::steps::{first_at_or_after, push_steps, Times};
@@ -41,6 +41,9 @@ pub struct ControlFlowModel {
     rec_of_row: IntMap<RowId, u32>,
     keys: Vec<StyleKey>,
     mark_keys: [StyleKey; 4],
+    /// Event names of the marks, by [`mark`](crate::model::kernel::mark)
+    /// kind, allocated once (not once per marker).
+    mark_names: [Arc<str>; 4],
     full: Mutex<Option<(u32, TimeGraphRender)>>,
 }
 
@@ -115,6 +118,12 @@ impl ControlFlowModel {
                 StyleKey::new(keys::EV_FORK),
                 StyleKey::new(keys::EV_EXEC),
                 StyleKey::new(keys::EV_EXIT),
+            ],
+            mark_names: [
+                Arc::from("sched_wakeup"),
+                Arc::from("sched_process_fork"),
+                Arc::from("sched_process_exec"),
+                Arc::from("sched_process_exit"),
             ],
             full: Mutex::new(None),
         }
@@ -294,12 +303,7 @@ impl ControlFlowModel {
         while i < marks.len() && marks[i].0 <= range.end {
             let (time, kind) = marks[i];
             let key = self.mark_keys[kind as usize & 3].clone();
-            let name = match kind {
-                mark::WAKEUP => "sched_wakeup",
-                mark::FORK => "sched_process_fork",
-                mark::EXEC => "sched_process_exec",
-                _ => "sched_process_exit",
-            };
+            let name = self.mark_names[kind as usize & 3].clone();
             let p = scale.pixel_of(time);
             let next: Time = if p + 1 >= scale.width {
                 Time::MAX

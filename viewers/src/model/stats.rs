@@ -12,7 +12,7 @@
 //! pass (LOW priority, cached); [`range_request`] computes them for a
 //! selected range at HIGH priority.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -60,45 +60,7 @@ struct CpuAcc {
     cache: CpuCache,
 }
 
-/// A multiply-rotate hasher for the collector's integer keys: SipHash's
-/// protection against crafted keys is useless on trace data and it
-/// dominated the cost of the statistics hook.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct IntHasher(u64);
-
-impl std::hash::Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    #[inline]
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-    #[inline]
-    fn write_i64(&mut self, x: i64) {
-        self.write_u64(x as u64);
-    }
-    #[inline]
-    fn write_isize(&mut self, x: isize) {
-        self.write_u64(x as u64);
-    }
-    #[inline]
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-}
-
-/// A `HashMap` hashed with [`IntHasher`].
-pub type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
+pub use crate::fasthash::{IntHasher, IntMap};
 
 /// Accumulates statistics from events seen with the state before them.
 ///

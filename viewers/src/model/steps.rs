@@ -132,12 +132,14 @@ pub const NO_CLASS: u8 = u8::MAX;
 /// of its first change (`times[b × BLOCK]`) and the class that lasted
 /// longest over its intervals ([`NO_CLASS`] if none is drawn; ties: the
 /// first seen).
-pub type Blocks = Series<(Time, u8)>;
+/// The third member is the longest interval of the block in ns
+/// ([`u32::MAX`]: that long or longer, or unknown).
+pub type Blocks = Series<(Time, u8, u32)>;
 
 /// Builds a [`Blocks`] summary as changes are recorded.
 #[derive(Debug, Default)]
 pub struct BlocksBuilder {
-    blocks: SeriesBuilder<(Time, u8)>,
+    blocks: SeriesBuilder<(Time, u8, u32)>,
     tally: Vec<(u8, u64)>,
 }
 
@@ -156,12 +158,14 @@ impl BlocksBuilder {
         while self.blocks.len() < closed {
             let b = self.blocks.len();
             self.tally.clear();
+            let mut longest = 0u64;
             for k in b * BLOCK..(b + 1) * BLOCK {
+                let d = times.get(k + 1).abs_diff(times.get(k));
+                longest = longest.max(d);
                 let c = class(k);
                 if c == NO_CLASS {
                     continue;
                 }
-                let d = times.get(k + 1).abs_diff(times.get(k));
                 match self.tally.iter_mut().find(|(x, _)| *x == c) {
                     Some((_, t)) => *t += d,
                     None => self.tally.push((c, d)),
@@ -173,7 +177,8 @@ impl BlocksBuilder {
                     best = (c, d);
                 }
             }
-            self.blocks.push((times.get(b * BLOCK), best.0));
+            let longest = u32::try_from(longest).unwrap_or(u32::MAX);
+            self.blocks.push((times.get(b * BLOCK), best.0, longest));
         }
     }
 
@@ -229,6 +234,33 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
     first_at_or_after(times, lo * BLOCK, t)
 }
 
+/// The first block at or after `from` whose first change is at or after
+/// `t` (`blocks.len()` if none), galloping from `from`.
+fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
+    let nb = blocks.len();
+    let mut lo = from;
+    if lo >= nb || blocks[lo].0 >= t {
+        return lo;
+    }
+    let mut step = 1;
+    let mut hi = lo + 1;
+    while hi < nb && blocks[hi].0 < t {
+        lo = hi;
+        step *= 2;
+        hi = lo + step;
+    }
+    let mut hi = hi.min(nb);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if blocks[mid].0 < t {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
 /// Pushes the intervals `[times[k], times[k+1])` (the last one ends at
 /// `end`) that overlap `scale`'s range. `code(k)` is interval k's state
 /// code ([`NONE`]: not drawn), `key(code)` its style key, and `detail(k,
@@ -266,7 +298,67 @@ pub fn push_steps<T: Times + ?Sized>(
             times.time((b + 1) * BLOCK)
         }
     };
-    while i < n && times.time(i) <= range.end {
+    // Whether every interval of block b is shorter than a pixel.
+    let sub_pixel = |b: usize| {
+        let l = blocks[b].2;
+        l != u32::MAX && !scale.at_least_one_pixel(l as u64)
+    };
+    // Time of change k, from the summary at block boundaries (the walk
+    // below never touches the change list itself).
+    let time_at = |k: usize| {
+        if k.is_multiple_of(BLOCK) && k / BLOCK < nb {
+            blocks[k / BLOCK].0
+        } else {
+            times.time(k)
+        }
+    };
+    'walk: while i < n && time_at(i) <= range.end {
+        // Summary walk: from a block boundary, while whole blocks of
+        // sub-pixel intervals fill the column (and end less than a pixel
+        // after it), draw from the summaries alone.
+        if i.is_multiple_of(BLOCK) && i / BLOCK + 2 < nb && sub_pixel(i / BLOCK) {
+            let b = i / BLOCK;
+            let start = blocks[b].0;
+            let p = scale.pixel_of(start.max(range.start));
+            if p + 1 < scale.width {
+                let next_pixel = scale.time_of_pixel(p + 1);
+                // First block starting at or after the next column.
+                let bj = first_block_at_or_after(blocks, b + 1, next_pixel);
+                if bj < nb
+                    && bj >= b + 2
+                    && !scale.at_least_one_pixel(blocks[bj].0.abs_diff(next_pixel))
+                    && (b..bj).all(sub_pixel)
+                {
+                    tally.clear();
+                    for k in b..bj {
+                        let c = blocks[k].1;
+                        let c = if c == NO_CLASS { NONE } else { block_code(c) };
+                        if c == NONE {
+                            continue;
+                        }
+                        let d = blocks[k + 1].0.abs_diff(blocks[k].0);
+                        match tally.iter_mut().find(|(x, _)| *x == c) {
+                            Some((_, t)) => *t += d,
+                            None => tally.push((c, d)),
+                        }
+                    }
+                    if let Some(&(best, _)) = tally.iter().max_by_key(|(_, d)| *d) {
+                        let stop = blocks[bj].0;
+                        out.push_interval(StateInterval {
+                            start,
+                            end: stop,
+                            state: key(best),
+                            label: None,
+                            merged: ((bj - b) * BLOCK) as u32,
+                            covered: stop.abs_diff(start),
+                            properties: Default::default(),
+                        });
+                    }
+                    i = bj * BLOCK;
+                    continue 'walk;
+                }
+            }
+        }
         let start = times.time(i);
         let stop = end_of(i);
         if stop <= start {
@@ -299,12 +391,21 @@ pub fn push_steps<T: Times + ?Sized>(
         }
         // Intervals i..j-1 all start and end inside the column; interval
         // j-1 starts in it too but may run on, so it is pushed on its own.
-        let last = j - 1;
-        let count = last - i;
+        let mut last = j - 1;
         tally.clear();
         // Whole summarized blocks inside intervals i..last.
         let (fb, lb) = (i.div_ceil(BLOCK), (last / BLOCK).min(nb));
         if lb >= fb + 2 {
+            // Dense: run on to the next block boundary when the few
+            // intervals up to it are sub-pixel and end within a pixel, so
+            // that the summary walk takes over from there.
+            let jb = last.div_ceil(BLOCK);
+            if jb < nb
+                && sub_pixel(jb - 1)
+                && !scale.at_least_one_pixel(blocks[jb].0.abs_diff(next_pixel))
+            {
+                last = jb * BLOCK;
+            }
             for b in fb..lb {
                 let c = blocks[b].1;
                 if c == NO_CLASS {
@@ -321,7 +422,7 @@ pub fn push_steps<T: Times + ?Sized>(
                 }
             }
         } else {
-            let stride = count.div_ceil(SAMPLE).max(1);
+            let stride = (last - i).div_ceil(SAMPLE).max(1);
             let mut k = i;
             while k < last {
                 let c = code(k);
@@ -341,7 +442,7 @@ pub fn push_steps<T: Times + ?Sized>(
                 end: times.time(last),
                 state: key(best),
                 label: None,
-                merged: count as u32,
+                merged: (last - i) as u32,
                 covered: times.time(last).abs_diff(start),
                 properties: Default::default(),
             });
@@ -429,113 +530,77 @@ mod tests {
             let scale = PixelScale::new(range, width);
             let class = |k: usize| if codes[k] == NONE { NO_CLASS } else { codes[k] as u8 };
             let blocks = blocks_of(&times, class);
-            let raw = render_with(&times, &codes, end, scale, &Blocks::default());
             let sum = render_with(&times, &codes, end, scale, &blocks);
-            proptest::prop_assert_eq!(raw.len(), sum.len());
-            for (r, s) in raw.iter().zip(&sum) {
-                proptest::prop_assert_eq!((r.start, r.end, r.merged, r.covered), (s.start, s.end, s.merged, s.covered));
-                if !r.is_mixed() {
-                    proptest::prop_assert_eq!(r, s);
-                    continue;
-                }
-            }
-            // And the whole render equals a naive one: columns found by
-            // bisection, dense columns' blocks summarized from the changes.
-            let naive = naive_render(&times, &codes, end, scale);
-            proptest::prop_assert_eq!(sum, naive);
+            check_lod_rules(&times, &codes, end, scale, &sum)?;
+            // Without a summary, the same rules hold.
+            let raw = render_with(&times, &codes, end, scale, &Blocks::default());
+            check_lod_rules(&times, &codes, end, scale, &raw)?;
         }
     }
 
-    /// The summary-based render written plainly: no summary, no galloping.
-    fn naive_render(
+    /// The level-of-detail rules of a row render `out` of the change list
+    /// (`times`, `codes`, closed at `end`): intervals in order, starting
+    /// and ending at changes; every interval of at least a pixel drawn
+    /// exactly; mixed intervals made only of sub-pixel intervals and
+    /// shorter than 3 pixels; every drawn interval inside an output one.
+    #[allow(clippy::needless_range_loop)]
+    fn check_lod_rules(
         times: &[Time],
         codes: &[u32],
         end: Time,
         scale: PixelScale,
-    ) -> Vec<StateInterval> {
+        out: &[StateInterval],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        use proptest::{prop_assert, prop_assert_eq};
         let keys = ["a", "b", "c", "d"];
-        let key = |c: u32| StyleKey::new(keys[c as usize]);
-        let mut out = RowIntervalsBuilder::new(scale);
         let n = times.len();
         let end_of = |k: usize| if k + 1 < n { times[k + 1] } else { end };
-        let block_dominant = |b: usize| -> Option<u32> {
-            let mut tally: Vec<(u32, u64)> = Vec::new();
-            for k in b * BLOCK..(b + 1) * BLOCK {
-                if codes[k] == NONE {
-                    continue;
-                }
-                let d = (times[k + 1] - times[k]) as u64;
-                match tally.iter_mut().find(|(x, _)| *x == codes[k]) {
-                    Some((_, t)) => *t += d,
-                    None => tally.push((codes[k], d)),
-                }
-            }
-            let max = tally.iter().map(|t| t.1).max()?;
-            tally.iter().find(|t| t.1 == max).map(|t| t.0)
-        };
-        let nb = n.saturating_sub(1) / BLOCK;
-        let range = scale.range;
-        let mut i = times
-            .partition_point(|&t| t <= range.start)
-            .saturating_sub(1);
-        while i < n && times[i] <= range.end {
-            let (start, stop) = (times[i], end_of(i));
-            if scale.at_least_one_pixel(stop.abs_diff(start)) {
-                if codes[i] != NONE {
-                    out.push_interval(StateInterval::new(start, stop, key(codes[i])));
-                }
-                i += 1;
-                continue;
-            }
-            let p = scale.pixel_of(start.max(range.start));
-            let next = if p + 1 >= scale.width {
-                Time::MAX
-            } else {
-                scale.time_of_pixel(p + 1)
-            };
-            let j = i + times[i..].partition_point(|&t| t < next);
-            if j - i <= 1 {
-                if codes[i] != NONE {
-                    out.push_interval(StateInterval::new(start, stop, key(codes[i])));
-                }
-                i += 1;
-                continue;
-            }
-            let last = j - 1;
-            let mut tally: Vec<(u32, u64)> = Vec::new();
-            let (fb, lb) = (i.div_ceil(BLOCK), (last / BLOCK).min(nb));
-            let mut add = |c: u32, d: u64| match tally.iter_mut().find(|(x, _)| *x == c) {
-                Some((_, t)) => *t += d,
-                None => tally.push((c, d)),
-            };
-            if lb >= fb + 2 {
-                for b in fb..lb {
-                    if let Some(c) = block_dominant(b) {
-                        add(c, (times[(b + 1) * BLOCK] - times[b * BLOCK]) as u64);
-                    }
-                }
-            } else {
-                let stride = (last - i).div_ceil(SAMPLE).max(1);
-                for k in (i..last).step_by(stride) {
-                    if codes[k] != NONE {
-                        add(codes[k], (times[k + 1] - times[k]) as u64);
-                    }
-                }
-            }
-            if let Some(&(best, _)) = tally.iter().max_by_key(|(_, d)| *d) {
-                out.push_interval(StateInterval {
-                    start,
-                    end: times[last],
-                    state: key(best),
-                    label: None,
-                    merged: (last - i) as u32,
-                    covered: times[last].abs_diff(start),
-                    properties: Default::default(),
-                });
-            }
-            i = last;
+        let is_change = |t: Time| t == end || times.binary_search(&t).is_ok();
+        for w in out.windows(2) {
+            prop_assert!(w[0].end <= w[1].start, "overlap");
         }
-        out.finish()
+        let px3 = |d: u64| d as u128 * scale.width as u128 >= 3 * scale.range.span() as u128;
+        // The last column merges everything from its first change on (its
+        // intervals end out of sight): the rules are checked before it.
+        let last_column = scale.time_of_pixel(scale.width - 1);
+        for o in out {
+            prop_assert!(is_change(o.start) && is_change(o.end), "{:?}", o);
+            if o.is_mixed() && o.end <= last_column {
+                prop_assert!(
+                    !px3(o.end.abs_diff(o.start)),
+                    "mixed interval of 3 px: {:?} {:?} {}",
+                    o,
+                    scale,
+                    out.len()
+                );
+                let k0 = times.partition_point(|&t| t < o.start);
+                let k1 = times.partition_point(|&t| t < o.end);
+                for k in k0..k1 {
+                    prop_assert!(
+                        !scale.at_least_one_pixel(end_of(k).abs_diff(times[k])),
+                        "{:?} hides interval {}",
+                        o,
+                        k
+                    );
+                }
+            }
+        }
+        for k in 0..n {
+            let (s, e) = (times[k], end_of(k));
+            if codes[k] == NONE || e <= s || !scale.range.overlaps(s, e) || s >= last_column {
+                continue;
+            }
+            let o = out.partition_point(|o| o.end <= s);
+            prop_assert!(
+                o < out.len() && out[o].start <= s && out[o].end >= e,
+                "interval {} not drawn",
+                k
+            );
+            if scale.at_least_one_pixel(e.abs_diff(s)) {
+                prop_assert_eq!(&out[o], &StateInterval::new(s, e, keys[codes[k] as usize]));
+            }
+        }
+        Ok(())
     }
 
     #[test]
