@@ -76,6 +76,9 @@ pub enum BenchCommand {
     Engine(crate::bench_engine::EngineBenchArgs),
     /// Pajé read and simulation against `pj_dump`, and memory.
     Paje(crate::bench_paje::PajeBenchArgs),
+    /// Control flow and resources renders (full range, 1 ms windows),
+    /// whole-trace statistics, and the analysis's memory.
+    Viewers(crate::bench_viewers::ViewersBenchArgs),
 }
 
 /// Arguments of `traceloom bench decode`.
@@ -699,6 +702,7 @@ pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
         BenchCommand::Decode(a) => run_decode_bench(a, out),
         BenchCommand::Engine(a) => crate::bench_engine::run(a, out),
         BenchCommand::Paje(a) => crate::bench_paje::run(a, out),
+        BenchCommand::Viewers(a) => crate::bench_viewers::run(a, out),
     }
 }
 

@@ -19,6 +19,7 @@
 pub mod bench;
 pub mod bench_engine;
 pub mod bench_paje;
+pub mod bench_viewers;
 pub mod clock;
 pub mod export;
 pub mod filter;

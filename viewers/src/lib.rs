@@ -18,6 +18,7 @@
 
 pub mod draw;
 pub mod export;
+pub mod fasthash;
 pub mod lod;
 pub mod model;
 pub mod render;

@@ -786,7 +786,9 @@ impl TimeGraphRenderBuilder {
                 samples: b.finish().into(),
             })
             .collect();
-        let mut h = DefaultHasher::new();
+        // A fast hasher: this hashes every interval of the render, and
+        // the hash only detects changes within the process.
+        let mut h = crate::fasthash::IntHasher::default();
         self.scale.hash(&mut h);
         tree.content_hash().hash(&mut h);
         states.hash(&mut h);

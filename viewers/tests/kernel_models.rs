@@ -9,8 +9,9 @@ use std::sync::Arc;
 use traceloom_engine::ctf::tsdl::ir::Scope;
 use traceloom_engine::ctf::{Message, Traceset};
 use traceloom_engine::state::ThreadStatus;
-use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData};
+use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData, NO_THREAD};
 use traceloom_viewers::model::stats::range_request;
+use traceloom_viewers::model::steps::{blocks_of, NO_CLASS};
 use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel, Session};
 use traceloom_viewers::style::control_flow as cf;
 use traceloom_viewers::{DataConfig, TimeRange};
@@ -122,13 +123,76 @@ fn check_trace(path: &PathBuf) {
     }
     // 3. Thread records: increasing change times within the life, and the
     //    rendered intervals tile the life without overlap.
+    // The summaries built while recording (with same-instant pops) equal
+    // summaries computed afresh from the final change lists.
+    for t in &data.threads {
+        let codes = t.codes.to_vec();
+        let fresh = blocks_of(&t.times.to_vec(), |k| codes[k]);
+        assert_eq!(t.blocks.to_vec(), fresh.to_vec(), "{name}: {}", t.tid);
+    }
+    for c in &data.cpus {
+        let (threads, modes) = (c.threads.to_vec(), c.modes.to_vec());
+        let fresh = blocks_of(&c.times.to_vec(), |k| {
+            if threads[k] == NO_THREAD && modes[k] == 6 {
+                NO_CLASS
+            } else {
+                modes[k]
+            }
+        });
+        assert_eq!(c.blocks.to_vec(), fresh.to_vec(), "{name}: CPU {}", c.cpu);
+    }
+    for l in &data.lines {
+        let codes = l.codes.to_vec();
+        let fresh = blocks_of(&l.times.to_vec(), |k| {
+            if codes[k] == 0 {
+                NO_CLASS
+            } else {
+                codes[k]
+            }
+        });
+        assert_eq!(
+            l.blocks.to_vec(),
+            fresh.to_vec(),
+            "{name}: line {}",
+            l.number
+        );
+    }
+    // With or without the summaries, the full-range render draws every
+    // interval of a pixel or more exactly (the summaries only change how
+    // dense stretches are merged, see `steps`).
     let model = ControlFlowModel::new(data.clone());
+    let mut bare = (*data).clone();
+    for t in &mut bare.threads {
+        t.blocks = Default::default();
+    }
+    let bare_model = ControlFlowModel::new(Arc::new(bare));
+    let (with, without) = (
+        model.render(model.full_range(), 1920),
+        bare_model.render(model.full_range(), 1920),
+    );
+    let scale = with.scale();
+    let mut mixed = 0;
+    for i in 0..with.tree().len() {
+        let (a, b) = (with.states(i), without.states(i));
+        mixed += a.iter().filter(|x| x.is_mixed()).count();
+        for y in b
+            .iter()
+            .filter(|y| !y.is_mixed() && scale.at_least_one_pixel(y.end.abs_diff(y.start)))
+        {
+            assert!(a.contains(y), "{name}: row {i}: {y:?} lost");
+        }
+    }
+    assert!(mixed > 0 || data.events < 10_000, "{name}: nothing merged");
     for t in &data.threads {
         assert!(!t.times.is_empty(), "{name}: {} has no state", t.tid);
         assert_eq!(t.times[0], t.birth, "{name}: {}", t.tid);
-        assert!(t.times.windows(2).all(|w| w[0] < w[1]), "{name}: {}", t.tid);
         assert!(
-            t.codes.windows(2).all(|w| w[0] != w[1]),
+            t.times.to_vec().windows(2).all(|w| w[0] < w[1]),
+            "{name}: {}",
+            t.tid
+        );
+        assert!(
+            t.codes.to_vec().windows(2).all(|w| w[0] != w[1]),
             "{name}: {}",
             t.tid
         );
@@ -168,7 +232,13 @@ fn check_trace(path: &PathBuf) {
     // 4. Wake-up arrows join a sched_wakeup to the wakee's next run.
     let known = wakeups(path);
     assert_eq!(data.wakeup_events.0, known.len() as u64, "{name}");
+    let arrivals: Vec<_> = data.wakeups.iter().map(|a| a.to_time).collect();
+    assert!(
+        arrivals.windows(2).all(|w| w[0] <= w[1]),
+        "{name}: wake-ups not sorted by arrival"
+    );
     for a in &data.wakeups {
+        assert!(a.to_time - a.from_time <= data.max_wakeup_span);
         let wakee = &data.threads[a.to as usize];
         assert!(
             known.contains(&(a.from_time, wakee.tid)),
@@ -177,6 +247,7 @@ fn check_trace(path: &PathBuf) {
         assert!(a.to_time >= a.from_time);
         let k = wakee
             .times
+            .to_vec()
             .binary_search(&a.to_time)
             .expect("a change at the arrival");
         assert_eq!(decode_thread_code(wakee.codes[k]).0, ThreadStatus::Run);

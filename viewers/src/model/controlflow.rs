@@ -11,8 +11,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::model::kernel::{decode_thread_code, mark, KernelData, ThreadRecord};
-use crate::model::steps::push_steps;
+use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, ThreadRecord};
+use crate::model::series::Series;
+use crate::model::stats::IntMap;
+use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
@@ -36,9 +38,12 @@ pub struct ControlFlowModel {
     config: DataConfig,
     nodes: TreeBuilder,
     tree: TreeRender,
-    rec_of_row: HashMap<RowId, u32>,
+    rec_of_row: IntMap<RowId, u32>,
     keys: Vec<StyleKey>,
     mark_keys: [StyleKey; 4],
+    /// Event names of the marks, by [`mark`](crate::model::kernel::mark)
+    /// kind, allocated once (not once per marker).
+    mark_names: [Arc<str>; 4],
     full: Mutex<Option<(u32, TimeGraphRender)>>,
 }
 
@@ -52,7 +57,7 @@ impl ControlFlowModel {
     /// A model over the kernel pass's data, with the default configuration.
     pub fn new(data: Arc<KernelData>) -> Self {
         let mut nodes = TreeBuilder::new();
-        let mut rec_of_row = HashMap::new();
+        let mut rec_of_row = IntMap::default();
         // The main thread of each process: the latest record with TID ==
         // PID in the same trace.
         let mut main: HashMap<(u32, i64), RowId> = HashMap::new();
@@ -113,6 +118,12 @@ impl ControlFlowModel {
                 StyleKey::new(keys::EV_FORK),
                 StyleKey::new(keys::EV_EXEC),
                 StyleKey::new(keys::EV_EXIT),
+            ],
+            mark_names: [
+                Arc::from("sched_wakeup"),
+                Arc::from("sched_process_fork"),
+                Arc::from("sched_process_exec"),
+                Arc::from("sched_process_exit"),
             ],
             full: Mutex::new(None),
         }
@@ -186,15 +197,19 @@ impl ControlFlowModel {
             self.push_thread(t, scale, &mut b, i);
         }
         if self.config.arrows_on(keys::ARROWS_WAKEUP) {
+            // Wake-ups are sorted by arrival: those crossing the window
+            // arrive after its start and, leaving before its end, arrive
+            // at most the longest wake-up later.
             let d = &self.data;
-            let lo = d
+            let lo = d.wakeups.partition_point(|a| a.to_time < range.start);
+            let hi = d
                 .wakeups
-                .partition_point(|a| a.from_time < range.start.saturating_sub(d.max_wakeup_span));
-            let hi = d.wakeups.partition_point(|a| a.from_time <= range.end);
+                .partition_point(|a| a.to_time <= range.end.saturating_add(d.max_wakeup_span));
             self.push_arrows(
                 &mut b,
                 keys::ARROWS_WAKEUP,
-                &d.wakeups[lo..hi.max(lo)],
+                &d.wakeups,
+                lo..hi.max(lo),
                 range,
             );
         }
@@ -202,7 +217,7 @@ impl ControlFlowModel {
             let d = &self.data;
             let lo = d.switches.partition_point(|a| a.from_time < range.start);
             let hi = d.switches.partition_point(|a| a.from_time <= range.end);
-            self.push_arrows(&mut b, keys::ARROWS_CPU, &d.switches[lo..hi.max(lo)], range);
+            self.push_arrows(&mut b, keys::ARROWS_CPU, &d.switches, lo..hi.max(lo), range);
         }
         b.build()
     }
@@ -211,16 +226,18 @@ impl ControlFlowModel {
         &self,
         b: &mut TimeGraphRenderBuilder,
         series: &str,
-        arrows: &[crate::model::kernel::ArrowRecord],
+        arrows: &Series<ArrowRecord>,
+        span: std::ops::Range<usize>,
         range: TimeRange,
     ) {
         let max = ((b.scale().width as f64 * ARROWS_PER_PIXEL) as usize).max(1);
-        let stride = arrows.len().div_ceil(max).max(1);
+        let stride = span.len().div_ceil(max).max(1);
         let tree = b.tree().clone();
         let threads = &self.data.threads;
         let builder = b.arrows(series);
-        for a in arrows.iter().step_by(stride) {
-            if a.to_time < range.start {
+        for k in span.step_by(stride) {
+            let a = &arrows[k];
+            if a.to_time < range.start || a.from_time > range.end {
                 continue;
             }
             let from = threads[a.from as usize].row;
@@ -241,6 +258,11 @@ impl ControlFlowModel {
         b: &mut TimeGraphRenderBuilder,
         row: usize,
     ) {
+        let range = scale.range;
+        if t.birth > range.end || t.end < range.start {
+            // Not alive in the window (most threads of a zoomed render).
+            return;
+        }
         let keys = &self.keys;
         let codes = &t.codes;
         push_steps(
@@ -248,6 +270,8 @@ impl ControlFlowModel {
             t.end,
             scale,
             b.intervals(row),
+            &t.blocks,
+            |c| c as u32,
             |k| codes[k] as u32,
             |c| keys[c as usize].clone(),
             |k, start, end| {
@@ -273,29 +297,39 @@ impl ControlFlowModel {
         );
         // Drawn events: one per pixel column at most, by binary search.
         let marks = &t.marks;
-        let range = scale.range;
         let mut i = marks.partition_point(|m| m.0 < range.start);
+        let mark_times = MarkTimes(marks);
         let ev = b.events(row);
         while i < marks.len() && marks[i].0 <= range.end {
             let (time, kind) = marks[i];
             let key = self.mark_keys[kind as usize & 3].clone();
-            let name = match kind {
-                mark::WAKEUP => "sched_wakeup",
-                mark::FORK => "sched_process_fork",
-                mark::EXEC => "sched_process_exec",
-                _ => "sched_process_exit",
-            };
+            let name = self.mark_names[kind as usize & 3].clone();
             let p = scale.pixel_of(time);
             let next: Time = if p + 1 >= scale.width {
                 Time::MAX
             } else {
                 scale.time_of_pixel(p + 1)
             };
-            let j = i + marks[i..].partition_point(|m| m.0 < next);
+            let j = first_at_or_after(&mark_times, i, next);
             let mut d = DrawnEvent::new(time, name, key);
             d.count = (j - i).max(1) as u32;
             ev.push(d);
             i = j.max(i + 1);
         }
+    }
+}
+
+/// The times of a thread's drawn events, for the galloping search.
+struct MarkTimes<'a>(&'a Series<(Time, u8)>);
+
+impl Times for MarkTimes<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn time(&self, k: usize) -> Time {
+        self.0[k].0
+    }
+    fn count_until(&self, t: Time) -> usize {
+        self.0.partition_point(|m| m.0 <= t)
     }
 }

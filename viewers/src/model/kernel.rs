@@ -31,8 +31,10 @@ use traceloom_engine::state::{
 };
 use traceloom_hooks::{Flow, Priority};
 
+use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
-use super::stats::{Statistics, StatsCollector};
+use super::stats::{IntMap, Statistics, StatsCollector};
+use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
 
 /// Marks "no thread" in CPU records.
@@ -140,11 +142,13 @@ pub struct ThreadRecord {
     /// Freed, or the end of the trace.
     pub end: Time,
     /// Change times, increasing.
-    pub times: Vec<Time>,
+    pub times: Series<Time>,
     /// State code from each change on ([`thread_code`]).
-    pub codes: Vec<u8>,
+    pub codes: Series<u8>,
+    /// Summary of the changes (class: the state code).
+    pub blocks: Blocks,
     /// Drawn events: time and [`mark`] kind, in time order.
-    pub marks: Vec<(Time, u8)>,
+    pub marks: Series<(Time, u8)>,
 }
 
 /// What one CPU ran over time.
@@ -155,11 +159,14 @@ pub struct CpuRecord {
     /// CPU number.
     pub cpu: u32,
     /// Change times, increasing.
-    pub times: Vec<Time>,
+    pub times: Series<Time>,
     /// Thread record running from each change on ([`NO_THREAD`]: unknown).
-    pub threads: Vec<u32>,
+    pub threads: Series<u32>,
     /// CPU mode code from each change on (index in [`CPU_MODES`]).
-    pub modes: Vec<u8>,
+    pub modes: Series<u8>,
+    /// Summary of the changes (class: the mode code, [`NO_CLASS`] while
+    /// neither the thread nor the mode is known).
+    pub blocks: Blocks,
 }
 
 /// An interrupt line or softirq vector.
@@ -183,11 +190,13 @@ pub struct LineRecord {
     /// Handler name (IRQs), when the trace gave it.
     pub name: Option<Arc<str>>,
     /// Change times, increasing.
-    pub times: Vec<Time>,
+    pub times: Series<Time>,
     /// 0 idle, 1 raised (softirq pending), 2 busy.
-    pub codes: Vec<u8>,
+    pub codes: Series<u8>,
     /// CPU servicing it while busy.
-    pub cpus: Vec<u32>,
+    pub cpus: Series<u32>,
+    /// Summary of the changes (class: the code, [`NO_CLASS`] while idle).
+    pub blocks: Blocks,
 }
 
 /// An arrow between two thread records.
@@ -217,13 +226,14 @@ pub struct KernelData {
     /// IRQ lines and softirq vectors, sorted by trace, kind, number.
     pub lines: Vec<LineRecord>,
     /// Wake-ups: waker (running on the CPU of the `sched_wakeup`) at the
-    /// event → wakee at its next run; sorted by `from_time`.
-    pub wakeups: Vec<ArrowRecord>,
+    /// event → wakee at its next run; sorted by `to_time` (the order they
+    /// are found in, so that a partial snapshot needs no sort).
+    pub wakeups: Series<ArrowRecord>,
     /// Longest wake-up arrow (to find those crossing a window).
     pub max_wakeup_span: Time,
     /// CPU hand-offs: the thread switched out → the thread switched in, at
     /// the `sched_switch`; sorted by time.
-    pub switches: Vec<ArrowRecord>,
+    pub switches: Series<ArrowRecord>,
     /// `sched_wakeup` events seen, and how many of them got an arrow (the
     /// others have no known waker, or the wakee never ran again).
     pub wakeup_events: (u64, u64),
@@ -237,6 +247,47 @@ impl KernelData {
     /// Record of the thread with row id `row`.
     pub fn thread_by_row(&self, row: RowId) -> Option<usize> {
         self.threads.iter().position(|t| t.row == row)
+    }
+
+    /// Bytes of heap held by the change lists, arrows and marks (the bulk
+    /// of the data; names and statistics excluded).
+    pub fn heap_bytes(&self) -> usize {
+        let threads: usize = self
+            .threads
+            .iter()
+            .map(|t| {
+                t.times.heap_bytes()
+                    + t.codes.heap_bytes()
+                    + t.blocks.heap_bytes()
+                    + t.marks.heap_bytes()
+            })
+            .sum();
+        let cpus: usize = self
+            .cpus
+            .iter()
+            .map(|c| {
+                c.times.heap_bytes()
+                    + c.threads.heap_bytes()
+                    + c.modes.heap_bytes()
+                    + c.blocks.heap_bytes()
+            })
+            .sum();
+        let lines: usize = self
+            .lines
+            .iter()
+            .map(|l| {
+                l.times.heap_bytes()
+                    + l.codes.heap_bytes()
+                    + l.cpus.heap_bytes()
+                    + l.blocks.heap_bytes()
+            })
+            .sum();
+        threads
+            + cpus
+            + lines
+            + self.threads.capacity() * std::mem::size_of::<ThreadRecord>()
+            + self.wakeups.heap_bytes()
+            + self.switches.heap_bytes()
     }
 }
 
@@ -277,24 +328,96 @@ pub fn payload_i64(e: &Event<'_>, name: &str) -> Option<i64> {
     e.scope(Scope::EventPayload)?.field(name)?.value()?.as_i64()
 }
 
+/// The growing change lists of a thread record.
+#[derive(Debug, Default)]
+struct ThreadSeries {
+    times: SeriesBuilder<Time>,
+    codes: SeriesBuilder<u8>,
+    blocks: BlocksBuilder,
+    marks: SeriesBuilder<(Time, u8)>,
+}
+
+impl ThreadSeries {
+    fn sync(&mut self) {
+        let codes = &self.codes;
+        self.blocks.sync(&self.times, |k| codes.get(k));
+    }
+}
+
+/// The growing change lists of a CPU record.
+#[derive(Debug, Default)]
+struct CpuSeries {
+    times: SeriesBuilder<Time>,
+    threads: SeriesBuilder<u32>,
+    modes: SeriesBuilder<u8>,
+    blocks: BlocksBuilder,
+}
+
+impl CpuSeries {
+    fn sync(&mut self) {
+        let (threads, modes) = (&self.threads, &self.modes);
+        self.blocks
+            .sync(&self.times, |k| cpu_class(threads.get(k), modes.get(k)));
+    }
+}
+
+/// Summary class of a CPU change: its mode, unless nothing is known.
+fn cpu_class(thread: u32, mode: u8) -> u8 {
+    if thread == NO_THREAD && CPU_MODES[mode as usize] == CpuMode::Unknown {
+        NO_CLASS
+    } else {
+        mode
+    }
+}
+
+/// The growing change lists of a line record.
+#[derive(Debug, Default)]
+struct LineSeries {
+    times: SeriesBuilder<Time>,
+    codes: SeriesBuilder<u8>,
+    cpus: SeriesBuilder<u32>,
+    blocks: BlocksBuilder,
+}
+
+impl LineSeries {
+    fn sync(&mut self) {
+        let codes = &self.codes;
+        self.blocks.sync(&self.times, |k| match codes.get(k) {
+            0 => NO_CLASS,
+            c => c,
+        });
+    }
+}
+
 /// The request data of the kernel pass while it runs.
+///
+/// The change lists grow in [`SeriesBuilder`]s, so that
+/// [`snapshot`](Self::snapshot) shares everything already frozen with the
+/// snapshots before it: its cost is O(records) pointer copies plus a copy
+/// of the partial last chunk of the lists that changed since the last
+/// snapshot, whatever the size of the trace read so far.
 #[derive(Debug)]
 pub struct KernelCollector {
     span: (Time, Time),
     trace_names: Vec<String>,
+    /// Records without their change lists (kept in `thread_series`).
     threads: Vec<ThreadRecord>,
+    thread_series: Vec<ThreadSeries>,
     cpus: Vec<CpuRecord>,
+    cpu_series: Vec<CpuSeries>,
     lines: Vec<LineRecord>,
-    wakeups: Vec<ArrowRecord>,
-    switches: Vec<ArrowRecord>,
-    alive: HashMap<(u32, ThreadKey), u32>,
-    generations: HashMap<(u32, i64), u16>,
+    line_series: Vec<LineSeries>,
+    wakeups: SeriesBuilder<ArrowRecord>,
+    max_wakeup_span: Time,
+    switches: SeriesBuilder<ArrowRecord>,
+    alive: IntMap<(u32, ThreadKey), u32>,
+    generations: IntMap<(u32, i64), u16>,
     cpu_index: Vec<Vec<u32>>,
     line_index: HashMap<(u32, LineKind, u64), u32>,
-    kinds: HashMap<u64, Kind>,
+    kinds: IntMap<u64, Kind>,
     last_kind: Option<(u64, Kind)>,
     pre_running: Option<ThreadKey>,
-    pending_wakeups: HashMap<u32, Vec<(Time, u32)>>,
+    pending_wakeups: IntMap<u32, Vec<(Time, u32)>>,
     wakeup_events: u64,
     stats: Option<StatsCollector>,
     result: Option<Statistics>,
@@ -315,18 +438,22 @@ impl KernelCollector {
                 })
                 .collect(),
             threads: Vec::new(),
+            thread_series: Vec::new(),
             cpus: Vec::new(),
+            cpu_series: Vec::new(),
             lines: Vec::new(),
-            wakeups: Vec::new(),
-            switches: Vec::new(),
-            alive: HashMap::new(),
-            generations: HashMap::new(),
+            line_series: Vec::new(),
+            wakeups: SeriesBuilder::new(),
+            max_wakeup_span: 0,
+            switches: SeriesBuilder::new(),
+            alive: IntMap::default(),
+            generations: IntMap::default(),
             cpu_index: Vec::new(),
             line_index: HashMap::new(),
-            kinds: HashMap::new(),
+            kinds: IntMap::default(),
             last_kind: None,
             pre_running: None,
-            pending_wakeups: HashMap::new(),
+            pending_wakeups: IntMap::default(),
             wakeup_events: 0,
             stats: Some(StatsCollector::new(None, None)),
             result: None,
@@ -394,10 +521,12 @@ impl KernelCollector {
             row,
             birth: t,
             end: Time::MAX,
-            times: Vec::new(),
-            codes: Vec::new(),
-            marks: Vec::new(),
+            times: Series::default(),
+            codes: Series::default(),
+            blocks: Series::default(),
+            marks: Series::default(),
         });
+        self.thread_series.push(ThreadSeries::default());
         self.alive.insert((trace, key), idx);
         idx
     }
@@ -427,14 +556,15 @@ impl KernelCollector {
         }
         r.pid = th.pid;
         r.ppid = th.ppid;
+        let r = &mut self.thread_series[rec as usize];
         let code = thread_code(th.status, th.mode());
-        let prev = r.codes.last().copied();
+        let prev = r.codes.last();
         if prev != Some(code) {
-            if r.times.last() == Some(&t) {
+            if r.times.last() == Some(t) {
                 // Several changes at one instant: keep the last.
                 r.codes.pop();
                 r.times.pop();
-                if r.codes.last() != Some(&code) {
+                if r.codes.last() != Some(code) {
                     r.times.push(t);
                     r.codes.push(code);
                 }
@@ -442,10 +572,12 @@ impl KernelCollector {
                 r.times.push(t);
                 r.codes.push(code);
             }
+            r.sync();
             let was_running = prev.is_some_and(|c| decode_thread_code(c).0 == ThreadStatus::Run);
             if th.status == ThreadStatus::Run && !was_running {
                 if let Some(list) = self.pending_wakeups.remove(&rec) {
                     for (wt, waker) in list {
+                        self.max_wakeup_span = self.max_wakeup_span.max(t.saturating_sub(wt));
                         self.wakeups.push(ArrowRecord {
                             from_time: wt,
                             from: waker,
@@ -481,21 +613,24 @@ impl KernelCollector {
             self.cpus.push(CpuRecord {
                 trace,
                 cpu,
-                times: Vec::new(),
-                threads: Vec::new(),
-                modes: Vec::new(),
+                times: Series::default(),
+                threads: Series::default(),
+                modes: Series::default(),
+                blocks: Series::default(),
             });
+            self.cpu_series.push(CpuSeries::default());
         }
-        let r = &mut self.cpus[idx as usize];
-        if r.threads.last() != Some(&running) || r.modes.last() != Some(&mode) {
-            if r.times.last() == Some(&t) {
-                *r.threads.last_mut().expect("same length") = running;
-                *r.modes.last_mut().expect("same length") = mode;
+        let r = &mut self.cpu_series[idx as usize];
+        if r.threads.last() != Some(running) || r.modes.last() != Some(mode) {
+            if r.times.last() == Some(t) {
+                r.threads.set_last(running);
+                r.modes.set_last(mode);
             } else {
                 r.times.push(t);
                 r.threads.push(running);
                 r.modes.push(mode);
             }
+            r.sync();
         }
     }
 
@@ -519,25 +654,28 @@ impl KernelCollector {
                     kind,
                     number,
                     name: None,
-                    times: Vec::new(),
-                    codes: Vec::new(),
-                    cpus: Vec::new(),
+                    times: Series::default(),
+                    codes: Series::default(),
+                    cpus: Series::default(),
+                    blocks: Series::default(),
                 });
+                self.line_series.push(LineSeries::default());
                 self.lines.len() as u32 - 1
             });
-        let r = &mut self.lines[idx as usize];
-        if r.name.is_none() {
-            r.name = line.name.clone();
+        if self.lines[idx as usize].name.is_none() {
+            self.lines[idx as usize].name = line.name.clone();
         }
-        if r.codes.last() != Some(&code) || r.cpus.last() != Some(&cpu) {
-            if r.times.last() == Some(&t) {
-                *r.codes.last_mut().expect("same length") = code;
-                *r.cpus.last_mut().expect("same length") = cpu;
+        let r = &mut self.line_series[idx as usize];
+        if r.codes.last() != Some(code) || r.cpus.last() != Some(cpu) {
+            if r.times.last() == Some(t) {
+                r.codes.set_last(code);
+                r.cpus.set_last(cpu);
             } else {
                 r.times.push(t);
                 r.codes.push(code);
                 r.cpus.push(cpu);
             }
+            r.sync();
         }
     }
 
@@ -593,7 +731,7 @@ impl KernelCollector {
                     if kind == Kind::Wakeup {
                         self.wakeup_events += 1;
                         if let Some(w) = wakee {
-                            self.threads[w as usize].marks.push((t, mark::WAKEUP));
+                            self.thread_series[w as usize].marks.push((t, mark::WAKEUP));
                             if let Some(waker) = pre_rec {
                                 self.pending_wakeups.entry(w).or_default().push((t, waker));
                             }
@@ -604,20 +742,20 @@ impl KernelCollector {
             Kind::Fork => {
                 if let Some(tid) = payload_i64(&e, "child_tid") {
                     if let Some(c) = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t) {
-                        self.threads[c as usize].marks.push((t, mark::FORK));
+                        self.thread_series[c as usize].marks.push((t, mark::FORK));
                     }
                 }
             }
             Kind::Exec => {
                 if let Some(r) = post_rec {
-                    self.threads[r as usize].marks.push((t, mark::EXEC));
+                    self.thread_series[r as usize].marks.push((t, mark::EXEC));
                 }
             }
             Kind::Exit | Kind::Free => {
                 if let Some(tid) = payload_i64(&e, "tid") {
                     let r = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t);
                     if let (Kind::Exit, Some(r)) = (kind, r) {
-                        self.threads[r as usize].marks.push((t, mark::EXIT));
+                        self.thread_series[r as usize].marks.push((t, mark::EXIT));
                     }
                 }
             }
@@ -660,17 +798,57 @@ impl KernelCollector {
 
     /// The collected data so far, closed at the last event read (for
     /// partial renders while the pass goes on, and for the final result).
-    pub fn snapshot(&self) -> KernelData {
+    ///
+    /// Cheap: the change lists are shared with the collector (see the
+    /// type's documentation), only the record headers are copied.
+    pub fn snapshot(&mut self) -> KernelData {
+        let threads = self
+            .threads
+            .iter()
+            .zip(&mut self.thread_series)
+            .map(|(t, s)| ThreadRecord {
+                times: s.times.snapshot(),
+                codes: s.codes.snapshot(),
+                blocks: s.blocks.snapshot(),
+                marks: s.marks.snapshot(),
+                ..t.clone()
+            })
+            .collect();
+        let cpus = self
+            .cpus
+            .iter()
+            .zip(&mut self.cpu_series)
+            .map(|(c, s)| CpuRecord {
+                times: s.times.snapshot(),
+                threads: s.threads.snapshot(),
+                modes: s.modes.snapshot(),
+                blocks: s.blocks.snapshot(),
+                ..c.clone()
+            })
+            .collect();
+        let lines = self
+            .lines
+            .iter()
+            .zip(&mut self.line_series)
+            .map(|(l, s)| LineRecord {
+                times: s.times.snapshot(),
+                codes: s.codes.snapshot(),
+                cpus: s.cpus.snapshot(),
+                blocks: s.blocks.snapshot(),
+                ..l.clone()
+            })
+            .collect();
+        let wakeups = self.wakeups.snapshot();
         let mut d = KernelData {
             span: (self.span.0, self.last_time.max(self.span.0)),
             trace_names: self.trace_names.clone(),
-            threads: self.threads.clone(),
-            cpus: self.cpus.clone(),
-            lines: self.lines.clone(),
-            wakeups: self.wakeups.clone(),
-            max_wakeup_span: 0,
-            switches: self.switches.clone(),
-            wakeup_events: (self.wakeup_events, self.wakeups.len() as u64),
+            threads,
+            cpus,
+            lines,
+            wakeup_events: (self.wakeup_events, wakeups.len() as u64),
+            wakeups,
+            max_wakeup_span: self.max_wakeup_span,
+            switches: self.switches.snapshot(),
             stats: self.result.clone().unwrap_or_else(|| Statistics {
                 begin: self.span.0,
                 end: self.last_time,
@@ -678,31 +856,6 @@ impl KernelCollector {
                 per_name: Default::default(),
                 cells: Vec::new(),
                 trace_names: self.trace_names.clone(),
-            }),
-            events: self.events,
-        };
-        finalize(&mut d);
-        d
-    }
-
-    fn into_data(mut self) -> KernelData {
-        let mut d = KernelData {
-            span: (self.span.0, self.last_time.max(self.span.0)),
-            wakeup_events: (self.wakeup_events, self.wakeups.len() as u64),
-            trace_names: std::mem::take(&mut self.trace_names),
-            threads: std::mem::take(&mut self.threads),
-            cpus: std::mem::take(&mut self.cpus),
-            lines: std::mem::take(&mut self.lines),
-            wakeups: std::mem::take(&mut self.wakeups),
-            max_wakeup_span: 0,
-            switches: std::mem::take(&mut self.switches),
-            stats: self.result.take().unwrap_or_else(|| Statistics {
-                begin: self.span.0,
-                end: self.last_time,
-                total_events: 0,
-                per_name: Default::default(),
-                cells: Vec::new(),
-                trace_names: Vec::new(),
             }),
             events: self.events,
         };
@@ -717,16 +870,7 @@ fn finalize(d: &mut KernelData) {
         if t.end == Time::MAX {
             t.end = end;
         }
-        t.times.shrink_to_fit();
-        t.codes.shrink_to_fit();
     }
-    d.wakeups.sort_by_key(|a| (a.from_time, a.to_time));
-    d.max_wakeup_span = d
-        .wakeups
-        .iter()
-        .map(|a| a.to_time.saturating_sub(a.from_time))
-        .max()
-        .unwrap_or(0);
     d.cpus.sort_by_key(|c| (c.trace, c.cpu));
     d.lines.sort_by_key(|l| (l.trace, l.kind, l.number));
 }
@@ -766,7 +910,7 @@ impl KernelAnalysis {
             match data.downcast::<KernelCollector>() {
                 Ok(mut c) => {
                     c.finish_stats(ctx.state);
-                    *ctx.data = Box::new(c.into_data());
+                    *ctx.data = Box::new(c.snapshot());
                 }
                 Err(other) => *ctx.data = other,
             }

@@ -16,7 +16,9 @@
 //!   priority);
 //! - [`histogram`]: events per pixel bin, lost events marked;
 //! - [`eventlist`]: LTTV's time-scrolled detailed event list;
-//! - [`paje`]: a control-flow-style model of Pajé traces.
+//! - [`paje`]: a control-flow-style model of Pajé traces;
+//! - [`series`]: chunked, shareable change lists (cheap partial snapshots);
+//! - [`steps`]: rendering change lists at a pixel scale.
 
 pub mod controlflow;
 pub mod eventlist;
@@ -27,6 +29,7 @@ pub mod kernel;
 pub mod paje;
 
 pub mod resources;
+pub mod series;
 pub mod session;
 pub mod stats;
 pub mod steps;

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use traceloom_engine::paje::{ContainerId, PajeError, Trace, TypeId, TypeNature};
 
-use crate::model::steps::{push_steps, NONE};
+use crate::model::steps::{push_steps, Blocks, NONE};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
@@ -297,6 +297,10 @@ impl PajeModel {
                 row.end,
                 scale,
                 b.intervals(i),
+                // No summary: Pajé values are not bytes, and Pajé traces are
+                // small enough for sampling.
+                &Blocks::default(),
+                |c| c as u32,
                 |k| row.values[k],
                 |v| names[v as usize].clone(),
                 |k, s, e| {

@@ -174,6 +174,8 @@ impl ResourcesModel {
                         end,
                         scale,
                         b.intervals(row),
+                        &c.blocks,
+                        |m| m as u32,
                         |k| {
                             if c.threads[k] == NO_THREAD
                                 && CPU_MODES[c.modes[k] as usize]
@@ -223,6 +225,8 @@ impl ResourcesModel {
                         end,
                         scale,
                         b.intervals(row),
+                        &l.blocks,
+                        |c| if c == 1 { 0 } else { busy },
                         code,
                         |c| keys[c as usize].clone(),
                         |k, s, e| {

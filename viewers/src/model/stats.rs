@@ -12,7 +12,7 @@
 //! pass (LOW priority, cached); [`range_request`] computes them for a
 //! selected range at HIGH priority.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ use crate::render::{StatRow, StatValue, StatisticsRender};
 /// CPU number used for events that carry none.
 pub const NO_CPU: u32 = u32::MAX;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct CellKey {
     trace: u32,
     cpu: u32,
@@ -41,26 +41,71 @@ struct Cell {
     key: CellKey,
     name: Arc<str>,
     time: u64,
-    events: HashMap<u64, u64>,
+    /// Events per dense class index (see `StatsCollector::class_index`).
+    events: Vec<u64>,
+}
+
+/// What a CPU was last seen running, and the cells of that thread per
+/// mode: the mode changes at every system call, the thread far less
+/// often, so most events find their cell here without hashing.
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuCache {
+    thread: Option<(i64, i64)>,
+    cells: [Option<u32>; 7],
 }
 
 #[derive(Debug, Clone, Default)]
 struct CpuAcc {
     last: Time,
-    cached: Option<(CellKey, usize)>,
+    cache: CpuCache,
 }
 
+pub use crate::fasthash::{IntHasher, IntMap};
+
 /// Accumulates statistics from events seen with the state before them.
+///
+/// Per event: one lookup of the running thread, the cell found in the
+/// CPU's cache (a hash lookup only when the CPU changed threads), and
+/// the event class counted by a dense index (one integer-hash lookup); no
+/// allocation and no string is touched.
 #[derive(Debug, Clone)]
 pub struct StatsCollector {
     begin: Option<Time>,
     end: Option<Time>,
     cells: Vec<Cell>,
-    index: HashMap<CellKey, usize>,
+    index: IntMap<CellKey, u32>,
     cpus: Vec<Vec<Option<CpuAcc>>>,
-    class_names: HashMap<u64, Arc<str>>,
+    class_index: IntMap<u64, u32>,
+    class_names: Vec<Arc<str>>,
     last_time: Option<Time>,
     events: u64,
+}
+
+/// The CPU mode of a CPU running `t` (as [`TraceState::cpu_mode`], from
+/// the thread already looked up).
+fn mode_of(t: &traceloom_engine::state::Thread) -> CpuMode {
+    use traceloom_engine::state::ExecMode;
+    match t.mode() {
+        ExecMode::User if t.tid == 0 => CpuMode::Idle,
+        ExecMode::User => CpuMode::User,
+        ExecMode::Syscall => CpuMode::Syscall,
+        ExecMode::Trap => CpuMode::Trap,
+        ExecMode::Irq => CpuMode::Irq,
+        ExecMode::SoftIrq => CpuMode::SoftIrq,
+        ExecMode::Unknown => CpuMode::Unknown,
+    }
+}
+
+fn mode_slot(m: CpuMode) -> usize {
+    match m {
+        CpuMode::Idle => 0,
+        CpuMode::User => 1,
+        CpuMode::Syscall => 2,
+        CpuMode::Trap => 3,
+        CpuMode::Irq => 4,
+        CpuMode::SoftIrq => 5,
+        _ => 6,
+    }
 }
 
 fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) {
@@ -76,7 +121,7 @@ fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) 
                 cpu,
                 pid: th.pid,
                 tid: th.tid,
-                mode: ts.map_or(CpuMode::Unknown, |t| t.cpu_mode(cpu)),
+                mode: mode_of(th),
             },
             th.name.clone(),
         ),
@@ -101,9 +146,10 @@ impl StatsCollector {
             begin,
             end,
             cells: Vec::new(),
-            index: HashMap::new(),
+            index: IntMap::default(),
             cpus: Vec::new(),
-            class_names: HashMap::new(),
+            class_index: IntMap::default(),
+            class_names: Vec::new(),
             last_time: None,
             events: 0,
         }
@@ -111,18 +157,19 @@ impl StatsCollector {
 
     fn cell(&mut self, key: CellKey, name: Arc<str>) -> usize {
         if let Some(&i) = self.index.get(&key) {
+            let i = i as usize;
             if self.cells[i].name != name && !name.is_empty() {
                 self.cells[i].name = name;
             }
             return i;
         }
         let i = self.cells.len();
-        self.index.insert(key.clone(), i);
+        self.index.insert(key, i as u32);
         self.cells.push(Cell {
             key,
             name,
             time: 0,
-            events: HashMap::new(),
+            events: Vec::new(),
         });
         i
     }
@@ -139,7 +186,7 @@ impl StatsCollector {
         }
         v[c].get_or_insert(CpuAcc {
             last: begin,
-            cached: None,
+            cache: CpuCache::default(),
         })
     }
 
@@ -166,13 +213,30 @@ impl StatsCollector {
         let cpu = e
             .cpu_id()
             .map_or(NO_CPU, |c| c.min(NO_CPU as u64 - 1) as u32);
-        let (key, name) = key_of(state.traces.get(trace as usize), trace, cpu);
-        let cached = self.acc(trace, cpu, begin).cached.clone();
-        let idx = match cached {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = self.cell(key.clone(), name);
-                self.acc(trace, cpu, begin).cached = Some((key, i));
+        let ts = state.traces.get(trace as usize);
+        let running = if cpu == NO_CPU {
+            None
+        } else {
+            ts.and_then(|t| t.running_on(cpu))
+        };
+        debug_assert!(running.is_none_or(|th| ts.map(|t| t.cpu_mode(cpu)) == Some(mode_of(th))));
+        let (thread, slot) = match running {
+            Some(th) => (Some((th.pid, th.tid)), mode_slot(mode_of(th))),
+            None => (None, 6),
+        };
+        let acc = self.acc(trace, cpu, begin);
+        if acc.cache.thread != thread {
+            acc.cache = CpuCache {
+                thread,
+                cells: [None; 7],
+            };
+        }
+        let idx = match acc.cache.cells[slot] {
+            Some(i) => i as usize,
+            None => {
+                let (key, name) = key_of(ts, trace, cpu);
+                let i = self.cell(key, name);
+                self.acc(trace, cpu, begin).cache.cells[slot] = Some(i as u32);
                 i
             }
         };
@@ -183,13 +247,22 @@ impl StatsCollector {
             t.saturating_sub(acc.last).max(0) as u64
         };
         acc.last = acc.last.max(t);
+        let class = ev.class_id();
+        let ci = match self.class_index.get(&class) {
+            Some(&c) => c as usize,
+            None => {
+                let c = self.class_names.len();
+                self.class_index.insert(class, c as u32);
+                self.class_names.push(Arc::from(e.name()));
+                c
+            }
+        };
         let cell = &mut self.cells[idx];
         cell.time += dt;
-        let class = ev.class_id();
-        *cell.events.entry(class).or_insert(0) += 1;
-        self.class_names
-            .entry(class)
-            .or_insert_with(|| Arc::from(e.name()));
+        if cell.events.len() <= ci {
+            cell.events.resize(ci + 1, 0);
+        }
+        cell.events[ci] += 1;
     }
 
     /// Charges every CPU up to the end, with `state` as it is there, and
@@ -222,8 +295,11 @@ impl StatsCollector {
         let mut cells = Vec::with_capacity(self.cells.len());
         for c in self.cells {
             let mut events: BTreeMap<Arc<str>, u64> = BTreeMap::new();
-            for (class, n) in c.events {
-                let name = self.class_names[&class].clone();
+            for (class, n) in c.events.into_iter().enumerate() {
+                if n == 0 {
+                    continue;
+                }
+                let name = self.class_names[class].clone();
                 *per_name.entry(name.to_string()).or_insert(0) += n;
                 *events.entry(name).or_insert(0) += n;
             }
