@@ -3,7 +3,9 @@
 //! statistics, histogram). The widgets are thin: they draw the render
 //! objects the viewer models (`traceloom_viewers::model`) produce and
 //! forward input as navigation requests; the models' events requests are
-//! serviced on each tab's worker thread, off the GTK main loop.
+//! serviced on the GTK main loop by each tab's idle source, in chunks of at
+//! most 10 ms that yield to pending input, while building the time-graph
+//! models, rendering and painting run on threads of their own.
 
 pub mod app;
 pub mod config;

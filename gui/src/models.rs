@@ -2,14 +2,17 @@
 //! each view asks for, and collecting what completed.
 //!
 //! * the kernel pass ([`KernelAnalysis`], LOW priority, whole trace) feeds
-//!   the control flow and resources models, which then render any window
-//!   on a worker thread (the result is handed over at a later poll, so a
-//!   render longer than a frame does not stall the main loop); while the
-//!   pass runs, partial snapshots are shown (at most one per
-//!   [`SNAPSHOT_INTERVAL`]) so the views fill in progressively;
+//!   the control flow and resources models; a job on a thread of its own
+//!   ([`crate::worker::Job`]) builds them from the `Arc`'d kernel data and
+//!   renders the window (the result is handed over at a later poll, so
+//!   neither the build, tens of ms on thousands of threads, nor a render
+//!   longer than a frame stalls the main loop); while the pass runs,
+//!   partial snapshots are taken on the main thread (a few ms each, at
+//!   most one per [`SNAPSHOT_INTERVAL`], none while a graph job runs) so
+//!   the views fill in progressively;
 //! * the histogram of the whole trace ([`HistogramModel`]);
 //! * statistics: the whole trace's come with the kernel pass, a selection's
-//!   from a HIGH-priority range request;
+//!   from a HIGH-priority range request; both are rendered by a job;
 //! * the event list: the time-scrolled [`EventListModel`], moved
 //!   synchronously on the main thread by the user's scrolling
 //!   ([`ListModels::list_move`]) on a session of its own over the same
@@ -18,7 +21,7 @@
 //! * search: a HIGH-priority request for the next (or last previous) event
 //!   matching an expression.
 
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use traceloom_engine::ctf::Traceset;
@@ -35,10 +38,14 @@ use traceloom_viewers::model::{
 use traceloom_viewers::time::format_duration;
 use traceloom_viewers::{HistogramRender, StatisticsRender, Time, TimeGraphRender, TimeRange};
 
+use crate::stalls;
 use crate::tab::format_time;
+use crate::views::drop_later;
 use crate::views::eventlist::{ListMove, ListRow, DEFAULT_PAGE};
+use crate::worker::{Job, JobState};
+
 /// Shortest interval between two partial renders of the kernel pass.
-pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(700);
+pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What [`TabModels::poll`] collected for the views.
 #[derive(Default)]
@@ -66,6 +73,43 @@ impl Updates {
             && self.statistics.is_none()
             && self.search.is_none()
             && self.errors.is_empty()
+    }
+
+    /// Adds `later`'s updates to these (a newer render replaces an older
+    /// one, which is freed off the main loop: it may be large).
+    pub fn merge(&mut self, later: Updates) {
+        let Updates {
+            control_flow,
+            resources,
+            histogram,
+            statistics,
+            search,
+            errors,
+        } = later;
+        if control_flow.is_some() {
+            if let Some(old) = std::mem::replace(&mut self.control_flow, control_flow) {
+                drop_later(old);
+            }
+        }
+        if resources.is_some() {
+            if let Some(old) = std::mem::replace(&mut self.resources, resources) {
+                drop_later(old);
+            }
+        }
+        if histogram.is_some() {
+            if let Some(old) = std::mem::replace(&mut self.histogram, histogram) {
+                drop_later(old);
+            }
+        }
+        if statistics.is_some() {
+            if let Some(old) = std::mem::replace(&mut self.statistics, statistics) {
+                drop_later(old);
+            }
+        }
+        if search.is_some() {
+            self.search = search;
+        }
+        self.errors.extend(errors);
     }
 }
 
@@ -103,8 +147,8 @@ struct SearchData(Option<Time>);
 /// The event list's model, on the main thread: the user's scrolling moves
 /// it synchronously. It reads through a session of its own over the tab's
 /// traceset, so that its reads (`Session::wait`) service only the list's
-/// requests, never a share of the whole-trace pass (which runs on the
-/// tab's worker thread, [`crate::worker`]).
+/// requests, never a share of the whole-trace pass (serviced by the tab's
+/// idle source).
 pub struct ListModels {
     session: Session,
     list: EventListModel,
@@ -183,21 +227,47 @@ impl ListModels {
     }
 }
 
+/// A time-graph job's result: the models it rendered from (built by the
+/// job when the data was new) and the two renders.
+type GraphResult = (
+    Arc<(ControlFlowModel, ResourcesModel)>,
+    TimeGraphRender,
+    TimeGraphRender,
+);
+
+/// What a statistics render is made from.
+enum StatsSource {
+    /// The kernel pass's (whole trace) statistics.
+    Whole(Arc<KernelData>),
+    /// A selection's statistics, from its range request.
+    Range(Box<Statistics>),
+}
+
 /// The models of a tab behind the whole-trace work, and their pending
-/// requests; they live on the tab's worker thread ([`crate::worker`]).
+/// requests. They live on the main thread with the tab's [`Session`],
+/// which the tab services from a GLib idle source; what cannot be chunked
+/// (building the time-graph models of a snapshot, rendering the time
+/// graphs and the statistics) runs as [`Job`]s on threads of their own.
 pub struct TabModels {
     owner: OwnerId,
     kernel_pass: Option<RequestId>,
     last_snapshot: Option<Instant>,
+    /// The final snapshot of the completed kernel pass, taken (and the
+    /// collector freed) on a thread: about 50 ms on a 1 GB trace.
+    final_job: Option<Job<KernelData>>,
     data: Option<Arc<KernelData>>,
-    /// The time-graph models of the latest kernel data.
-    graphs: Option<Arc<(ControlFlowModel, ResourcesModel)>>,
-    /// Bumped whenever `graphs` changes.
+    /// Bumped whenever `data` changes.
     generation: u64,
-    /// A render of the time graphs running on a worker thread (rendering
-    /// a large trace takes longer than a frame): what it renders, and
-    /// where its result arrives.
-    render_job: Option<(Rendered, mpsc::Receiver<(TimeGraphRender, TimeGraphRender)>)>,
+    /// The time-graph models and the generation of the data they were
+    /// built from (a graph job builds them).
+    graphs: Option<(u64, Arc<(ControlFlowModel, ResourcesModel)>)>,
+    /// A render of the time graphs under way, and what it renders.
+    graph_job: Option<(Rendered, Job<GraphResult>)>,
+    /// A statistics render under way, and its caption.
+    stats_job: Option<(Job<StatisticsRender>, String)>,
+    /// Statistics to render once the job under way is done (the latest
+    /// wins).
+    stats_next: Option<(StatsSource, String)>,
     histogram: HistogramModel,
     /// Bins of the histogram last asked.
     histogram_bins: Option<u32>,
@@ -212,7 +282,7 @@ pub struct TabModels {
     pending_histogram: Option<Arc<HistogramRender>>,
     /// What the time graphs last rendered show.
     rendered: Option<Rendered>,
-    /// The statistics shown are out of date.
+    /// The whole trace's statistics shown are out of date.
     stats_dirty: bool,
 }
 
@@ -227,10 +297,13 @@ impl TabModels {
             owner: session.new_owner(),
             kernel_pass: None,
             last_snapshot: None,
+            final_job: None,
             data: None,
-            graphs: None,
             generation: 0,
-            render_job: None,
+            graphs: None,
+            graph_job: None,
+            stats_job: None,
+            stats_next: None,
             histogram: HistogramModel::new(),
             histogram_bins: None,
             stats_request: None,
@@ -281,10 +354,13 @@ impl TabModels {
         self.window = Some((window, cf_width.max(1), res_width.max(1)));
     }
 
-    /// Whether a render of the time graphs is under way (the idle loop
-    /// keeps polling until it lands).
+    /// Whether a job (time-graph or statistics render) is under way or
+    /// waiting: the idle source keeps polling until its result lands.
     pub fn rendering(&self) -> bool {
-        self.render_job.is_some()
+        self.graph_job.is_some()
+            || self.stats_job.is_some()
+            || self.stats_next.is_some()
+            || self.final_job.is_some()
     }
 
     /// Asks for the whole trace's histogram in `bins` bins; asking again
@@ -306,6 +382,10 @@ impl TabModels {
         if let Some((id, _)) = self.stats_request.take() {
             session.cancel(id);
         }
+        // A render of the previous selection's (or of the whole trace's)
+        // is no longer wanted.
+        self.stats_job = None;
+        self.stats_next = None;
         self.selection = range;
         if let Some(r) = range {
             let names = self
@@ -334,7 +414,10 @@ impl TabModels {
         self.search_request = Some(session.add(req));
     }
 
-    /// Collects what completed since the last call.
+    /// Collects what completed since the last call, takes a snapshot of
+    /// the kernel pass when one is due, and starts the jobs rendering what
+    /// changed. Everything here is cheap (a snapshot of the kernel pass
+    /// takes a few ms); the rest is done by the jobs.
     pub fn poll(&mut self, session: &mut Session) -> Updates {
         let mut u = Updates {
             histogram: self.pending_histogram.take(),
@@ -345,94 +428,154 @@ impl TabModels {
         }
 
         // The kernel pass: complete, or a partial snapshot now and then.
-        let mut new_data = false;
+        // No snapshot while a graph job runs: it would be superseded
+        // before its models are built.
+        let mut new_data = None;
         if let Some(id) = self.kernel_pass {
-            if let Some(d) = session.take::<KernelData>(id) {
+            if let Some(mut c) = session.take::<KernelCollector>(id) {
                 self.kernel_pass = None;
-                self.data = Some(Arc::new(d));
-                new_data = true;
+                let job = Job::spawn("traceloom-final", move || {
+                    let d = c.snapshot();
+                    drop(c);
+                    d
+                });
+                match job {
+                    Ok(j) => self.final_job = Some(j),
+                    Err(e) => u.errors.push(format!(
+                        "cannot start a thread for the whole-trace analysis' result: {e}"
+                    )),
+                }
             } else if session.is_complete(id) {
                 self.kernel_pass = None;
                 u.errors
                     .push("the whole-trace analysis ended without data".into());
-            } else if self
-                .last_snapshot
-                .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
+            } else if self.graph_job.is_none()
+                && self
+                    .last_snapshot
+                    .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
             {
                 if let Some(c) = session.peek::<KernelCollector>(id) {
-                    self.data = Some(Arc::new(c.snapshot()));
+                    new_data = Some(stalls::time("tab:snapshot", || c.snapshot()));
                     self.last_snapshot = Some(Instant::now());
-                    new_data = true;
                 }
             }
         }
-        if new_data {
-            if let Some(d) = &self.data {
-                self.graphs = Some(Arc::new((
-                    ControlFlowModel::new(d.clone()),
-                    ResourcesModel::new(d.clone()),
-                )));
-                self.generation += 1;
+        if let Some(job) = &self.final_job {
+            match job.try_take() {
+                JobState::Running => {}
+                JobState::Done(d) => {
+                    self.final_job = None;
+                    new_data = Some(d);
+                }
+                JobState::Failed => {
+                    self.final_job = None;
+                    u.errors
+                        .push("the whole-trace analysis' final snapshot failed".into());
+                }
             }
-            self.rendered = None;
+        }
+        if let Some(d) = new_data {
+            // The previous snapshot may hold the last reference to a large
+            // data set: freed off the main loop.
+            if let Some(old) = self.data.replace(Arc::new(d)) {
+                drop_later(old);
+            }
+            self.generation += 1;
             if self.selection.is_none() {
                 self.stats_dirty = true;
             }
         }
 
-        // Time graphs render on a worker thread from the models; the
-        // result is handed over at a later poll.
-        if let Some((what, rx)) = &self.render_job {
-            match rx.try_recv() {
-                Ok((cf, res)) => {
+        self.poll_graphs(&mut u);
+        self.poll_statistics(session, &mut u);
+
+        if let Some(id) = self.search_request {
+            if let Some(SearchData(found)) = session.take::<SearchData>(id) {
+                self.search_request = None;
+                u.search = Some(found);
+            }
+        }
+        u
+    }
+
+    /// Collects a time-graph job's result, and starts one when the window
+    /// or the data changed since the last render.
+    fn poll_graphs(&mut self, u: &mut Updates) {
+        if let Some((what, job)) = &self.graph_job {
+            let what = *what;
+            match job.try_take() {
+                JobState::Running => return,
+                JobState::Done((graphs, cf, res)) => {
                     u.control_flow = Some(Arc::new(cf));
                     u.resources = Some(Arc::new(res));
-                    self.rendered = Some(*what);
-                    self.render_job = None;
+                    if self
+                        .graphs
+                        .as_ref()
+                        .is_none_or(|(g, _)| *g < what.generation)
+                    {
+                        if let Some((_, old)) = self.graphs.replace((what.generation, graphs)) {
+                            drop_later(old);
+                        }
+                    } else {
+                        drop_later(graphs);
+                    }
                 }
-                Err(mpsc::TryRecvError::Empty) => {}
-                Err(mpsc::TryRecvError::Disconnected) => {
+                JobState::Failed => {
                     // Not retried: the same render would fail again.
-                    self.rendered = Some(*what);
-                    self.render_job = None;
                     u.errors.push("rendering the time graphs failed".into());
                 }
             }
+            self.rendered = Some(what);
+            self.graph_job = None;
         }
-        if let (None, Some(w), Some(graphs)) = (&self.render_job, self.window, &self.graphs) {
-            let what = Rendered {
-                window: w,
-                generation: self.generation,
-            };
-            if self.rendered != Some(what) {
-                let graphs = graphs.clone();
-                let (tx, rx) = mpsc::channel();
-                let spawned = std::thread::Builder::new()
-                    .name("traceloom-render".into())
-                    .spawn(move || {
-                        let (window, cfw, rw) = w;
-                        let cf = graphs.0.render(window, cfw);
-                        let res = graphs.1.render(window, rw);
-                        let _ = tx.send((cf, res));
-                    });
-                match spawned {
-                    Ok(_) => self.render_job = Some((what, rx)),
-                    Err(e) => {
-                        self.rendered = Some(what);
-                        u.errors.push(format!("cannot start a render thread: {e}"));
-                    }
-                }
+        let (Some(w), Some(data)) = (self.window, &self.data) else {
+            return;
+        };
+        let what = Rendered {
+            window: w,
+            generation: self.generation,
+        };
+        if self.rendered == Some(what) {
+            return;
+        }
+        // Models of the current data are reused; else the job builds them
+        // (tens of ms on a trace of thousands of threads).
+        let built = self
+            .graphs
+            .as_ref()
+            .filter(|(g, _)| *g == self.generation)
+            .map(|(_, m)| m.clone());
+        let data = data.clone();
+        let job = Job::spawn("traceloom-render", move || {
+            let graphs = built.unwrap_or_else(|| {
+                Arc::new((
+                    ControlFlowModel::new(data.clone()),
+                    ResourcesModel::new(data),
+                ))
+            });
+            let (window, cfw, rw) = w;
+            let cf = graphs.0.render(window, cfw);
+            let res = graphs.1.render(window, rw);
+            (graphs, cf, res)
+        });
+        match job {
+            Ok(j) => self.graph_job = Some((what, j)),
+            Err(e) => {
+                self.rendered = Some(what);
+                u.errors.push(format!("cannot start a render thread: {e}"));
             }
         }
+    }
 
-        // Statistics: the selection's when one is asked, else the whole
-        // trace's from the kernel pass.
+    /// Statistics: the selection's when one is asked, else the whole
+    /// trace's from the kernel pass; rendered by a job.
+    fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
         if let Some((id, r)) = self.stats_request {
             if let Some(s) = session.take::<Statistics>(id) {
                 self.stats_request = None;
                 self.stats_dirty = false;
-                u.statistics = Some((
-                    Arc::new(s.render()),
+                self.stats_next = Some((
+                    StatsSource::Range(Box::new(s)),
                     format!(
                         "Statistics of the selection {} – {} ({})",
                         format_time(r.start),
@@ -443,13 +586,13 @@ impl TabModels {
             }
         } else if self.stats_dirty && self.selection.is_none() {
             if let Some(d) = &self.data {
-                let partial = if self.kernel_pass.is_some() {
+                let partial = if self.kernel_pass.is_some() || self.final_job.is_some() {
                     " (so far)"
                 } else {
                     ""
                 };
-                u.statistics = Some((
-                    Arc::new(d.stats.render()),
+                self.stats_next = Some((
+                    StatsSource::Whole(d.clone()),
                     format!("Statistics of the whole trace{partial}"),
                 ));
                 // A new snapshot (or the final data) makes them dirty
@@ -458,14 +601,30 @@ impl TabModels {
                 self.stats_dirty = false;
             }
         }
-
-        if let Some(id) = self.search_request {
-            if let Some(SearchData(found)) = session.take::<SearchData>(id) {
-                self.search_request = None;
-                u.search = Some(found);
+        if let Some((job, _)) = &self.stats_job {
+            match job.try_take() {
+                JobState::Running => return,
+                JobState::Done(r) => {
+                    if let Some((_, caption)) = self.stats_job.take() {
+                        u.statistics = Some((Arc::new(r), caption));
+                    }
+                }
+                JobState::Failed => {
+                    self.stats_job = None;
+                    u.errors.push("rendering the statistics failed".into());
+                }
             }
         }
-        u
+        if let Some((source, caption)) = self.stats_next.take() {
+            let job = Job::spawn("traceloom-stats", move || match source {
+                StatsSource::Whole(d) => d.stats.render(),
+                StatsSource::Range(s) => s.render(),
+            });
+            match job {
+                Ok(j) => self.stats_job = Some((j, caption)),
+                Err(e) => u.errors.push(format!("cannot start a render thread: {e}")),
+            }
+        }
     }
 }
 

@@ -2,12 +2,20 @@
 //! filter and bookmarks, the five viewers, and the idle-loop servicing of
 //! their events requests.
 //!
-//! The viewer models' [`Session`] (traceset + scheduler) lives on the tab's
-//! worker thread ([`crate::worker`]): every change of window sends it what
-//! is now visible, which it asks at HIGH priority; the whole-trace work
-//! (state pass, statistics, histogram) runs at LOW priority. What completes
-//! comes back as reports, applied on the main loop as they arrive. Only the
-//! event list reads on the main thread, when the user scrolls it.
+//! The viewer models' [`Session`] (traceset + scheduler) lives on the main
+//! thread: every change of window asks the models for what is now visible
+//! (HIGH priority); the whole-trace work (state pass, statistics,
+//! histogram) runs at LOW priority. A `glib::idle_add_local` source calls
+//! the scheduler's `service()` with a [`SERVICE_BUDGET`] of at most 10 ms,
+//! yielding as soon as the main context has anything else to dispatch
+//! (input, a frame, a finished painting): the interruption of the v2
+//! algorithm, after which the visible viewers' HIGH requests are read
+//! first. It removes itself when nothing is pending, and is added again by
+//! the next request. Building the time-graph models and rendering the
+//! graphs and the statistics run as jobs on threads of their own
+//! ([`crate::worker`]), painting on painting threads
+//! ([`crate::views::painter`]). The event list reads on a session of its
+//! own, synchronously, when the user scrolls it.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -18,6 +26,7 @@ use std::time::{Duration, Instant};
 use gtk4 as gtk;
 use gtk4::prelude::*;
 use traceloom_engine::filter::Filter;
+use traceloom_engine::request::{Budget, ServiceStatus};
 use traceloom_viewers::model::Session;
 use traceloom_viewers::time::{format_absolute, AbsoluteTimeFormat};
 use traceloom_viewers::{PresentationConfig, Time, TimeRange};
@@ -30,10 +39,13 @@ use crate::views::histogram::HistogramView;
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::TimeGraphView;
 use crate::views::{Cursor, Nav, NavSink};
-use crate::worker::{Command, Report, Worker};
+use crate::worker::SERVICE_BUDGET;
 
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
+/// Shortest interval between two progress bar updates (GTK lays the
+/// window out again at each).
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// The viewers a tab shows, as saved in the per-trace configuration.
 pub const VIEWERS: [&str; 5] = [
     "control-flow",
@@ -45,10 +57,14 @@ pub const VIEWERS: [&str; 5] = [
 
 /// The tab's mutable state.
 struct TabState {
-    /// The worker servicing the requests.
-    worker: Worker,
-    /// The last command the worker reported on, and whether it was busy.
-    reported: (u64, bool),
+    /// The models' session, serviced by the idle source.
+    session: Session,
+    /// The whole-trace and visible-window models.
+    models: TabModels,
+    /// The idle source servicing the requests, while there are any.
+    idle: Option<glib::SourceId>,
+    /// When the progress bar was last updated.
+    last_progress: Option<Instant>,
     list: ListModels,
     /// First and last event times of the traceset.
     span: TimeRange,
@@ -152,9 +168,6 @@ impl Tab {
         let span = TimeRange::new(first, last.max(first + 1));
         let models = TabModels::new(&mut session);
         let list = ListModels::new(session.traceset().clone(), span);
-        let (reports_tx, reports) = relm4::channel::<Report>();
-        let worker = Worker::spawn(session, models, reports_tx)
-            .map_err(|e| format!("cannot start the tab's worker thread: {e}"))?;
 
         let (saved, config_warning) = match config::config_dir()
             .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
@@ -178,9 +191,17 @@ impl Tab {
             };
             build(
                 paths.clone(),
-                worker,
-                list,
-                span,
+                TabState {
+                    session,
+                    models,
+                    idle: None,
+                    last_progress: None,
+                    list,
+                    span,
+                    cursor: Cursor::default(),
+                    filter: None,
+                    filter_text: String::new(),
+                },
                 nav,
                 report_error,
                 me.clone(),
@@ -189,15 +210,6 @@ impl Tab {
         *tab.config_warning.borrow_mut() = config_warning;
         *tab.me.borrow_mut() = Rc::downgrade(&tab);
         tab.connect_bars();
-        // The worker's reports, applied as they arrive; the loop ends when
-        // the worker does (the tab was dropped).
-        let me = Rc::downgrade(&tab);
-        glib::MainContext::default().spawn_local(async move {
-            while let Some(r) = reports.recv().await {
-                let Some(tab) = me.upgrade() else { break };
-                stalls::time("tab:report", || tab.apply_report(r));
-            }
-        });
 
         // Restore what was saved for this traceset.
         let window = saved
@@ -214,7 +226,12 @@ impl Tab {
             tab.filter_entry.set_text(&saved.filter);
             tab.apply_filter();
         }
-        tab.state.borrow_mut().worker.send(Command::StartBackground);
+        {
+            let mut st = tab.state.borrow_mut();
+            let st = &mut *st;
+            st.models.start_background(&mut st.session);
+        }
+        tab.kick();
         tab.list_move(ListMove::ToTime(window.start));
         tab.request_visible();
         Ok(tab)
@@ -243,13 +260,10 @@ impl Tab {
         self.state.borrow().span
     }
 
-    /// Whether the worker has requests left, a render under way, or
-    /// commands it has not reported on yet, or a time graph is being
-    /// painted.
+    /// Whether requests are left or a job under way (the idle source is
+    /// installed), or a time graph is being painted.
     pub fn busy(&self) -> bool {
-        let st = self.state.borrow();
-        st.reported.1
-            || st.reported.0 < st.worker.sent()
+        self.state.borrow().idle.is_some()
             || self.control_flow.painting()
             || self.resources.painting()
     }
@@ -292,9 +306,13 @@ impl Tab {
             self.push_cursor();
         }
         if selection_changed {
-            let mut st = self.state.borrow_mut();
-            let sel = st.cursor.selection;
-            st.worker.send(Command::Statistics(sel));
+            {
+                let mut st = self.state.borrow_mut();
+                let st = &mut *st;
+                let sel = st.cursor.selection;
+                st.models.request_statistics(&mut st.session, sel);
+            }
+            self.kick();
         }
     }
 
@@ -319,15 +337,20 @@ impl Tab {
     /// Asks the models for what the window now shows (HIGH priority).
     pub fn request_visible(&self) {
         self.push_cursor();
-        let mut st = self.state.borrow_mut();
-        let window = st.cursor.window.unwrap_or(st.span);
-        st.worker.send(Command::Window {
-            window,
-            cf_width: self.control_flow.graph_width(),
-            res_width: self.resources.graph_width(),
-        });
-        st.worker
-            .send(Command::Histogram(self.histogram.bins_wanted()));
+        {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let window = st.cursor.window.unwrap_or(st.span);
+            st.models.request_window(
+                window,
+                self.control_flow.graph_width(),
+                self.resources.graph_width(),
+            );
+            let span = st.span;
+            st.models
+                .request_histogram(&mut st.session, span, self.histogram.bins_wanted());
+        }
+        self.kick();
     }
 
     /// Moves the event list (far or near scroll, or a new page size) and
@@ -354,13 +377,91 @@ impl Tab {
         }
     }
 
-    /// Applies a report of the worker: new renders, progress, whether it
-    /// is still busy.
-    fn apply_report(&self, r: Report) {
-        self.state.borrow_mut().reported = (r.seq, r.busy);
-        self.apply_updates(r.updates);
-        match r.progress {
-            Some((label, fraction)) if r.busy => {
+    /// Makes sure the idle source servicing requests is installed.
+    fn kick(&self) {
+        let mut st = self.state.borrow_mut();
+        if st.idle.is_some() {
+            return;
+        }
+        let me = self.me.borrow().clone();
+        st.idle = Some(glib::idle_add_local(move || {
+            let Some(tab) = me.upgrade() else {
+                return glib::ControlFlow::Break;
+            };
+            if tab.service_once() {
+                glib::ControlFlow::Continue
+            } else {
+                tab.state.borrow_mut().idle = None;
+                glib::ControlFlow::Break
+            }
+        }));
+    }
+
+    /// One turn of the idle source: collects what completed (taking a
+    /// snapshot of the kernel pass when one is due), services for what is
+    /// left of [`SERVICE_BUDGET`] or until the main context has something
+    /// else to dispatch, hands new renders to the views and updates the
+    /// progress bar. Returns whether work remains.
+    fn service_once(&self) -> bool {
+        let started = Instant::now();
+        let ctx = glib::MainContext::default();
+        let (status, updates) = {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let mut updates = stalls::time("tab:poll", || st.models.poll(&mut st.session));
+            // The poll's snapshot counts against the turn's budget; with
+            // none left, servicing waits for the next turn.
+            let budget = SERVICE_BUDGET.saturating_sub(started.elapsed());
+            let status = if budget.is_zero() {
+                ServiceStatus::BudgetSpent
+            } else {
+                stalls::time("tab:service", || {
+                    // Anything ready to dispatch (input first) interrupts
+                    // the read after the current chunk.
+                    st.session
+                        .service(Budget::duration(budget), || ctx.pending())
+                })
+            };
+            if status == ServiceStatus::Idle {
+                // The last requests completed in this call: collected now,
+                // or nothing would be left to keep the source installed.
+                // (With no request left, no snapshot can be due: this poll
+                // stays cheap.)
+                let more = stalls::time("tab:poll", || st.models.poll(&mut st.session));
+                updates.merge(more);
+            }
+            (status, updates)
+        };
+        stalls::time("tab:apply", || self.apply_updates(updates));
+        let busy = {
+            let mut st = self.state.borrow_mut();
+            st.session.scheduler().pending() > 0
+                || status != ServiceStatus::Idle
+                || st.models.rendering()
+        };
+        self.update_progress(busy);
+        busy
+    }
+
+    /// Shows the whole-trace pass's progress, at most every
+    /// [`PROGRESS_INTERVAL`] while it runs.
+    fn update_progress(&self, busy: bool) {
+        let now = Instant::now();
+        let progress = {
+            let mut st = self.state.borrow_mut();
+            if busy
+                && st
+                    .last_progress
+                    .is_some_and(|t| now - t < PROGRESS_INTERVAL)
+            {
+                return;
+            }
+            st.last_progress = Some(now);
+            let st = &mut *st;
+            st.models.background_progress(&mut st.session)
+        };
+        match progress {
+            Some((label, fraction)) if busy => {
                 // A new text makes GTK lay the window out again: only
                 // when it changed (the percentage moves slowly on a
                 // large trace).
@@ -405,8 +506,8 @@ impl Tab {
         }
     }
 
-    /// Runs the main loop until the worker has done every request and its
-    /// reports are applied, or `timeout` passes (tests and exports).
+    /// Runs the main loop until every request is serviced and every job's
+    /// result applied, or `timeout` passes (tests and exports).
     pub fn run_until_idle(&self, timeout: Duration) -> bool {
         let start = Instant::now();
         let ctx = glib::MainContext::default();
@@ -417,7 +518,7 @@ impl Tab {
             if !self.busy() {
                 return true;
             }
-            // Woken by the worker's next report (or any other source).
+            // The idle source (or a painting's poll) is dispatched.
             ctx.iteration(true);
         }
         false
@@ -589,16 +690,20 @@ impl Tab {
             } else {
                 Search::Previous(from)
             };
-            st.worker.send(Command::Search(filter, search));
+            let span = st.span;
+            let st = &mut *st;
+            st.models.search(&mut st.session, filter, search, span);
         }
+        self.kick();
     }
 
     /// Cancels the background (LOW priority) work.
     pub fn cancel_background(&self) {
-        self.state
-            .borrow_mut()
-            .worker
-            .send(Command::CancelBackground);
+        {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            st.models.cancel_background(&mut st.session);
+        }
         self.progress_box.set_visible(false);
     }
 
@@ -715,6 +820,14 @@ impl Tab {
     }
 }
 
+impl Drop for Tab {
+    fn drop(&mut self) {
+        if let Some(id) = self.state.get_mut().idle.take() {
+            id.remove();
+        }
+    }
+}
+
 fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
     bar.append(&gtk::Label::new(Some(label)));
     let e = gtk::Entry::new();
@@ -733,13 +846,12 @@ fn button(bar: &gtk::Box, label: &str, tip: &str, f: impl Fn() + 'static) {
 /// Builds the widgets of a tab.
 fn build(
     paths: Vec<PathBuf>,
-    worker: Worker,
-    list: ListModels,
-    span: TimeRange,
+    state: TabState,
     nav: NavSink,
     report_error: Box<dyn Fn(&str)>,
     me: Weak<Tab>,
 ) -> Tab {
+    let span = state.span;
     let widget = gtk::Box::new(gtk::Orientation::Vertical, 4);
 
     // Time bar.
@@ -921,15 +1033,7 @@ fn build(
         bookmarks_list,
         progress_box,
         progress,
-        state: RefCell::new(TabState {
-            worker,
-            reported: (0, true),
-            list,
-            span,
-            cursor: Cursor::default(),
-            filter: None,
-            filter_text: String::new(),
-        }),
+        state: RefCell::new(state),
         report_error,
         config_warning: RefCell::new(None),
         me: RefCell::new(me),
