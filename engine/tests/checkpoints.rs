@@ -177,3 +177,45 @@ fn cache_is_reused_and_damage_is_detected_and_rebuilt() {
     // The trace directory was never written to.
     assert_eq!(snapshot(&trace), before);
 }
+
+#[test]
+fn cached_checkpoints_decode_to_the_states_they_were_taken_of() {
+    for path in kernel_traces() {
+        let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
+        // Dense checkpoints: many deltas, with threads created, changed and
+        // freed between them.
+        let built = checkpoint::build(ts.clone(), 211);
+        assert!(built.states.len() > 10, "{}", path.display());
+        let payload = checkpoint::encode_payload(&built);
+        let decoded = checkpoint::decode_payload(&payload).unwrap();
+        assert_eq!(decoded.states.len(), built.states.len());
+        for (d, b) in decoded.states.iter().zip(&built.states) {
+            assert_eq!(d.rank, b.rank, "{}", path.display());
+            assert_eq!(d.position, b.position, "{}", path.display());
+            assert!(
+                d.state == b.state,
+                "{}: state differs at rank {}",
+                path.display(),
+                b.rank
+            );
+        }
+        assert_eq!(decoded.seek_index, built.seek_index);
+        // The deltas are what makes dense checkpoints affordable: the
+        // payload is far smaller than the states encoded one by one.
+        let full: usize = built
+            .states
+            .iter()
+            .map(|c| {
+                let mut v = Vec::new();
+                traceloom_engine::state::codec::encode(&c.state, &mut v);
+                v.len()
+            })
+            .sum();
+        assert!(
+            payload.len() * 2 < full,
+            "{}: payload {} vs states {full}",
+            path.display(),
+            payload.len()
+        );
+    }
+}
