@@ -165,6 +165,10 @@ impl EventListModel {
             Box::new(Vec::<EventRow>::with_capacity(n)) as Payload,
         );
         req.priority = Priority::HIGH;
+        // Rows and the list's filter never read the state (`state.*`
+        // operands do not match here), so a jump seeks directly through
+        // the packet index instead of replaying the state up to it.
+        req.needs_state = false;
         req.num_events = Some(n as u64);
         req.end_position = end;
         req.filter = self.predicate();
