@@ -448,7 +448,13 @@ fn packet_list(ts: &Traceset) -> Vec<Vec<PacketKey>> {
 }
 
 /// A line of the report: `label: text   target ...   PASS|FAIL`.
-fn verdict(out: &mut dyn Write, label: &str, text: &str, target: &str, ok: bool) -> io::Result<()> {
+pub(crate) fn verdict(
+    out: &mut dyn Write,
+    label: &str,
+    text: &str,
+    target: &str,
+    ok: bool,
+) -> io::Result<()> {
     writeln!(
         out,
         "{label:<22}{text}   (target {target})   {}",
@@ -456,11 +462,13 @@ fn verdict(out: &mut dyn Write, label: &str, text: &str, target: &str, ok: bool)
     )
 }
 
-fn secs(d: Duration) -> String {
+/// A duration in seconds, three decimals.
+pub(crate) fn secs(d: Duration) -> String {
     format!("{:.3} s", d.as_secs_f64())
 }
 
-fn list(times: &[Duration]) -> String {
+/// The runs' times in seconds, comma-separated.
+pub(crate) fn list(times: &[Duration]) -> String {
     times
         .iter()
         .map(|t| format!("{:.3}", t.as_secs_f64()))
@@ -468,7 +476,8 @@ fn list(times: &[Duration]) -> String {
         .join(", ")
 }
 
-fn load_average() -> String {
+/// The machine's three load averages (`/proc/loadavg`), or "unknown".
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())

@@ -36,7 +36,7 @@ use traceloom_engine::paje::{
     VariableRecord,
 };
 
-use crate::bench::{cpu_time, median, rss_anon_bytes, Checksum};
+use crate::bench::{cpu_time, list, load_average, median, rss_anon_bytes, secs, verdict, Checksum};
 use crate::CliError;
 
 /// traceloom's read over `pj_dump`'s, in speed (pj_dump's time over
@@ -275,38 +275,6 @@ fn run_pj_dump(program: &Path, trace: &Path) -> Result<(Duration, Duration), Cli
         )));
     }
     Ok((wall, cpu))
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
-}
-
-fn list(times: &[Duration]) -> String {
-    times
-        .iter()
-        .map(|t| format!("{:.3}", t.as_secs_f64()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-fn verdict(
-    out: &mut dyn Write,
-    label: &str,
-    text: &str,
-    target: &str,
-    ok: bool,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{label:<22}{text}   (target {target})   {}",
-        if ok { "PASS" } else { "FAIL" }
-    )
 }
 
 /// `traceloom bench paje`: measures and prints; fails when a target is

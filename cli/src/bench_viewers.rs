@@ -39,7 +39,7 @@ use traceloom_viewers::model::{
 };
 use traceloom_viewers::time::TimeRange;
 
-use crate::bench::{median, rss_anon_bytes};
+use crate::bench::{load_average, median, rss_anon_bytes};
 use crate::CliError;
 
 /// Full-range control flow render at [`WIDTH`] px, at most.
@@ -91,12 +91,6 @@ fn verdict(ok: bool) -> &'static str {
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Opens a session on `paths` whose scheduler has the traceset's
