@@ -365,3 +365,106 @@ fn tree_groups_flattens_and_sorts() {
     let r = model.render(model.full_range(), 800);
     assert!(r.arrow_series().is_empty());
 }
+
+/// Statistics computed in parts split at checkpoints, on threads, and
+/// merged, against the single pass (and, over the whole trace, the kernel
+/// pass's): equal, CPU time at the part boundaries included.
+fn check_parallel_statistics(paths: &[PathBuf]) {
+    use traceloom_engine::checkpoint;
+    use traceloom_viewers::model::stats::{ParallelConfig, StatisticsTask};
+    use traceloom_viewers::model::Statistics;
+
+    let name = format!("{paths:?}");
+    let ts = Arc::new(Traceset::open(paths).unwrap());
+    let mut session = Session::new(ts.clone());
+    let data = KernelAnalysis::run(&mut Session::new(ts.clone()));
+    // Dense checkpoints, so that the small traces split in many parts.
+    let cps = checkpoint::build(ts.clone(), 700);
+    assert!(
+        cps.states.len() >= 6,
+        "{name}: {} checkpoints",
+        cps.states.len()
+    );
+    session
+        .scheduler()
+        .add_checkpoints(cps.states.into_iter().map(|c| (c.position, c.state)));
+    let (b, e) = session.time_span().unwrap();
+    let names = data.trace_names.clone();
+    let ranges = [
+        (b, e),
+        (b + (e - b) / 5, e - (e - b) / 3),
+        (b + (e - b) / 2, e + 1_000),
+        (b - 1_000, b + (e - b) / 3),
+    ];
+    for (k, &(rb, re)) in ranges.iter().enumerate() {
+        let owner = session.new_owner();
+        let id = session.add(range_request(owner, rb, re, names.clone()));
+        let single: Statistics = session.wait(id).unwrap();
+        if k == 0 {
+            assert_eq!(single, data.stats, "{name}: range request vs kernel pass");
+        }
+        for parts in [2, 3, 7] {
+            for decode_threads in [0, 1] {
+                let config = ParallelConfig {
+                    parts,
+                    decode_threads,
+                };
+                let task = session.start_statistics_with(owner, rb, re, names.clone(), config);
+                assert!(
+                    matches!(task, StatisticsTask::Parallel(_)),
+                    "{name}: range {k} not split"
+                );
+                // Fewer parts when the range holds fewer checkpoints.
+                assert!(
+                    (2..=parts).contains(&task.parts()),
+                    "{name}: range {k}, {} parts",
+                    task.parts()
+                );
+                let par = session.wait_statistics(task).unwrap();
+                // The first differing line of the trees, if any (the whole
+                // trees would be thousands of lines).
+                let diff = par
+                    .to_text()
+                    .lines()
+                    .zip(single.to_text().lines())
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("parallel: {a}\nsingle:   {b}"));
+                assert_eq!(diff, None, "{name}: range {k}, {parts} parts");
+                assert!(par == single, "{name}: range {k}, {parts} parts");
+            }
+        }
+    }
+    // Without checkpoints inside the range: one pass on the scheduler.
+    let owner = session.new_owner();
+    let task = session.start_statistics_with(
+        owner,
+        b,
+        b,
+        names,
+        ParallelConfig {
+            parts: 4,
+            decode_threads: 0,
+        },
+    );
+    assert!(matches!(task, StatisticsTask::Request(_)), "{name}");
+    assert_eq!(session.wait_statistics(task).unwrap().total_events, 1);
+}
+
+#[test]
+fn parallel_statistics_equal_single_pass() {
+    for p in kernel_traces() {
+        if p.exists() {
+            check_parallel_statistics(std::slice::from_ref(&p));
+        }
+    }
+    // Two traces from two machines in one traceset.
+    if let (Some(a), Some(b)) = (
+        shared("tracecompass/synctraces/scp_src"),
+        shared("tracecompass/synctraces/scp_dest"),
+    ) {
+        check_parallel_statistics(&[a, b]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = generated(dir.path(), 60_000, 3);
+    check_parallel_statistics(&[p]);
+}

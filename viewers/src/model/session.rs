@@ -103,6 +103,12 @@ impl Session {
         OwnerId(self.next_owner)
     }
 
+    /// The scheduler's state checkpoints (each position with the state
+    /// before the event there), in position order.
+    pub fn checkpoints(&self) -> impl Iterator<Item = (CtfPosition, &TracesetState)> {
+        self.scheduler.checkpoints().map(|(p, s)| (*p, s))
+    }
+
     /// The scheduler (to seek, or to add requests directly).
     pub fn scheduler(&mut self) -> &mut KernelScheduler {
         &mut self.scheduler

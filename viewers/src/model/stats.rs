@@ -10,24 +10,42 @@
 //!
 //! The whole-trace statistics come with the [`kernel`](super::kernel)
 //! pass (LOW priority, cached); [`range_request`] computes them for a
-//! selected range at HIGH priority.
+//! selected range at HIGH priority, in one pass.
+//!
+//! # Parts
+//!
+//! A range can also be split at state checkpoints into parts read each by
+//! its own scheduler, on its own thread ([`StatisticsJob`],
+//! [`Session::start_statistics`]): a collector does not need to know what
+//! came before its first event. It charges nothing for the time before
+//! the first event of each CPU and remembers that event's time and cell
+//! instead; [`merge`] folds the parts in order and charges that time from
+//! the CPU's last event in the previous parts (or the range's start), then
+//! the time after each CPU's last event, to what runs on it at the end.
+//! That is exactly what one pass does, so the merged statistics equal the
+//! single pass's (the tests compare them); a single pass is the merge of
+//! one part.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 
-use traceloom_engine::request::{OwnerId, SourceEvent, Start, Time};
-use traceloom_engine::source::CtfCurrent;
-use traceloom_engine::state::{CpuMode, TraceState, TracesetState};
+use traceloom_engine::ctf::Event;
+use traceloom_engine::request::{
+    Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, SourceEvent, Start, Time,
+};
+use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
+use traceloom_engine::state::{self, CpuMode, ExecMode, Thread, TraceState, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
-use super::session::{KernelRequest, Payload};
+use super::session::{KernelRequest, KernelScheduler, Payload, Session};
 use crate::render::{StatRow, StatValue, StatisticsRender};
 
 /// CPU number used for events that carry none.
 pub const NO_CPU: u32 = u32::MAX;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct CellKey {
     trace: u32,
     cpu: u32,
@@ -36,45 +54,96 @@ struct CellKey {
     mode: CpuMode,
 }
 
+/// What an event touches of its cell (the key is kept apart, in
+/// `StatsCollector::keys`: one cache line per event, not two).
 #[derive(Debug, Clone)]
 struct Cell {
-    key: CellKey,
     name: Arc<str>,
     time: u64,
-    /// Events per dense class index (see `StatsCollector::class_index`).
+    /// Events per dense class index (see `StatsCollector::class_slot`).
     events: Vec<u64>,
 }
 
-/// What a CPU was last seen running, and the cells of that thread per
-/// mode: the mode changes at every system call, the thread far less
-/// often, so most events find their cell here without hashing.
-#[derive(Debug, Clone, Copy, Default)]
-struct CpuCache {
-    thread: Option<(i64, i64)>,
-    cells: [Option<u32>; 7],
+/// No cell cached.
+const NO_CELL: u32 = u32::MAX;
+
+/// A thread (or nothing known, pid and tid -1) on one CPU: its cells per
+/// mode are in `StatsCollector::runs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct RunKey {
+    trace: u32,
+    cpu: u32,
+    pid: i64,
+    tid: i64,
 }
 
-#[derive(Debug, Clone, Default)]
+/// What a CPU was last seen running, and the cells of that thread per
+/// mode (a copy of its entry in `StatsCollector::runs`): the mode changes
+/// at every system call, the thread far less often, so most events find
+/// their cell here, and a thread coming back to a CPU finds all its cells
+/// with one hash lookup.
+#[derive(Debug, Clone, Copy)]
+struct CpuCache {
+    thread: Option<(i64, i64)>,
+    run: u32,
+    cells: [u32; 7],
+}
+
+/// The accounting of one CPU (or of the events without one, slot 0).
+#[derive(Debug, Clone, Copy)]
 struct CpuAcc {
-    last: Time,
+    /// Accounted: known to the state at the first event, or with events.
+    present: bool,
+    /// Time of the last event seen on the CPU.
+    last: Option<Time>,
+    /// Time and cell of the first event seen on the CPU: the time before
+    /// it is charged by [`merge`], which knows what came before.
+    first: Option<(Time, u32)>,
     cache: CpuCache,
 }
+
+const ABSENT: CpuAcc = CpuAcc {
+    present: false,
+    last: None,
+    first: None,
+    cache: CpuCache {
+        thread: None,
+        run: NO_CELL,
+        cells: [NO_CELL; 7],
+    },
+};
+
+/// Class ids whose low 32 bits (the event id) are below this are counted
+/// through a direct table; larger ones through a hash map.
+const DIRECT_CLASS_IDS: u64 = 1 << 16;
 
 pub use crate::fasthash::{IntHasher, IntMap};
 
 /// Accumulates statistics from events seen with the state before them.
 ///
-/// Per event: one lookup of the running thread, the cell found in the
-/// CPU's cache (a hash lookup only when the CPU changed threads), and
-/// the event class counted by a dense index (one integer-hash lookup); no
-/// allocation and no string is touched.
+/// Per event: one lookup of the running thread (in the state), the cell
+/// found in the CPU's cache (one hash lookup when the CPU changed threads,
+/// one more the first time a thread runs in a mode on a CPU), the event
+/// class counted by a dense index found in a direct table (the class's
+/// stream class compared, its event id indexed); no allocation, no
+/// hashing and no string is touched.
 #[derive(Debug, Clone)]
 pub struct StatsCollector {
     begin: Option<Time>,
     end: Option<Time>,
     cells: Vec<Cell>,
+    /// The key of each cell.
+    keys: Vec<CellKey>,
     index: IntMap<CellKey, u32>,
-    cpus: Vec<Vec<Option<CpuAcc>>>,
+    /// Threads per CPU, and their cells per mode slot.
+    run_index: IntMap<RunKey, u32>,
+    runs: Vec<[u32; 7]>,
+    /// Per trace, per CPU slot (0: no CPU, `cpu + 1` otherwise).
+    cpus: Vec<Vec<CpuAcc>>,
+    /// Per stream class (the class id's high 32 bits), the dense class
+    /// index by event id (`NO_CELL` when not seen yet).
+    class_pages: Vec<(u64, Vec<u32>)>,
+    /// Dense class index of the classes the pages do not hold.
     class_index: IntMap<u64, u32>,
     class_names: Vec<Arc<str>>,
     last_time: Option<Time>,
@@ -83,8 +152,7 @@ pub struct StatsCollector {
 
 /// The CPU mode of a CPU running `t` (as [`TraceState::cpu_mode`], from
 /// the thread already looked up).
-fn mode_of(t: &traceloom_engine::state::Thread) -> CpuMode {
-    use traceloom_engine::state::ExecMode;
+fn mode_of(t: &Thread) -> CpuMode {
     match t.mode() {
         ExecMode::User if t.tid == 0 => CpuMode::Idle,
         ExecMode::User => CpuMode::User,
@@ -138,6 +206,60 @@ fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) 
     }
 }
 
+/// The slot of `cpu` in a trace's accounting.
+fn cpu_slot(cpu: u32) -> usize {
+    if cpu == NO_CPU {
+        0
+    } else {
+        cpu as usize + 1
+    }
+}
+
+/// The CPU of accounting slot `slot` (`> 0`).
+fn slot_cpu(slot: usize) -> u32 {
+    (slot - 1) as u32
+}
+
+/// The accounting of `slot` in `trace`, created absent when missing.
+#[inline]
+fn acc_mut(cpus: &mut Vec<Vec<CpuAcc>>, trace: usize, slot: usize) -> &mut CpuAcc {
+    if cpus.len() <= trace {
+        cpus.resize(trace + 1, Vec::new());
+    }
+    let v = &mut cpus[trace];
+    if v.len() <= slot {
+        v.resize(slot + 1, ABSENT);
+    }
+    &mut v[slot]
+}
+
+/// The cell of `key`, created with `name` when missing; a known cell takes
+/// `name` when it is not empty (the latest name seen wins).
+fn cell_index(
+    cells: &mut Vec<Cell>,
+    keys: &mut Vec<CellKey>,
+    index: &mut IntMap<CellKey, u32>,
+    key: CellKey,
+    name: &Arc<str>,
+) -> u32 {
+    if let Some(&i) = index.get(&key) {
+        let c = &mut cells[i as usize];
+        if !name.is_empty() && !Arc::ptr_eq(&c.name, name) {
+            c.name = name.clone();
+        }
+        return i;
+    }
+    let i = cells.len() as u32;
+    index.insert(key, i);
+    keys.push(key);
+    cells.push(Cell {
+        name: name.clone(),
+        time: 0,
+        events: Vec::new(),
+    });
+    i
+}
+
 impl StatsCollector {
     /// A collector charging time from `begin` (the first event's time if
     /// `None`) to `end` (the last event's time if `None`).
@@ -146,8 +268,12 @@ impl StatsCollector {
             begin,
             end,
             cells: Vec::new(),
+            keys: Vec::new(),
             index: IntMap::default(),
+            run_index: IntMap::default(),
+            runs: Vec::new(),
             cpus: Vec::new(),
+            class_pages: Vec::new(),
             class_index: IntMap::default(),
             class_names: Vec::new(),
             last_time: None,
@@ -155,39 +281,46 @@ impl StatsCollector {
         }
     }
 
-    fn cell(&mut self, key: CellKey, name: Arc<str>) -> usize {
-        if let Some(&i) = self.index.get(&key) {
-            let i = i as usize;
-            if self.cells[i].name != name && !name.is_empty() {
-                self.cells[i].name = name;
+    /// The dense index of event class `class` (of event `e`).
+    #[inline]
+    fn class_slot(&mut self, class: u64, e: &Event<'_>) -> usize {
+        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
+        if id < DIRECT_CLASS_IDS {
+            if let Some((_, v)) = self.class_pages.iter().find(|(p, _)| *p == page) {
+                if let Some(&c) = v.get(id as usize) {
+                    if c != NO_CELL {
+                        return c as usize;
+                    }
+                }
             }
-            return i;
+        } else if let Some(&c) = self.class_index.get(&class) {
+            return c as usize;
         }
-        let i = self.cells.len();
-        self.index.insert(key, i as u32);
-        self.cells.push(Cell {
-            key,
-            name,
-            time: 0,
-            events: Vec::new(),
-        });
-        i
+        self.new_class(class, e)
     }
 
-    fn acc(&mut self, trace: u32, cpu: u32, begin: Time) -> &mut CpuAcc {
-        let t = trace as usize;
-        if self.cpus.len() <= t {
-            self.cpus.resize(t + 1, Vec::new());
+    #[cold]
+    fn new_class(&mut self, class: u64, e: &Event<'_>) -> usize {
+        let c = self.class_names.len();
+        self.class_names.push(Arc::from(e.name()));
+        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
+        if id < DIRECT_CLASS_IDS {
+            let at = match self.class_pages.iter().position(|(p, _)| *p == page) {
+                Some(i) => i,
+                None => {
+                    self.class_pages.push((page, Vec::new()));
+                    self.class_pages.len() - 1
+                }
+            };
+            let v = &mut self.class_pages[at].1;
+            if v.len() <= id as usize {
+                v.resize(id as usize + 1, NO_CELL);
+            }
+            v[id as usize] = c as u32;
+        } else {
+            self.class_index.insert(class, c as u32);
         }
-        let c = if cpu == NO_CPU { 0 } else { cpu as usize + 1 };
-        let v = &mut self.cpus[t];
-        if v.len() <= c {
-            v.resize(c + 1, None);
-        }
-        v[c].get_or_insert(CpuAcc {
-            last: begin,
-            cache: CpuCache::default(),
-        })
+        c
     }
 
     /// Accounts `ev`, seen with `state` as it was before the event.
@@ -199,21 +332,22 @@ impl StatsCollector {
             return;
         }
         if self.last_time.is_none() {
-            // Every CPU the state knows starts being accounted now, also
+            // Every CPU the state knows is accounted from now on, also
             // those without events in the range.
             for (ti, ts) in state.traces.iter().enumerate() {
                 for cpu in 0..ts.cpus.len() {
-                    self.acc(ti as u32, cpu as u32, begin);
+                    acc_mut(&mut self.cpus, ti, cpu + 1).present = true;
                 }
             }
         }
         self.last_time = Some(t);
         self.events += 1;
-        let trace = e.trace().index as u32;
+        let trace = e.trace().index;
         let cpu = e
             .cpu_id()
             .map_or(NO_CPU, |c| c.min(NO_CPU as u64 - 1) as u32);
-        let ts = state.traces.get(trace as usize);
+        let ci = self.class_slot(ev.class_id(), &e);
+        let ts = state.traces.get(trace);
         let running = if cpu == NO_CPU {
             None
         } else {
@@ -224,86 +358,237 @@ impl StatsCollector {
             Some(th) => (Some((th.pid, th.tid)), mode_slot(mode_of(th))),
             None => (None, 6),
         };
-        let acc = self.acc(trace, cpu, begin);
-        if acc.cache.thread != thread {
+        let StatsCollector {
+            cells,
+            keys,
+            index,
+            run_index,
+            runs,
+            cpus,
+            ..
+        } = self;
+        let acc = acc_mut(cpus, trace, cpu_slot(cpu));
+        acc.present = true;
+        if acc.cache.thread != thread || acc.cache.run == NO_CELL {
+            let (pid, tid) = thread.unwrap_or((-1, -1));
+            let key = RunKey {
+                trace: trace as u32,
+                cpu,
+                pid,
+                tid,
+            };
+            let run = *run_index.entry(key).or_insert_with(|| {
+                runs.push([NO_CELL; 7]);
+                runs.len() as u32 - 1
+            });
             acc.cache = CpuCache {
                 thread,
-                cells: [None; 7],
+                run,
+                cells: runs[run as usize],
             };
         }
-        let idx = match acc.cache.cells[slot] {
-            Some(i) => i as usize,
-            None => {
-                let (key, name) = key_of(ts, trace, cpu);
-                let i = self.cell(key, name);
-                self.acc(trace, cpu, begin).cache.cells[slot] = Some(i as u32);
-                i
+        let mut idx = acc.cache.cells[slot];
+        if idx == NO_CELL {
+            let (key, name) = key_of(ts, trace as u32, cpu);
+            idx = cell_index(cells, keys, index, key, &name);
+            acc.cache.cells[slot] = idx;
+            runs[acc.cache.run as usize][slot] = idx;
+        }
+        let cell = &mut cells[idx as usize];
+        // The latest name seen wins (an exec renames a running thread).
+        if let Some(th) = running {
+            if !Arc::ptr_eq(&cell.name, &th.name) && !th.name.is_empty() {
+                cell.name = th.name.clone();
             }
-        };
-        let acc = self.acc(trace, cpu, begin);
-        let dt = if cpu == NO_CPU {
-            0
-        } else {
-            t.saturating_sub(acc.last).max(0) as u64
-        };
-        acc.last = acc.last.max(t);
-        let class = ev.class_id();
-        let ci = match self.class_index.get(&class) {
-            Some(&c) => c as usize,
-            None => {
-                let c = self.class_names.len();
-                self.class_index.insert(class, c as u32);
-                self.class_names.push(Arc::from(e.name()));
-                c
+        }
+        if cpu != NO_CPU {
+            match acc.last {
+                Some(last) => {
+                    cell.time += t.saturating_sub(last).max(0) as u64;
+                    acc.last = Some(last.max(t));
+                }
+                None => {
+                    acc.first = Some((t, idx));
+                    acc.last = Some(t);
+                }
             }
-        };
-        let cell = &mut self.cells[idx];
-        cell.time += dt;
+        }
         if cell.events.len() <= ci {
             cell.events.resize(ci + 1, 0);
         }
         cell.events[ci] += 1;
     }
 
+    /// The collector as a part of a range, without the end (`end_state`
+    /// `None`: a part that more parts follow), or ending the range with
+    /// the state there.
+    pub fn into_part(self, end_state: Option<&TracesetState>) -> StatsPart {
+        let tail = end_state.map(|state| {
+            let mut v = Vec::new();
+            for (ti, ts) in state.traces.iter().enumerate() {
+                for cpu in 0..ts.cpus.len() {
+                    let (key, name) = key_of(Some(ts), ti as u32, cpu as u32);
+                    v.push((key, name));
+                }
+            }
+            v
+        });
+        StatsPart {
+            collector: self,
+            tail,
+        }
+    }
+
     /// Charges every CPU up to the end, with `state` as it is there, and
     /// returns the statistics.
-    pub fn finish(mut self, state: &TracesetState) -> Statistics {
-        let begin = self.begin.unwrap_or(0);
-        let end = self.end.or(self.last_time).unwrap_or(begin).max(begin);
-        for (ti, ts) in state.traces.iter().enumerate() {
-            for cpu in 0..ts.cpus.len() {
-                self.acc(ti as u32, cpu as u32, begin);
+    pub fn finish(self, state: &TracesetState) -> Statistics {
+        merge(vec![self.into_part(Some(state))])
+    }
+}
+
+/// A [`StatsCollector`] over one part of a range (see the module doc),
+/// ready to be [merged](merge) with the parts before and after it.
+#[derive(Debug, Clone)]
+pub struct StatsPart {
+    collector: StatsCollector,
+    /// For the last part: the cell of what runs on each CPU of the state
+    /// at the end, and its name.
+    tail: Option<Vec<(CellKey, Arc<str>)>>,
+}
+
+impl StatsPart {
+    /// Events counted in the part.
+    pub fn events(&self) -> u64 {
+        self.collector.events
+    }
+}
+
+/// A cell of the merged statistics.
+struct Merged {
+    key: CellKey,
+    name: Arc<str>,
+    time: u64,
+    events: BTreeMap<Arc<str>, u64>,
+}
+
+/// The statistics of consecutive parts of a range, in order (the last one
+/// made with its end state): exactly what one pass over the range gives.
+pub fn merge(parts: Vec<StatsPart>) -> Statistics {
+    let first = parts.first().map(|p| &p.collector);
+    let begin = first.and_then(|c| c.begin).unwrap_or(0);
+    let last_time = parts.iter().rev().find_map(|p| p.collector.last_time);
+    let end = first
+        .and_then(|c| c.end)
+        .or(last_time)
+        .unwrap_or(begin)
+        .max(begin);
+    let mut cells: Vec<Merged> = Vec::new();
+    let mut index: IntMap<CellKey, usize> = IntMap::default();
+    let mut cell = |cells: &mut Vec<Merged>, key: CellKey, name: &Arc<str>| -> usize {
+        if let Some(&i) = index.get(&key) {
+            if !name.is_empty() && *cells[i].name != **name {
+                cells[i].name = name.clone();
+            }
+            return i;
+        }
+        index.insert(key, cells.len());
+        cells.push(Merged {
+            key,
+            name: name.clone(),
+            time: 0,
+            events: BTreeMap::new(),
+        });
+        cells.len() - 1
+    };
+    // Per trace and CPU slot: accounted, and the time of the last event.
+    let mut carried: Vec<Vec<(bool, Option<Time>)>> = Vec::new();
+    let mut total = 0;
+    let mut tail = None;
+    for part in parts {
+        let c = part.collector;
+        total += c.events;
+        let at: Vec<usize> = c
+            .cells
+            .iter()
+            .zip(&c.keys)
+            .map(|(x, key)| cell(&mut cells, *key, &x.name))
+            .collect();
+        for (x, &i) in c.cells.iter().zip(&at) {
+            let m = &mut cells[i];
+            m.time += x.time;
+            for (class, &n) in x.events.iter().enumerate() {
+                if n > 0 {
+                    *m.events.entry(c.class_names[class].clone()).or_insert(0) += n;
+                }
             }
         }
-        let mut pending = Vec::new();
-        for (ti, cpus) in self.cpus.iter().enumerate() {
-            for (c, acc) in cpus.iter().enumerate() {
-                let (Some(acc), true) = (acc, c > 0) else {
-                    continue;
-                };
-                let cpu = (c - 1) as u32;
-                let dt = end.saturating_sub(acc.last).max(0) as u64;
-                pending.push((ti as u32, cpu, dt));
+        for (ti, accs) in c.cpus.iter().enumerate() {
+            if carried.len() <= ti {
+                carried.resize(ti + 1, Vec::new());
             }
-        }
-        for (trace, cpu, dt) in pending {
-            let (key, name) = key_of(state.traces.get(trace as usize), trace, cpu);
-            let i = self.cell(key, name);
-            self.cells[i].time += dt;
-        }
-        let mut per_name: BTreeMap<String, u64> = BTreeMap::new();
-        let mut cells = Vec::with_capacity(self.cells.len());
-        for c in self.cells {
-            let mut events: BTreeMap<Arc<str>, u64> = BTreeMap::new();
-            for (class, n) in c.events.into_iter().enumerate() {
-                if n == 0 {
+            for (slot, acc) in accs.iter().enumerate() {
+                if !acc.present || slot == 0 {
                     continue;
                 }
-                let name = self.class_names[class].clone();
-                *per_name.entry(name.to_string()).or_insert(0) += n;
-                *events.entry(name).or_insert(0) += n;
+                let v = &mut carried[ti];
+                if v.len() <= slot {
+                    v.resize(slot + 1, (false, None));
+                }
+                let prev = v[slot].1.unwrap_or(begin);
+                if let Some((t, i)) = acc.first {
+                    cells[at[i as usize]].time += t.saturating_sub(prev).max(0) as u64;
+                }
+                v[slot] = (true, acc.last.map(|l| l.max(prev)).or(v[slot].1));
             }
-            cells.push(StatCell {
+        }
+        if part.tail.is_some() {
+            tail = part.tail;
+        }
+    }
+    // After each CPU's last event, what runs on it at the end.
+    let tail = tail.unwrap_or_default();
+    for (key, _) in &tail {
+        let ti = key.trace as usize;
+        if carried.len() <= ti {
+            carried.resize(ti + 1, Vec::new());
+        }
+        let slot = cpu_slot(key.cpu);
+        let v = &mut carried[ti];
+        if v.len() <= slot {
+            v.resize(slot + 1, (false, None));
+        }
+        v[slot].0 = true;
+    }
+    let mut at_end: IntMap<(u32, u32), usize> = IntMap::default();
+    for (i, (key, _)) in tail.iter().enumerate() {
+        at_end.insert((key.trace, key.cpu), i);
+    }
+    for (ti, v) in carried.iter().enumerate() {
+        for (slot, &(present, last)) in v.iter().enumerate() {
+            if !present || slot == 0 {
+                continue;
+            }
+            let (trace, cpu) = (ti as u32, slot_cpu(slot));
+            let dt = end.saturating_sub(last.unwrap_or(begin)).max(0) as u64;
+            let i = match at_end.get(&(trace, cpu)) {
+                Some(&k) => cell(&mut cells, tail[k].0, &tail[k].1),
+                None => {
+                    let (key, name) = key_of(None, trace, cpu);
+                    cell(&mut cells, key, &name)
+                }
+            };
+            cells[i].time += dt;
+        }
+    }
+    cells.sort_by_key(|c| c.key);
+    let mut per_name: BTreeMap<String, u64> = BTreeMap::new();
+    let cells = cells
+        .into_iter()
+        .map(|c| {
+            for (name, &n) in &c.events {
+                *per_name.entry(name.to_string()).or_insert(0) += n;
+            }
+            StatCell {
                 trace: c.key.trace,
                 cpu: c.key.cpu,
                 pid: c.key.pid,
@@ -311,17 +596,17 @@ impl StatsCollector {
                 mode: c.key.mode,
                 name: c.name,
                 cpu_time: c.time,
-                events,
-            });
-        }
-        Statistics {
-            begin,
-            end,
-            total_events: self.events,
-            per_name,
-            cells,
-            trace_names: Vec::new(),
-        }
+                events: c.events,
+            }
+        })
+        .collect();
+    Statistics {
+        begin,
+        end,
+        total_events: total,
+        per_name,
+        cells,
+        trace_names: Vec::new(),
     }
 }
 
@@ -611,27 +896,15 @@ pub fn json_str(s: &str) -> String {
     o
 }
 
-/// A HIGH-priority request computing the statistics of `[begin, end]`;
-/// its data, once complete, is a [`Statistics`].
+/// A HIGH-priority request computing the statistics of `[begin, end]`
+/// in one pass; its data, once complete, is a [`Statistics`].
 pub fn range_request(
     owner: OwnerId,
     begin: Time,
     end: Time,
     trace_names: Vec<String>,
 ) -> KernelRequest {
-    let mut req = KernelRequest::new(
-        owner,
-        Start::Time(begin),
-        Box::new(StatsCollector::new(Some(begin), Some(end))) as Payload,
-    );
-    req.priority = Priority::HIGH;
-    req.end_time = Some(end);
-    req.event.add(Priority::HIGH, |ctx| {
-        if let Some(c) = ctx.data.downcast_mut::<StatsCollector>() {
-            c.on_event(ctx.event, ctx.state);
-        }
-        Flow::Continue
-    });
+    let mut req = collector_request(owner, Start::Time(begin), begin, end);
     req.after_traceset.add(Priority::DEFAULT, move |ctx| {
         let data = std::mem::replace(ctx.data, Box::new(()));
         if let Ok(c) = data.downcast::<StatsCollector>() {
@@ -642,4 +915,412 @@ pub fn range_request(
         Flow::Continue
     });
     req
+}
+
+/// A HIGH-priority request feeding a [`StatsCollector`] over `[begin,
+/// end]` from `start`; its data is the collector.
+fn collector_request(
+    owner: OwnerId,
+    start: Start<CtfPosition>,
+    begin: Time,
+    end: Time,
+) -> KernelRequest {
+    let mut req = KernelRequest::new(
+        owner,
+        start,
+        Box::new(StatsCollector::new(Some(begin), Some(end))) as Payload,
+    );
+    req.priority = Priority::HIGH;
+    req.end_time = Some(end);
+    req.event.add(Priority::HIGH, |ctx| {
+        if let Some(c) = ctx.data.downcast_mut::<StatsCollector>() {
+            c.on_event(ctx.event, ctx.state);
+        }
+        Flow::Continue
+    });
+    req
+}
+
+/// A HIGH-priority request computing one part of the statistics of
+/// `[begin, end]`: from `start` to `end_position` (exclusive; `None` for
+/// the last part, which ends at `end`). Its data, once complete, is a
+/// [`StatsPart`] to [`merge`] with the other parts, in order.
+pub fn part_request(
+    owner: OwnerId,
+    start: Start<CtfPosition>,
+    end_position: Option<CtfPosition>,
+    begin: Time,
+    end: Time,
+) -> KernelRequest {
+    let mut req = collector_request(owner, start, begin, end);
+    let last = end_position.is_none();
+    req.end_position = end_position;
+    req.after_traceset.add(Priority::DEFAULT, move |ctx| {
+        let data = std::mem::replace(ctx.data, Box::new(()));
+        if let Ok(c) = data.downcast::<StatsCollector>() {
+            *ctx.data = Box::new(c.into_part(last.then_some(ctx.state)));
+        }
+        Flow::Continue
+    });
+    req
+}
+
+/// How [`Session::start_statistics`] splits a range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParallelConfig {
+    /// Parts, each read on its own thread, at most (the range is split at
+    /// checkpoints: fewer when it holds fewer). 1: one pass on the
+    /// session's scheduler.
+    pub parts: usize,
+    /// Decoding threads of each part's reader (0: the part's thread
+    /// decodes the events itself).
+    pub decode_threads: usize,
+}
+
+impl Default for ParallelConfig {
+    /// One part per available core, each decoding inline: the parts
+    /// already keep every core busy, and decoding threads add hand-offs
+    /// (`traceloom bench viewers --part-decode-threads N` compares).
+    fn default() -> Self {
+        ParallelConfig {
+            parts: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            decode_threads: 0,
+        }
+    }
+}
+
+/// Where each part of `[begin, end]` starts: at most `parts` positions
+/// among `checkpoints` (sorted) inside the range, evenly spread over them
+/// (checkpoints are taken every so many events, so that spreads the
+/// events); the first part starts at `begin` and is not listed.
+pub fn split_points(
+    checkpoints: &[CtfPosition],
+    begin: Time,
+    end: Time,
+    parts: usize,
+) -> Vec<CtfPosition> {
+    let inside: Vec<CtfPosition> = checkpoints
+        .iter()
+        .filter(|p| p.time > begin && p.time <= end)
+        .copied()
+        .collect();
+    let m = inside.len();
+    let p = parts.min(m + 1);
+    let mut v: Vec<CtfPosition> = (1..p).map(|i| inside[i * m / p]).collect();
+    v.dedup();
+    v
+}
+
+/// One part of a [`StatisticsJob`]: where it starts, the checkpoint its
+/// scheduler starts from, and where it ends.
+struct PartSpec {
+    start: Start<CtfPosition>,
+    from: Option<(CtfPosition, TracesetState)>,
+    end_position: Option<CtfPosition>,
+}
+
+/// What the part threads share: the parts done, and the parts still
+/// running.
+struct Shared {
+    parts: Vec<Option<StatsPart>>,
+    running: usize,
+}
+
+/// The statistics of a range computed in parts on threads of their own
+/// (see the module doc), each part by its own scheduler and reader over
+/// the session's traceset, from the session's nearest checkpoint. The last
+/// part to finish merges them. Dropping the job cancels it.
+pub struct StatisticsJob {
+    rx: mpsc::Receiver<Statistics>,
+    cancel: Arc<AtomicBool>,
+    parts: usize,
+    /// What was asked, to ask it again as one request if a part fails.
+    owner: OwnerId,
+    range: (Time, Time),
+    trace_names: Vec<String>,
+}
+
+impl std::fmt::Debug for StatisticsJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatisticsJob")
+            .field("parts", &self.parts)
+            .finish()
+    }
+}
+
+/// Where a [`StatisticsJob`] is.
+#[derive(Debug)]
+pub enum JobPoll {
+    /// Parts are still being read.
+    Running,
+    /// The merged statistics.
+    Done(Box<Statistics>),
+    /// A part's thread died: no statistics will come.
+    Failed,
+}
+
+impl StatisticsJob {
+    /// Starts the parts of `[begin, end]` split at `splits` (from
+    /// [`split_points`]) on the session's traceset and checkpoints.
+    fn start(
+        session: &Session,
+        owner: OwnerId,
+        begin: Time,
+        end: Time,
+        splits: &[CtfPosition],
+        trace_names: Vec<String>,
+        decode_threads: usize,
+    ) -> std::io::Result<StatisticsJob> {
+        let checkpoints: BTreeMap<CtfPosition, &TracesetState> = session.checkpoints().collect();
+        let mut specs = Vec::with_capacity(splits.len() + 1);
+        // The first part replays from the last checkpoint before `begin`
+        // (or from the start); the others restore theirs.
+        let from = checkpoints
+            .iter()
+            .rev()
+            .find(|(p, _)| p.time < begin)
+            .map(|(p, s)| (*p, (*s).clone()));
+        specs.push(PartSpec {
+            start: Start::Time(begin),
+            from,
+            end_position: splits.first().copied(),
+        });
+        for (k, p) in splits.iter().enumerate() {
+            specs.push(PartSpec {
+                start: Start::Position(*p),
+                from: checkpoints.get(p).map(|s| (*p, (*s).clone())),
+                end_position: splits.get(k + 1).copied(),
+            });
+        }
+        let n = specs.len();
+        let shared = Arc::new(std::sync::Mutex::new(Shared {
+            parts: (0..n).map(|_| None).collect(),
+            running: n,
+        }));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let traceset = session.traceset().clone();
+        for (k, spec) in specs.into_iter().enumerate() {
+            let (shared, stop, tx) = (shared.clone(), cancel.clone(), tx.clone());
+            let traceset = Arc::new(traceset.with_decode_threads(decode_threads));
+            let names = trace_names.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("statistics {k}"))
+                .spawn(move || {
+                    let Some(part) = run_part(traceset, spec, begin, end, &stop) else {
+                        return;
+                    };
+                    let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    g.parts[k] = Some(part);
+                    g.running -= 1;
+                    if g.running > 0 {
+                        return;
+                    }
+                    let parts: Option<Vec<StatsPart>> =
+                        g.parts.iter_mut().map(Option::take).collect();
+                    drop(g);
+                    if let Some(parts) = parts {
+                        let mut s = merge(parts);
+                        s.trace_names = names;
+                        let _ = tx.send(s);
+                    }
+                });
+            if let Err(e) = spawned {
+                cancel.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(StatisticsJob {
+            rx,
+            cancel,
+            parts: n,
+            owner,
+            range: (begin, end),
+            trace_names,
+        })
+    }
+
+    /// Number of parts (threads).
+    pub fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// Whether the statistics are ready (without waiting).
+    pub fn poll(&mut self) -> JobPoll {
+        match self.rx.try_recv() {
+            Ok(s) => JobPoll::Done(Box::new(s)),
+            Err(mpsc::TryRecvError::Empty) => JobPoll::Running,
+            Err(mpsc::TryRecvError::Disconnected) => JobPoll::Failed,
+        }
+    }
+
+    /// Waits for the statistics (`None` if a part's thread died).
+    pub fn wait(self) -> Option<Statistics> {
+        self.rx.recv().ok()
+    }
+}
+
+impl Drop for StatisticsJob {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Reads one part with a scheduler of its own; `None` when cancelled.
+fn run_part(
+    traceset: Arc<traceloom_engine::ctf::Traceset>,
+    spec: PartSpec,
+    begin: Time,
+    end: Time,
+    cancel: &AtomicBool,
+) -> Option<StatsPart> {
+    let n = traceset.traces().len();
+    let mut sched: KernelScheduler = Scheduler::new(
+        CtfSource::new(traceset),
+        state::computation(n),
+        // The part reads once: checkpoints would only cost state copies.
+        SchedulerConfig {
+            checkpoint_interval: None,
+            ..SchedulerConfig::default()
+        },
+    );
+    sched.add_checkpoints(spec.from);
+    let id: RequestId = sched.add(part_request(
+        OwnerId(0),
+        spec.start,
+        spec.end_position,
+        begin,
+        end,
+    ));
+    loop {
+        let report = sched.service(Budget::unlimited(), || cancel.load(Ordering::Relaxed));
+        if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
+            return c.data.downcast::<StatsPart>().ok().map(|b| *b);
+        }
+        if cancel.load(Ordering::Relaxed) || sched.is_idle() {
+            return None;
+        }
+    }
+}
+
+/// Statistics under way: a request on the session's scheduler, or a
+/// [`StatisticsJob`].
+#[derive(Debug)]
+pub enum StatisticsTask {
+    /// A [`range_request`] (one pass).
+    Request(RequestId),
+    /// Parts read in parallel.
+    Parallel(StatisticsJob),
+}
+
+impl StatisticsTask {
+    /// Parts read in parallel (1 for a request).
+    pub fn parts(&self) -> usize {
+        match self {
+            StatisticsTask::Request(_) => 1,
+            StatisticsTask::Parallel(j) => j.parts(),
+        }
+    }
+}
+
+impl Session {
+    /// Starts computing the statistics of `[begin, end]`: in parallel
+    /// parts split at the scheduler's checkpoints when the range holds
+    /// some (with the default [`ParallelConfig`]), else as a
+    /// [`range_request`] on the session's scheduler. Either way the result
+    /// is the same; [`poll_statistics`](Self::poll_statistics) gives it.
+    pub fn start_statistics(
+        &mut self,
+        owner: OwnerId,
+        begin: Time,
+        end: Time,
+        trace_names: Vec<String>,
+    ) -> StatisticsTask {
+        self.start_statistics_with(owner, begin, end, trace_names, ParallelConfig::default())
+    }
+
+    /// [`start_statistics`](Self::start_statistics) with `config`.
+    pub fn start_statistics_with(
+        &mut self,
+        owner: OwnerId,
+        begin: Time,
+        end: Time,
+        trace_names: Vec<String>,
+        config: ParallelConfig,
+    ) -> StatisticsTask {
+        if config.parts > 1 {
+            let positions: Vec<CtfPosition> = self.checkpoints().map(|(p, _)| p).collect();
+            let splits = split_points(&positions, begin, end, config.parts);
+            if !splits.is_empty() {
+                if let Ok(job) = StatisticsJob::start(
+                    self,
+                    owner,
+                    begin,
+                    end,
+                    &splits,
+                    trace_names.clone(),
+                    config.decode_threads,
+                ) {
+                    return StatisticsTask::Parallel(job);
+                }
+            }
+        }
+        StatisticsTask::Request(self.add(range_request(owner, begin, end, trace_names)))
+    }
+
+    /// The statistics of `task` once computed (the session must be
+    /// serviced for a request to progress). A parallel job whose thread
+    /// died is replaced by a request.
+    pub fn poll_statistics(&mut self, task: &mut StatisticsTask) -> Option<Statistics> {
+        match task {
+            StatisticsTask::Request(id) => self.take::<Statistics>(*id),
+            StatisticsTask::Parallel(job) => match job.poll() {
+                JobPoll::Running => None,
+                JobPoll::Done(s) => Some(*s),
+                JobPoll::Failed => {
+                    let id = self.fallback_request(job);
+                    *task = StatisticsTask::Request(id);
+                    None
+                }
+            },
+        }
+    }
+
+    /// A one-pass request for what `job` was computing.
+    fn fallback_request(&mut self, job: &StatisticsJob) -> RequestId {
+        let (begin, end) = job.range;
+        self.add(range_request(
+            job.owner,
+            begin,
+            end,
+            job.trace_names.clone(),
+        ))
+    }
+
+    /// Cancels `task`.
+    pub fn cancel_statistics(&mut self, task: StatisticsTask) {
+        match task {
+            StatisticsTask::Request(id) => self.cancel(id),
+            StatisticsTask::Parallel(job) => drop(job),
+        }
+    }
+
+    /// Waits for the statistics of `task` (servicing the session for a
+    /// request). For command-line use.
+    pub fn wait_statistics(&mut self, task: StatisticsTask) -> Option<Statistics> {
+        match task {
+            StatisticsTask::Request(id) => self.wait(id),
+            StatisticsTask::Parallel(job) => {
+                let (owner, (begin, end)) = (job.owner, job.range);
+                let names = job.trace_names.clone();
+                match job.wait() {
+                    Some(s) => Some(s),
+                    None => {
+                        let id = self.add(range_request(owner, begin, end, names));
+                        self.wait(id)
+                    }
+                }
+            }
+        }
+    }
 }
