@@ -12,11 +12,14 @@
 //!    work), zoomed control flow renders of 1 ms windows at random places
 //!    ([`ZOOMS_PER_RUN`] per run), and the same two for the resources view.
 //!    The model constructions are timed apart.
-//! 4. Whole-trace statistics: a [`stats::range_request`] over the whole
-//!    trace, `N` times, as events per second; and, interleaved with it, a
-//!    request that only counts events over the same range (the engine's
-//!    read and state computation alone), so that the cost of the
-//!    statistics hooks themselves is visible.
+//! 4. Whole-trace statistics as the application computes them
+//!    ([`Session::start_statistics_with`]: parts split at the checkpoints,
+//!    each read by its own scheduler on its own thread, then merged), `N`
+//!    times, as events per second; interleaved with it, the same in one
+//!    pass ([`stats::range_request`] on the session's scheduler, whose
+//!    result must be equal) and a request that only counts events over the
+//!    same range (the engine's read and state computation alone), so that
+//!    the cost of the statistics hooks themselves is visible.
 //!
 //! Each figure gets PASS or FAIL against its target (on wall-clock
 //! medians); a FAIL makes the command fail. The calling thread's CPU
@@ -33,7 +36,7 @@ use traceloom_engine::checkpoint::{self, CacheOutcome, DEFAULT_INTERVAL};
 use traceloom_engine::request::{Start, Time};
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::session::Payload;
-use traceloom_viewers::model::stats::{self, Statistics};
+use traceloom_viewers::model::stats::{self, ParallelConfig, Statistics};
 use traceloom_viewers::model::{
     ControlFlowModel, KernelAnalysis, KernelData, KernelRequest, ResourcesModel, Session,
 };
@@ -66,6 +69,14 @@ pub struct ViewersBenchArgs {
     #[arg(long, default_value_t = 5, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
+    /// Parts (threads) of the parallel statistics (default: the available
+    /// cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parts: Option<u32>,
+    /// Decoding threads of each part's reader (default: the application's,
+    /// see `ParallelConfig`).
+    #[arg(long, value_name = "N")]
+    pub part_decode_threads: Option<u32>,
 }
 
 /// A small deterministic generator for the zoomed windows.
@@ -145,6 +156,18 @@ fn thread_cpu() -> Duration {
     };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU time consumed by the whole process so far (every thread: the
+/// parallel statistics' parts and the decoding threads).
+fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
@@ -305,13 +328,37 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
     }
     drop((cfm, resm));
 
-    // Whole-trace statistics, interleaved with a bare counting pass.
+    // Whole-trace statistics as the application computes them (parts in
+    // parallel), interleaved with the same in one pass and a bare
+    // counting pass.
+    let mut config = ParallelConfig::default();
+    if let Some(p) = args.parts {
+        config.parts = p as usize;
+    }
+    if let Some(d) = args.part_decode_threads {
+        config.decode_threads = d as usize;
+    }
+    let mut par_times = Vec::new();
+    let mut par_cpu = Vec::new();
+    let mut parts_used = 0;
     let mut stats_times = Vec::new();
     let mut bare_times = Vec::new();
     let (mut stats_cpu, mut bare_cpu) = (Vec::new(), Vec::new());
     let mut counted = 0u64;
+    let mut par_counted = 0u64;
     let mut bare_counted = 0u64;
     for _ in 0..args.runs {
+        let owner = session.new_owner();
+        let (t0, c0) = (Instant::now(), process_cpu());
+        let task = session.start_statistics_with(owner, begin, end, Vec::new(), config);
+        parts_used = task.parts();
+        let par: Statistics = session
+            .wait_statistics(task)
+            .ok_or_else(|| CliError::Bench("the parallel statistics gave no data".into()))?;
+        par_times.push(t0.elapsed());
+        par_cpu.push(process_cpu() - c0);
+        par_counted = par.total_events;
+
         let owner = session.new_owner();
         let req = stats::range_request(owner, begin, end, Vec::new());
         let (t0, c0) = (Instant::now(), thread_cpu());
@@ -322,6 +369,12 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         stats_times.push(t0.elapsed());
         stats_cpu.push(thread_cpu() - c0);
         counted = s.total_events;
+        if s != par {
+            return Err(CliError::Bench(
+                "the parallel statistics differ from the single pass's".into(),
+            ));
+        }
+        drop((s, par));
 
         let req = count_request(&mut session, begin, end);
         let (t0, c0) = (Instant::now(), thread_cpu());
@@ -332,42 +385,54 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         bare_times.push(t0.elapsed());
         bare_cpu.push(thread_cpu() - c0);
     }
-    if counted != data.events || bare_counted != data.events {
+    if counted != data.events || par_counted != data.events || bare_counted != data.events {
         return Err(CliError::Bench(format!(
-            "event counts disagree: analysis {}, statistics {counted}, counting pass {bare_counted}",
+            "event counts disagree: analysis {}, statistics {par_counted} (parallel) and {counted} (one pass), counting pass {bare_counted}",
             data.events
         )));
     }
-    let st = median(&stats_times);
-    let bare = median(&bare_times);
-    let rate = counted as f64 / st.as_secs_f64();
-    let bare_rate = counted as f64 / bare.as_secs_f64();
-    let (st_cpu, bare_c) = (median(&stats_cpu), median(&bare_cpu));
-    // From CPU times: the wall-clock difference of two passes on a shared
-    // machine is mostly noise.
-    let hook_ns = (st_cpu.as_secs_f64() - bare_c.as_secs_f64()) * 1e9 / counted.max(1) as f64;
+    let secs = |d: &[Duration]| {
+        d.iter()
+            .map(|d| format!("{:.2} s", d.as_secs_f64()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let par = median(&par_times);
+    let rate = counted as f64 / par.as_secs_f64();
     let pass = rate >= STATS_RATE_TARGET;
     ok &= pass;
     writeln!(
         out,
-        "whole-trace statistics: {counted} events, median {:.2} s wall = {:.2} M events/s, {:.2} s CPU = {:.2} M events/s (runs: {}) (target >= {:.0} M events/s) {}",
-        st.as_secs_f64(),
+        "whole-trace statistics ({parts_used} parts on {parts_used} threads, {} decoding thread(s) each; equal to the single pass): {counted} events, median {:.2} s wall = {:.2} M events/s, {:.2} s CPU of the process (runs: {}) (target >= {:.0} M events/s) {}",
+        config.decode_threads,
+        par.as_secs_f64(),
         rate / 1e6,
-        st_cpu.as_secs_f64(),
-        counted as f64 / st_cpu.as_secs_f64() / 1e6,
-        stats_times
-            .iter()
-            .map(|d| format!("{:.2} s", d.as_secs_f64()))
-            .collect::<Vec<_>>()
-            .join(", "),
+        median(&par_cpu).as_secs_f64(),
+        secs(&par_times),
         STATS_RATE_TARGET / 1e6,
         verdict(pass)
     )?;
+    let st = median(&stats_times);
+    let bare = median(&bare_times);
+    let (st_cpu, bare_c) = (median(&stats_cpu), median(&bare_cpu));
+    // From CPU times: the wall-clock difference of two passes on a shared
+    // machine is mostly noise.
+    let hook_ns = (st_cpu.as_secs_f64() - bare_c.as_secs_f64()) * 1e9 / counted.max(1) as f64;
     writeln!(
         out,
-        "  engine alone (read + state, counting hook): median {:.2} s wall = {:.2} M events/s, {:.2} s CPU = {:.2} M events/s; statistics hooks cost {hook_ns:.1} ns/event of CPU",
+        "  single pass (one thread reading, {} decoding thread(s)): median {:.2} s wall = {:.2} M events/s, {:.2} s CPU = {:.2} M events/s (runs: {})",
+        session.traceset().decode_threads(),
+        st.as_secs_f64(),
+        counted as f64 / st.as_secs_f64() / 1e6,
+        st_cpu.as_secs_f64(),
+        counted as f64 / st_cpu.as_secs_f64() / 1e6,
+        secs(&stats_times),
+    )?;
+    writeln!(
+        out,
+        "  engine alone (read + state, counting hook, one thread reading): median {:.2} s wall = {:.2} M events/s, {:.2} s CPU = {:.2} M events/s; statistics hooks cost {hook_ns:.1} ns/event of CPU",
         bare.as_secs_f64(),
-        bare_rate / 1e6,
+        counted as f64 / bare.as_secs_f64() / 1e6,
         bare_c.as_secs_f64(),
         counted as f64 / bare_c.as_secs_f64() / 1e6,
     )?;
