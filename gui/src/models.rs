@@ -30,7 +30,7 @@ use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::kernel::KernelCollector;
-use traceloom_viewers::model::stats::range_request;
+use traceloom_viewers::model::stats::StatisticsTask;
 use traceloom_viewers::model::{
     ControlFlowModel, EventListModel, EventRow, HistogramModel, KernelAnalysis, KernelData,
     KernelRequest, Payload, ResourcesModel, Session, Statistics,
@@ -271,7 +271,9 @@ pub struct TabModels {
     histogram: HistogramModel,
     /// Bins of the histogram last asked.
     histogram_bins: Option<u32>,
-    stats_request: Option<(RequestId, TimeRange)>,
+    /// The selection's statistics under way (in parallel parts when the
+    /// session has checkpoints in the range).
+    stats_request: Option<(StatisticsTask, TimeRange)>,
     search_request: Option<RequestId>,
     /// Window and widths asked last, to re-render when the kernel data
     /// arrives.
@@ -354,11 +356,13 @@ impl TabModels {
         self.window = Some((window, cf_width.max(1), res_width.max(1)));
     }
 
-    /// Whether a job (time-graph or statistics render) is under way or
-    /// waiting: the idle source keeps polling until its result lands.
+    /// Whether a job (time-graph or statistics render, parallel
+    /// statistics) is under way or waiting: the idle source keeps polling
+    /// until its result lands.
     pub fn rendering(&self) -> bool {
         self.graph_job.is_some()
             || self.stats_job.is_some()
+            || matches!(self.stats_request, Some((StatisticsTask::Parallel(_), _)))
             || self.stats_next.is_some()
             || self.final_job.is_some()
     }
@@ -379,8 +383,8 @@ impl TabModels {
 
     /// Asks for the statistics of `range` (the whole trace's when `None`).
     pub fn request_statistics(&mut self, session: &mut Session, range: Option<TimeRange>) {
-        if let Some((id, _)) = self.stats_request.take() {
-            session.cancel(id);
+        if let Some((task, _)) = self.stats_request.take() {
+            session.cancel_statistics(task);
         }
         // A render of the previous selection's (or of the whole trace's)
         // is no longer wanted.
@@ -393,8 +397,8 @@ impl TabModels {
                 .as_ref()
                 .map(|d| d.trace_names.clone())
                 .unwrap_or_default();
-            let req = range_request(self.owner, r.start, r.end, names);
-            self.stats_request = Some((session.add(req), r));
+            let task = session.start_statistics(self.owner, r.start, r.end, names);
+            self.stats_request = Some((task, r));
         }
         self.stats_dirty = true;
     }
@@ -570,8 +574,9 @@ impl TabModels {
     /// Statistics: the selection's when one is asked, else the whole
     /// trace's from the kernel pass; rendered by a job.
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
-        if let Some((id, r)) = self.stats_request {
-            if let Some(s) = session.take::<Statistics>(id) {
+        if let Some((task, r)) = &mut self.stats_request {
+            let r = *r;
+            if let Some(s) = session.poll_statistics(task) {
                 self.stats_request = None;
                 self.stats_dirty = false;
                 self.stats_next = Some((
