@@ -12,8 +12,9 @@
 //! algorithm, after which the visible viewers' HIGH requests are read
 //! first. It also yields rather than wait for a decoding thread (the
 //! scheduler's `service_nonblocking`), and then sleeps a millisecond in
-//! the main loop, input still handled. It removes itself when nothing is
-//! pending, and is added again by the next request. Building the time-graph models and rendering the
+//! the main loop, input still handled (as it does while only jobs are
+//! left). It removes itself when nothing is pending, and is added again by
+//! the next request. Building the time-graph models and rendering the
 //! graphs and the statistics run as jobs on threads of their own
 //! ([`crate::worker`]), painting on painting threads
 //! ([`crate::views::painter`]). The event list reads on a session of its
@@ -65,8 +66,9 @@ pub const VIEWERS: [&str; 5] = [
 enum Turn {
     /// Run again (requests or jobs remain).
     Again,
-    /// Sleep [`DATA_WAIT`] first: the read waits for a decoding thread.
-    WaitForData,
+    /// Sleep [`DATA_WAIT`] first, then run again: the read waits for a
+    /// decoding thread, or only jobs are left.
+    Sleep,
     /// Remove itself: nothing remains.
     Done,
 }
@@ -405,8 +407,9 @@ impl Tab {
     }
 
     /// The idle source servicing requests. When the read waits for a
-    /// decoding thread it removes itself for [`DATA_WAIT`], so that the
-    /// main loop sleeps meanwhile rather than spin.
+    /// decoding thread or only jobs are left, it removes itself for
+    /// [`DATA_WAIT`], so that the main loop sleeps meanwhile rather than
+    /// spin.
     fn idle_source(&self) -> glib::SourceId {
         let me = self.me.borrow().clone();
         glib::idle_add_local(move || {
@@ -419,7 +422,7 @@ impl Tab {
                     tab.state.borrow_mut().idle = None;
                     glib::ControlFlow::Break
                 }
-                Turn::WaitForData => {
+                Turn::Sleep => {
                     let me = me.clone();
                     let wait = glib::timeout_add_local_once(DATA_WAIT, move || {
                         if let Some(tab) = me.upgrade() {
@@ -438,8 +441,8 @@ impl Tab {
     /// snapshot of the kernel pass when one is due), services for what is
     /// left of [`SERVICE_BUDGET`] or until the main context has something
     /// else to dispatch, hands new renders to the views and updates the
-    /// progress bar. Returns whether work remains, and whether the read
-    /// waits for data.
+    /// progress bar. Returns whether work remains, and whether to sleep
+    /// first.
     fn service_once(&self) -> Turn {
         let started = Instant::now();
         let ctx = glib::MainContext::default();
@@ -481,7 +484,9 @@ impl Tab {
         self.update_progress(busy);
         match status {
             _ if !busy => Turn::Done,
-            ServiceStatus::WaitingForData => Turn::WaitForData,
+            // Only jobs left: their results are polled for, and spinning
+            // meanwhile would take a CPU from them.
+            ServiceStatus::Idle | ServiceStatus::WaitingForData => Turn::Sleep,
             _ => Turn::Again,
         }
     }
