@@ -39,6 +39,18 @@ impl Default for SchedulerConfig {
     }
 }
 
+/// How often (in events) [`Scheduler::service_nonblocking`] checks its time
+/// budget inside a chunk: reading the clock costs more than an event's
+/// bookkeeping, and 64 events take well under a millisecond.
+pub const DEADLINE_EVERY: u64 = 64;
+
+/// How a [`Scheduler::service_nonblocking`] read stops inside a chunk.
+#[derive(Debug, Clone, Copy)]
+struct Yielding {
+    /// When the call's time budget runs out.
+    deadline: Option<Instant>,
+}
+
 /// How much work one [`Scheduler::service`] call may do before yielding.
 ///
 /// The budget is checked after each chunk, so a call reads at least one
@@ -464,7 +476,9 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// not step past without waiting for a decoding thread, and the caller
     /// (a GUI's main loop) services again once the data is likely there.
     /// The events delivered are the same; seeks and their state replays
-    /// still wait.
+    /// still wait. The time budget is also checked inside chunks, every
+    /// [`DEADLINE_EVERY`] events: a call overruns it by that many events at
+    /// most, not by a chunk.
     pub fn service_nonblocking(
         &mut self,
         budget: Budget,
@@ -482,6 +496,9 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         nonblocking: bool,
     ) -> ServiceReport<D> {
         let started = Instant::now();
+        let yielding = nonblocking.then(|| Yielding {
+            deadline: budget.max_duration.and_then(|d| started.checked_add(d)),
+        });
         self.sync_cursor();
         let mut report = ServiceReport {
             status: ServiceStatus::Idle,
@@ -502,7 +519,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 .max_events
                 .map_or(u64::MAX, |m| m.saturating_sub(report.events_read));
             let criteria = self.step3_criteria(self.config.chunk_events.min(left).max(1));
-            let read = self.step4_read(&criteria, nonblocking);
+            let read = self.step4_read(&criteria, yielding);
             report.events_read += read;
             report.chunks += 1;
             self.step5_after_chunk(&mut report.completed);
@@ -654,9 +671,14 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// Step 4: read events until a criterion is met (LTTV's
     /// `process_traceset_middle`), calling the state hooks and the hooks of
     /// every request of list_in in one merged priority order. Returns the
-    /// number of events read. With `nonblocking`, it stops before an event the source cannot step
-    /// past without waiting ([`EventSource::ready`]).
-    fn step4_read(&mut self, criteria: &Criteria<PositionOf<Src>>, nonblocking: bool) -> u64 {
+    /// number of events read. With `yielding`, it also stops before an
+    /// event the source cannot step past without waiting
+    /// ([`EventSource::ready`]), and at the deadline.
+    fn step4_read(
+        &mut self,
+        criteria: &Criteria<PositionOf<Src>>,
+        yielding: Option<Yielding>,
+    ) -> u64 {
         debug_assert!(
             self.state_ok() || self.list_in.iter().all(|s| !s.req.needs_state),
             "reading with a stale state for a request that needs it"
@@ -689,8 +711,14 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         let mut accepted = vec![false; list_in.len()];
         let mut read = 0;
         while read < criteria.max_events {
-            if nonblocking && !source.ready() {
-                break;
+            if let Some(y) = yielding {
+                if !source.ready()
+                    || (read > 0
+                        && read % DEADLINE_EVERY == 0
+                        && y.deadline.is_some_and(|d| Instant::now() >= d))
+                {
+                    break;
+                }
             }
             let Some(event) = source.current() else { break };
             let time = event.time();

@@ -609,6 +609,40 @@ fn nonblocking_service_stops_where_the_source_is_not_ready() {
     assert_eq!(r.status, ServiceStatus::Idle);
 }
 
+/// `service_nonblocking` checks its time budget inside a chunk too (every
+/// `DEADLINE_EVERY` events), where `service` reads the whole chunk.
+#[test]
+fn nonblocking_service_checks_the_time_budget_inside_chunks() {
+    let make = || {
+        let mut s = sched(linear(300), true);
+        s.add(recorder(Start::Time(0), Priority::DEFAULT));
+        s
+    };
+    let mut s = make();
+    let r = s.service(Budget::duration(Duration::ZERO), || false);
+    assert_eq!((r.status, r.events_read), (ServiceStatus::Idle, 300));
+    let mut s = make();
+    let mut done = Vec::new();
+    let mut calls = 0;
+    loop {
+        let r = s.service_nonblocking(Budget::duration(Duration::ZERO), || false);
+        calls += 1;
+        done.extend(r.completed);
+        if r.status == ServiceStatus::Idle {
+            break;
+        }
+        assert_eq!(
+            (r.status, r.events_read, r.chunks),
+            (ServiceStatus::BudgetSpent, DEADLINE_EVERY, 1)
+        );
+    }
+    assert_eq!(calls, 300u64.div_ceil(DEADLINE_EVERY));
+    assert_eq!(done[0].data.events, range(0, 300));
+    for (i, p) in done[0].data.events.iter().enumerate() {
+        assert_eq!(done[0].data.post[i], tally_of(s.source(), *p as usize + 1));
+    }
+}
+
 #[test]
 fn cancel_calls_end_hooks_only_once_begun_and_returns_the_data() {
     let mut s = sched(linear(30), false);
