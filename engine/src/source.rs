@@ -356,6 +356,12 @@ impl EventSource for CtfSource {
         self.current.load_head();
     }
 
+    fn ready(&self) -> bool {
+        // A short read switching to threads on this advance may still wait
+        // for the new decoders' first batches (once per long read).
+        !self.current.cell.borrow_dependent().would_block()
+    }
+
     fn streams(&self) -> Vec<StreamId> {
         self.streams.clone()
     }

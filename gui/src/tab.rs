@@ -10,7 +10,10 @@
 //! yielding as soon as the main context has anything else to dispatch
 //! (input, a frame, a finished painting): the interruption of the v2
 //! algorithm, after which the visible viewers' HIGH requests are read
-//! first. It removes itself when nothing is pending, and is added again by
+//! first. It also yields rather than wait for a decoding thread (the
+//! scheduler's `service_nonblocking`), and then sleeps a millisecond in
+//! the main loop, input still handled (as it does while only jobs are
+//! left). It removes itself when nothing is pending, and is added again by
 //! the next request. Building the time-graph models and rendering the
 //! graphs and the statistics run as jobs on threads of their own
 //! ([`crate::worker`]), painting on painting threads
@@ -46,6 +49,10 @@ const MIN_SPAN: u64 = 1_000;
 /// Shortest interval between two progress bar updates (GTK lays the
 /// window out again at each).
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+/// How long the servicing sleeps when the read waits for a decoding
+/// thread: about a batch's decoding time (a thousand events), short enough
+/// not to slow the read down, long enough not to spin.
+const DATA_WAIT: Duration = Duration::from_millis(1);
 /// The viewers a tab shows, as saved in the per-trace configuration.
 pub const VIEWERS: [&str; 5] = [
     "control-flow",
@@ -55,13 +62,25 @@ pub const VIEWERS: [&str; 5] = [
     "histogram",
 ];
 
+/// What the servicing idle source does after a turn.
+enum Turn {
+    /// Run again (requests or jobs remain).
+    Again,
+    /// Sleep [`DATA_WAIT`] first, then run again: the read waits for a
+    /// decoding thread, or only jobs are left.
+    Sleep,
+    /// Remove itself: nothing remains.
+    Done,
+}
+
 /// The tab's mutable state.
 struct TabState {
     /// The models' session, serviced by the idle source.
     session: Session,
     /// The whole-trace and visible-window models.
     models: TabModels,
-    /// The idle source servicing the requests, while there are any.
+    /// The idle source servicing the requests, while there are any (or
+    /// the timeout re-installing it, while the read waits for data).
     idle: Option<glib::SourceId>,
     /// When the progress bar was last updated.
     last_progress: Option<Instant>,
@@ -377,32 +396,54 @@ impl Tab {
         }
     }
 
-    /// Makes sure the idle source servicing requests is installed.
+    /// Makes sure the idle source servicing requests is installed (or the
+    /// timeout re-installing it, while the read waits for data).
     fn kick(&self) {
         let mut st = self.state.borrow_mut();
         if st.idle.is_some() {
             return;
         }
+        st.idle = Some(self.idle_source());
+    }
+
+    /// The idle source servicing requests. When the read waits for a
+    /// decoding thread or only jobs are left, it removes itself for
+    /// [`DATA_WAIT`], so that the main loop sleeps meanwhile rather than
+    /// spin.
+    fn idle_source(&self) -> glib::SourceId {
         let me = self.me.borrow().clone();
-        st.idle = Some(glib::idle_add_local(move || {
+        glib::idle_add_local(move || {
             let Some(tab) = me.upgrade() else {
                 return glib::ControlFlow::Break;
             };
-            if tab.service_once() {
-                glib::ControlFlow::Continue
-            } else {
-                tab.state.borrow_mut().idle = None;
-                glib::ControlFlow::Break
+            match tab.service_once() {
+                Turn::Again => glib::ControlFlow::Continue,
+                Turn::Done => {
+                    tab.state.borrow_mut().idle = None;
+                    glib::ControlFlow::Break
+                }
+                Turn::Sleep => {
+                    let me = me.clone();
+                    let wait = glib::timeout_add_local_once(DATA_WAIT, move || {
+                        if let Some(tab) = me.upgrade() {
+                            let idle = tab.idle_source();
+                            tab.state.borrow_mut().idle = Some(idle);
+                        }
+                    });
+                    tab.state.borrow_mut().idle = Some(wait);
+                    glib::ControlFlow::Break
+                }
             }
-        }));
+        })
     }
 
     /// One turn of the idle source: collects what completed (taking a
     /// snapshot of the kernel pass when one is due), services for what is
     /// left of [`SERVICE_BUDGET`] or until the main context has something
     /// else to dispatch, hands new renders to the views and updates the
-    /// progress bar. Returns whether work remains.
-    fn service_once(&self) -> bool {
+    /// progress bar. Returns whether work remains, and whether to sleep
+    /// first.
+    fn service_once(&self) -> Turn {
         let started = Instant::now();
         let ctx = glib::MainContext::default();
         let (status, updates) = {
@@ -417,9 +458,10 @@ impl Tab {
             } else {
                 stalls::time("tab:service", || {
                     // Anything ready to dispatch (input first) interrupts
-                    // the read after the current chunk.
+                    // the read after the current chunk; so does an event
+                    // not decoded yet (waiting for it would block input).
                     st.session
-                        .service(Budget::duration(budget), || ctx.pending())
+                        .service_nonblocking(Budget::duration(budget), || ctx.pending())
                 })
             };
             if status == ServiceStatus::Idle {
@@ -440,7 +482,13 @@ impl Tab {
                 || st.models.rendering()
         };
         self.update_progress(busy);
-        busy
+        match status {
+            _ if !busy => Turn::Done,
+            // Only jobs left: their results are polled for, and spinning
+            // meanwhile would take a CPU from them.
+            ServiceStatus::Idle | ServiceStatus::WaitingForData => Turn::Sleep,
+            _ => Turn::Again,
+        }
     }
 
     /// Shows the whole-trace pass's progress, at most every

@@ -291,6 +291,21 @@ impl<'a> Cursor<'a> {
         self.readers[chosen].message().map(Ok)
     }
 
+    /// Whether the next [`Cursor::next`] would wait for a decoding thread:
+    /// the stream it advances needs a new batch, and a worker is still
+    /// decoding it. Never `true` without decoding threads. A hint for
+    /// callers with something else to do meanwhile (a GUI's main loop):
+    /// a `false` does not rule out a wait in the rare calls that advance
+    /// more than one stream (past damage, past the end bound).
+    pub fn would_block(&self) -> bool {
+        let shared = &self.decoders.shared;
+        let waits = |r: &StreamReader<'_>| r.needs_batch() && shared.would_wait(r.stream);
+        if !self.started {
+            return self.readers.iter().any(waits);
+        }
+        self.current.is_some_and(|s| waits(&self.readers[s]))
+    }
+
     /// Selects the stream holding the oldest head, advancing the stream
     /// delivered last.
     fn pick(&mut self) -> Option<usize> {

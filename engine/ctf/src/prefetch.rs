@@ -148,6 +148,15 @@ impl Shared {
         }
     }
 
+    /// Whether [`Shared::next_batch`] for `stream` would wait for a worker:
+    /// its queue is empty and a worker holds its producer (an idle producer
+    /// is decoded on the calling thread instead, which does not wait).
+    pub(crate) fn would_wait(&self, stream: usize) -> bool {
+        let g = self.lock();
+        let slot = &g.slots[stream];
+        slot.queue.is_empty() && !slot.finished && slot.producer.is_none()
+    }
+
     /// Stops decoding `stream` ahead (the merge is done with it: past the
     /// end of a time range).
     pub(crate) fn drop_stream(&self, stream: usize) {

@@ -274,6 +274,15 @@ impl<'a> StreamReader<'a> {
         self.advance_slow(shared);
     }
 
+    /// Whether the next [`StreamReader::advance`] takes a new batch from
+    /// the decoders (the current one is used up, no message is queued).
+    pub(crate) fn needs_batch(&self) -> bool {
+        !matches!(self.head, Head::Error | Head::End)
+            && self.queue[0].is_none()
+            && (!self.has_batch
+                || (self.next_event >= self.batch.events.len() && self.batch.error.is_none()))
+    }
+
     /// [`StreamReader::advance`] at batch and packet boundaries.
     fn advance_slow(&mut self, shared: &Shared) {
         if matches!(self.head, Head::Error | Head::End) {

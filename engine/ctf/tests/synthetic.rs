@@ -676,6 +676,65 @@ fn decoding_threads_do_not_change_the_messages() {
     }
 }
 
+/// `Cursor::would_block` is never `true` without decoding threads, and a
+/// reader that only steps when it is `false` (waiting otherwise, as a GUI's
+/// main loop does) reads the same messages.
+#[test]
+fn reading_only_when_the_cursor_would_not_block_reads_everything() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("trace");
+    write_trace(
+        &dir,
+        "h",
+        &UUID,
+        &[
+            (
+                "chan_0",
+                0,
+                vec![Pkt::new(100, 60_000, 0, evs(100, 7, 5000, 0))],
+            ),
+            (
+                "chan_1",
+                1,
+                vec![Pkt::new(50, 95_000, 0, evs(50, 11, 8000, 20_000))],
+            ),
+        ],
+    );
+    let mut ts = Traceset::open(&[dir]).unwrap();
+    ts.set_decode_threads(0);
+    let reference = drain(&mut ts.messages(), None);
+    assert_eq!(events(&reference).len(), 13_000);
+    let mut c = ts.messages();
+    let mut unthreaded = Vec::new();
+    loop {
+        assert!(!c.would_block());
+        let Some(r) = drain(&mut c, Some(1)).pop() else {
+            break;
+        };
+        unthreaded.push(r);
+    }
+    assert_eq!(unthreaded, reference);
+    for threads in [1, 2] {
+        ts.set_decode_threads(threads);
+        let mut c = ts.messages();
+        let mut got = Vec::new();
+        let started = std::time::Instant::now();
+        loop {
+            if c.would_block() {
+                // The worker's batch is on its way.
+                assert!(started.elapsed().as_secs() < 60, "never ready");
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                continue;
+            }
+            let Some(r) = drain(&mut c, Some(1)).pop() else {
+                break;
+            };
+            got.push(r);
+        }
+        assert_eq!(got, reference, "{threads} threads");
+    }
+}
+
 #[test]
 fn lttng_index_files_are_used_when_valid_and_ignored_otherwise() {
     let t = tempfile::tempdir().unwrap();

@@ -65,6 +65,8 @@ pub struct MemorySource {
     cursor: usize,
     time_seeks: u64,
     position_seeks: u64,
+    /// See [`MemorySource::stall_at`].
+    stall_at: Option<usize>,
 }
 
 impl MemorySource {
@@ -96,12 +98,27 @@ impl MemorySource {
             cursor: 0,
             time_seeks: 0,
             position_seeks: 0,
+            stall_at: None,
         }
     }
 
     /// Every event in reading order, with its position.
     pub fn events(&self) -> &[(MemoryPosition, MemoryEvent)] {
         &self.merged
+    }
+
+    /// Simulates a source fed by another thread that has decoded the
+    /// events before index `index` (in reading order) only:
+    /// [`EventSource::ready`] is `false` from that event on, until called
+    /// again (`None`: always ready, the default). Reading is not affected.
+    pub fn stall_at(&mut self, index: Option<usize>) {
+        self.stall_at = index;
+    }
+
+    /// Index of the current event in reading order (the number of events
+    /// before it; the number of events at the end).
+    pub fn index(&self) -> usize {
+        self.cursor
     }
 
     /// Number of [`EventSource::seek_time`] calls so far.
@@ -143,6 +160,10 @@ impl EventSource for MemorySource {
         if self.cursor < self.merged.len() {
             self.cursor += 1;
         }
+    }
+
+    fn ready(&self) -> bool {
+        self.stall_at.is_none_or(|i| self.cursor < i)
     }
 
     fn streams(&self) -> Vec<StreamId> {

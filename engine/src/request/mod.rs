@@ -192,7 +192,7 @@ pub use request::{
 };
 pub use scheduler::{
     Budget, Completed, EndReason, Scheduler, SchedulerConfig, SchedulerStats, ServiceReport,
-    ServiceStatus,
+    ServiceStatus, DEADLINE_EVERY,
 };
 pub use seek::{seek_n_events_backward, seek_n_events_forward, EventPredicate, ForwardSeek};
 pub use source::{EventSource, SourceEvent, SourcePosition, StreamId, Time};

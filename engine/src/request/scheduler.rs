@@ -39,6 +39,18 @@ impl Default for SchedulerConfig {
     }
 }
 
+/// How often (in events) [`Scheduler::service_nonblocking`] checks its time
+/// budget inside a chunk: reading the clock costs more than an event's
+/// bookkeeping, and 64 events take well under a millisecond.
+pub const DEADLINE_EVERY: u64 = 64;
+
+/// How a [`Scheduler::service_nonblocking`] read stops inside a chunk.
+#[derive(Debug, Clone, Copy)]
+struct Yielding {
+    /// When the call's time budget runs out.
+    deadline: Option<Instant>,
+}
+
 /// How much work one [`Scheduler::service`] call may do before yielding.
 ///
 /// The budget is checked after each chunk, so a call reads at least one
@@ -86,6 +98,9 @@ pub enum ServiceStatus {
     BudgetSpent,
     /// `pending_input()` returned `true`; requests remain.
     PendingInput,
+    /// The source was not ready to go on without waiting (only from
+    /// [`Scheduler::service_nonblocking`]); requests remain.
+    WaitingForData,
 }
 
 /// Why a request ended.
@@ -450,9 +465,40 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     pub fn service(
         &mut self,
         budget: Budget,
+        pending_input: impl FnMut() -> bool,
+    ) -> ServiceReport<D> {
+        self.service_with(budget, pending_input, false)
+    }
+
+    /// [`service`](Self::service) that also yields, with
+    /// [`ServiceStatus::WaitingForData`], rather than wait for the source
+    /// ([`EventSource::ready`]): the read stops before an event it could
+    /// not step past without waiting for a decoding thread, and the caller
+    /// (a GUI's main loop) services again once the data is likely there.
+    /// The events delivered are the same; seeks and their state replays
+    /// still wait. The time budget is also checked inside chunks, every
+    /// [`DEADLINE_EVERY`] events: a call overruns it by that many events at
+    /// most, not by a chunk.
+    pub fn service_nonblocking(
+        &mut self,
+        budget: Budget,
+        pending_input: impl FnMut() -> bool,
+    ) -> ServiceReport<D> {
+        self.service_with(budget, pending_input, true)
+    }
+
+    /// [`service`](Self::service), yielding when the source is not ready if
+    /// `nonblocking`.
+    fn service_with(
+        &mut self,
+        budget: Budget,
         mut pending_input: impl FnMut() -> bool,
+        nonblocking: bool,
     ) -> ServiceReport<D> {
         let started = Instant::now();
+        let yielding = nonblocking.then(|| Yielding {
+            deadline: budget.max_duration.and_then(|d| started.checked_add(d)),
+        });
         self.sync_cursor();
         let mut report = ServiceReport {
             status: ServiceStatus::Idle,
@@ -473,12 +519,16 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 .max_events
                 .map_or(u64::MAX, |m| m.saturating_sub(report.events_read));
             let criteria = self.step3_criteria(self.config.chunk_events.min(left).max(1));
-            let read = self.step4_read(&criteria);
+            let read = self.step4_read(&criteria, yielding);
             report.events_read += read;
             report.chunks += 1;
             self.step5_after_chunk(&mut report.completed);
             if self.list_in.is_empty() && self.list_out.is_empty() {
                 break ServiceStatus::Idle;
+            }
+            if nonblocking && !self.source.ready() {
+                self.park_all();
+                break ServiceStatus::WaitingForData;
             }
             let spent = budget.max_events.is_some_and(|m| report.events_read >= m)
                 || budget.max_duration.is_some_and(|d| started.elapsed() >= d);
@@ -621,8 +671,14 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// Step 4: read events until a criterion is met (LTTV's
     /// `process_traceset_middle`), calling the state hooks and the hooks of
     /// every request of list_in in one merged priority order. Returns the
-    /// number of events read.
-    fn step4_read(&mut self, criteria: &Criteria<PositionOf<Src>>) -> u64 {
+    /// number of events read. With `yielding`, it also stops before an
+    /// event the source cannot step past without waiting
+    /// ([`EventSource::ready`]), and at the deadline.
+    fn step4_read(
+        &mut self,
+        criteria: &Criteria<PositionOf<Src>>,
+        yielding: Option<Yielding>,
+    ) -> u64 {
         debug_assert!(
             self.state_ok() || self.list_in.iter().all(|s| !s.req.needs_state),
             "reading with a stale state for a request that needs it"
@@ -655,6 +711,15 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         let mut accepted = vec![false; list_in.len()];
         let mut read = 0;
         while read < criteria.max_events {
+            if let Some(y) = yielding {
+                if !source.ready()
+                    || (read > 0
+                        && read % DEADLINE_EVERY == 0
+                        && y.deadline.is_some_and(|d| Instant::now() >= d))
+                {
+                    break;
+                }
+            }
             let Some(event) = source.current() else { break };
             let time = event.time();
             let position = source.position();

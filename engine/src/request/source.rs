@@ -85,6 +85,15 @@ pub trait EventSource {
     /// Steps past the current event; no effect at the end.
     fn advance(&mut self);
 
+    /// Whether [`advance`](Self::advance) can step past the current event
+    /// without waiting for another thread (a decoding thread behind the
+    /// read). A hint for [`Scheduler::service_nonblocking`](super::Scheduler::service_nonblocking),
+    /// whose caller would rather do something else meanwhile; sources that
+    /// never wait keep the default, `true`.
+    fn ready(&self) -> bool {
+        true
+    }
+
     /// Every stream of the traceset, sorted; used to call the per-trace and
     /// per-stream begin/end hooks.
     fn streams(&self) -> Vec<StreamId>;

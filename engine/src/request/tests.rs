@@ -536,6 +536,113 @@ fn zero_duration_budget_reads_one_chunk_per_call() {
     );
 }
 
+/// A source that is not ready (its data still being decoded elsewhere)
+/// makes `service_nonblocking` stop right before the event it could not
+/// step past, without waiting; serviced again as the data arrives, it
+/// delivers exactly what one blocking call delivers, with the right state.
+#[test]
+fn nonblocking_service_stops_where_the_source_is_not_ready() {
+    let make = || {
+        let mut s = Scheduler::new(
+            linear(300),
+            tally_state(),
+            SchedulerConfig {
+                chunk_events: 16,
+                checkpoint_interval: Some(7),
+            },
+        );
+        let mut a = recorder(Start::Time(35), Priority::DEFAULT);
+        a.end_time = Some(2_500);
+        s.add(a);
+        s.add(recorder(Start::Time(100), Priority::LOW));
+        s
+    };
+    let mut blocking = make();
+    let expected = run_all(&mut blocking);
+
+    let mut s = make();
+    // Nothing decoded yet: the call returns without reading.
+    s.source_mut().stall_at(Some(0));
+    let r = s.service_nonblocking(Budget::unlimited(), || false);
+    assert_eq!(
+        (r.status, r.events_read),
+        (ServiceStatus::WaitingForData, 0)
+    );
+    let mut done = r.completed;
+    let mut ready = 0;
+    let mut waits = 0;
+    loop {
+        // A little more data each time, in steps unrelated to the chunks.
+        ready += 5 + waits % 11;
+        s.source_mut().stall_at(Some(ready));
+        let r = s.service_nonblocking(Budget::unlimited(), || false);
+        done.extend(r.completed);
+        if r.status == ServiceStatus::Idle {
+            break;
+        }
+        assert_eq!(r.status, ServiceStatus::WaitingForData);
+        // Read up to the event it cannot step past, not beyond.
+        assert_eq!(s.source().index(), ready);
+        waits += 1;
+        assert!(waits < 1_000, "no progress");
+    }
+    assert!(waits > 20);
+    // One seek per request start (the LOW request waits for the other),
+    // none for the waits: each resumes where the read stopped.
+    assert_eq!(s.stats().seeks, blocking.stats().seeks);
+    done.sort_by_key(|c| c.id);
+    assert_eq!(done.len(), expected.len());
+    for (c, e) in done.iter().zip(&expected) {
+        assert!(c.data.violations.is_empty(), "{:?}", c.data.violations);
+        assert_eq!(c.reason, e.reason);
+        assert_eq!(c.data.events, e.data.events);
+        assert_eq!(c.data.pre, e.data.pre);
+        assert_eq!(c.data.post, e.data.post);
+        assert_eq!(
+            c.data.count(Boundary::BeforeChunk),
+            c.data.count(Boundary::AfterChunk)
+        );
+    }
+    // A source that is always ready never makes it wait.
+    let mut always = make();
+    let r = always.service_nonblocking(Budget::unlimited(), || false);
+    assert_eq!(r.status, ServiceStatus::Idle);
+}
+
+/// `service_nonblocking` checks its time budget inside a chunk too (every
+/// `DEADLINE_EVERY` events), where `service` reads the whole chunk.
+#[test]
+fn nonblocking_service_checks_the_time_budget_inside_chunks() {
+    let make = || {
+        let mut s = sched(linear(300), true);
+        s.add(recorder(Start::Time(0), Priority::DEFAULT));
+        s
+    };
+    let mut s = make();
+    let r = s.service(Budget::duration(Duration::ZERO), || false);
+    assert_eq!((r.status, r.events_read), (ServiceStatus::Idle, 300));
+    let mut s = make();
+    let mut done = Vec::new();
+    let mut calls = 0;
+    loop {
+        let r = s.service_nonblocking(Budget::duration(Duration::ZERO), || false);
+        calls += 1;
+        done.extend(r.completed);
+        if r.status == ServiceStatus::Idle {
+            break;
+        }
+        assert_eq!(
+            (r.status, r.events_read, r.chunks),
+            (ServiceStatus::BudgetSpent, DEADLINE_EVERY, 1)
+        );
+    }
+    assert_eq!(calls, 300u64.div_ceil(DEADLINE_EVERY));
+    assert_eq!(done[0].data.events, range(0, 300));
+    for (i, p) in done[0].data.events.iter().enumerate() {
+        assert_eq!(done[0].data.post[i], tally_of(s.source(), *p as usize + 1));
+    }
+}
+
 #[test]
 fn cancel_calls_end_hooks_only_once_begun_and_returns_the_data() {
     let mut s = sched(linear(30), false);

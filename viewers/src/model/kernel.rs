@@ -33,7 +33,7 @@ use traceloom_hooks::{Flow, Priority};
 
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
-use super::stats::{IntMap, Statistics, StatsCollector};
+use super::stats::{self, IntMap, Statistics, StatsCollector, StatsPart};
 use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
 
@@ -422,6 +422,10 @@ pub struct KernelCollector {
     pending_wakeups: IntMap<u32, Vec<(Time, u32)>>,
     wakeup_events: u64,
     stats: Option<StatsCollector>,
+    /// The statistics once the pass ended, before their conversion (done
+    /// by the next [`KernelCollector::snapshot`], off the main loop in the
+    /// GUI).
+    closed_stats: Option<StatsPart>,
     result: Option<Statistics>,
     last_time: Time,
     events: u64,
@@ -458,6 +462,7 @@ impl KernelCollector {
             pending_wakeups: IntMap::default(),
             wakeup_events: 0,
             stats: Some(StatsCollector::new(None, None)),
+            closed_stats: None,
             result: None,
             last_time: span.0,
             events: 0,
@@ -790,11 +795,11 @@ impl KernelCollector {
         }
     }
 
+    /// At the end of the pass (on the thread servicing it): only what
+    /// needs the state; the statistics are built by the next snapshot.
     fn finish_stats(&mut self, state: &TracesetState) {
         if let Some(s) = self.stats.take() {
-            let mut st = s.finish(state);
-            st.trace_names = self.trace_names.clone();
-            self.result = Some(st);
+            self.closed_stats = Some(s.into_part(Some(state)));
         }
     }
 
@@ -802,8 +807,15 @@ impl KernelCollector {
     /// partial renders while the pass goes on, and for the final result).
     ///
     /// Cheap: the change lists are shared with the collector (see the
-    /// type's documentation), only the record headers are copied.
+    /// type's documentation), only the record headers are copied. The
+    /// first snapshot after the pass ended also builds the statistics
+    /// (tens of ms on a large trace; the GUI takes it on a job thread).
     pub fn snapshot(&mut self) -> KernelData {
+        if let Some(s) = self.closed_stats.take() {
+            let mut st = stats::merge(vec![s]);
+            st.trace_names = self.trace_names.clone();
+            self.result = Some(st);
+        }
         let threads = self
             .threads
             .iter()

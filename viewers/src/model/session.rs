@@ -139,6 +139,21 @@ impl Session {
         report.status
     }
 
+    /// [`service`](Self::service) that returns
+    /// [`ServiceStatus::WaitingForData`] rather than wait for a decoding
+    /// thread ([`Scheduler::service_nonblocking`]): for a main loop.
+    pub fn service_nonblocking(
+        &mut self,
+        budget: Budget,
+        pending_input: impl FnMut() -> bool,
+    ) -> ServiceStatus {
+        let report = self.scheduler.service_nonblocking(budget, pending_input);
+        for c in report.completed {
+            self.completed.insert(c.id, (c.reason, c.data));
+        }
+        report.status
+    }
+
     /// Whether request `id` completed (and was not taken yet).
     pub fn is_complete(&self, id: RequestId) -> bool {
         self.completed.contains_key(&id)
