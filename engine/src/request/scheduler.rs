@@ -654,30 +654,52 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         {
             return 0;
         }
-        let mut accepted = vec![false; list_in.len()];
+        let mut accepted = vec![true; list_in.len()];
+        // Hoisted out of the loop: without filters every request accepts
+        // every event, and without by-id hooks every event class has the
+        // same merged order (the state pass: no per-event lookup at all).
+        let filtered = list_in.iter().any(|s| s.req.filter.is_some());
+        let uniform = (state_hooks_by_id.is_empty()
+            && list_in.iter().all(|s| s.req.event_by_id.is_empty()))
+        .then(|| merged_order(0, state_hooks, state_hooks_by_id, list_in));
+        let counted = list_in.iter().any(|s| s.req.num_events.is_some());
+        // The end criteria folded into one time and one position: stop at
+        // an event whose time is `>= time_limit` (after the end time, or at
+        // a waiting start) or whose position is `>= position_limit`.
+        let time_limit = [
+            // An end time of `Time::MAX` stops nothing.
+            criteria.end_time.and_then(|e| e.checked_add(1)),
+            criteria.next_start_time,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let position_limit = [&criteria.end_position, &criteria.next_start_position]
+            .into_iter()
+            .flatten()
+            .min();
+        let checkpointing = run_state && config.checkpoint_interval.is_some();
+        let mut last = None;
         let mut read = 0;
         while read < criteria.max_events {
             let Some(event) = source.current() else { break };
             let time = event.time();
             let position = source.position();
-            if criteria.end_time.is_some_and(|e| time > e)
-                || criteria.next_start_time.is_some_and(|s| time >= s)
-                || criteria
-                    .end_position
-                    .as_ref()
-                    .is_some_and(|e| position >= *e)
-                || criteria
-                    .next_start_position
-                    .as_ref()
-                    .is_some_and(|s| position >= *s)
+            if time_limit.is_some_and(|l| time >= l)
+                || position_limit.is_some_and(|l| position >= *l)
             {
                 break;
             }
             let class = event.class_id();
-            for (slot, ok) in list_in.iter_mut().zip(accepted.iter_mut()) {
-                *ok = slot.req.filter.as_mut().is_none_or(|f| f(event));
+            if filtered {
+                for (slot, ok) in list_in.iter_mut().zip(accepted.iter_mut()) {
+                    *ok = slot.req.filter.as_mut().is_none_or(|f| f(event));
+                }
             }
-            let order = plan.order(class, state_hooks, state_hooks_by_id, list_in);
+            let order = match &uniform {
+                Some(order) => order.as_slice(),
+                None => plan.order(class, state_hooks, state_hooks_by_id, list_in),
+            };
             for hook in order {
                 match *hook {
                     HookRef::State { .. } if !run_state => {}
@@ -720,19 +742,30 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 if *ok {
                     slot.req.delivered += 1;
                 }
-                over |= slot.req.stop_flag || slot.req.remaining() == Some(0);
+                over |= slot.req.stop_flag;
+            }
+            if counted {
+                over |= list_in.iter().any(|s| s.req.remaining() == Some(0));
             }
             source.advance();
             read += 1;
-            cursor.prior_bound = time.checked_add(1);
-            cursor.last_read = Some(position);
-            cursor.position = source.position();
-            if run_state && config.checkpoint_interval.is_some() {
+            if checkpointing {
+                cursor.prior_bound = time.checked_add(1);
+                cursor.last_read = Some(position);
+                cursor.position = source.position();
                 maybe_checkpoint(config, checkpoints, since_checkpoint, cursor, state);
+            } else {
+                // Only checkpoints read the cursor during the loop.
+                last = Some((position, time));
             }
             if over {
                 break;
             }
+        }
+        if let Some((position, time)) = last {
+            cursor.prior_bound = time.checked_add(1);
+            cursor.last_read = Some(position);
+            cursor.position = source.position();
         }
         stats.events_read += read;
         read
@@ -1114,56 +1147,67 @@ impl Plan {
         state_hooks_by_id: &StateHooksById<Src, S>,
         list_in: &[Slot<Src, S, D>],
     ) -> &[HookRef] {
-        self.per_id.entry(class).or_insert_with(|| {
-            let mut keyed: Vec<(Priority, usize, HookHandle, HookRef)> = Vec::new();
-            for (index, (h, p)) in state_hooks.iter().enumerate() {
+        self.per_id
+            .entry(class)
+            .or_insert_with(|| merged_order(class, state_hooks, state_hooks_by_id, list_in))
+    }
+}
+
+/// The merged calling order for an event of class `class` (see
+/// [`Plan::order`]).
+fn merged_order<Src: EventSource, S, D>(
+    class: u64,
+    state_hooks: &StateHooks<Src, S>,
+    state_hooks_by_id: &StateHooksById<Src, S>,
+    list_in: &[Slot<Src, S, D>],
+) -> Vec<HookRef> {
+    let mut keyed: Vec<(Priority, usize, HookHandle, HookRef)> = Vec::new();
+    for (index, (h, p)) in state_hooks.iter().enumerate() {
+        keyed.push((
+            p,
+            0,
+            h,
+            HookRef::State {
+                by_id: false,
+                index,
+            },
+        ));
+    }
+    if let Some(list) = state_hooks_by_id.get(class) {
+        for (index, (h, p)) in list.iter().enumerate() {
+            keyed.push((p, 0, h, HookRef::State { by_id: true, index }));
+        }
+    }
+    for (slot, s) in list_in.iter().enumerate() {
+        for (index, (h, p)) in s.req.event.iter().enumerate() {
+            keyed.push((
+                p,
+                slot + 1,
+                h,
+                HookRef::Request {
+                    slot,
+                    by_id: false,
+                    index,
+                },
+            ));
+        }
+        if let Some(list) = s.req.event_by_id.get(class) {
+            for (index, (h, p)) in list.iter().enumerate() {
                 keyed.push((
                     p,
-                    0,
+                    slot + 1,
                     h,
-                    HookRef::State {
-                        by_id: false,
+                    HookRef::Request {
+                        slot,
+                        by_id: true,
                         index,
                     },
                 ));
             }
-            if let Some(list) = state_hooks_by_id.get(class) {
-                for (index, (h, p)) in list.iter().enumerate() {
-                    keyed.push((p, 0, h, HookRef::State { by_id: true, index }));
-                }
-            }
-            for (slot, s) in list_in.iter().enumerate() {
-                for (index, (h, p)) in s.req.event.iter().enumerate() {
-                    keyed.push((
-                        p,
-                        slot + 1,
-                        h,
-                        HookRef::Request {
-                            slot,
-                            by_id: false,
-                            index,
-                        },
-                    ));
-                }
-                if let Some(list) = s.req.event_by_id.get(class) {
-                    for (index, (h, p)) in list.iter().enumerate() {
-                        keyed.push((
-                            p,
-                            slot + 1,
-                            h,
-                            HookRef::Request {
-                                slot,
-                                by_id: true,
-                                index,
-                            },
-                        ));
-                    }
-                }
-            }
-            keyed.sort_by_key(|k| (k.0, k.1, k.2));
-            keyed.into_iter().map(|k| k.3).collect()
-        })
+        }
     }
+    keyed.sort_by_key(|k| (k.0, k.1, k.2));
+    keyed.into_iter().map(|k| k.3).collect()
 }
 
 fn call_boundary<Src: EventSource, S, D>(
