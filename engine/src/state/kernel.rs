@@ -115,6 +115,9 @@ struct UstSlots {
 #[derive(Debug, Clone, Copy)]
 struct Compiled {
     kind: Kind,
+    /// The event class id (a system call's sub-mode), kept here so that
+    /// applying an event does not go back to its class.
+    id: u64,
     slots: [Slot; 8],
     ust: Option<UstSlots>,
 }
@@ -221,7 +224,12 @@ impl Handlers {
                 procname: locate(ctx, "procname"),
             })
         };
-        Compiled { kind, slots, ust }
+        Compiled {
+            kind,
+            id: event.id(),
+            slots,
+            ust,
+        }
     }
 
     /// The index in `compiled` of `event`'s class, compiling it the first
@@ -508,7 +516,7 @@ fn apply_kernel(trace: &mut TraceState, event: &Event<'_>, c: &Compiled, cpu: u3
             cpu,
             ModeFrame {
                 mode: ExecMode::Syscall,
-                sub: event.id(),
+                sub: c.id,
             },
             time,
         ),
