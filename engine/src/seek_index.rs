@@ -125,6 +125,7 @@ impl SeekIndexBuilder {
     }
 
     /// Takes note of the next event of its stream.
+    #[inline]
     pub fn observe(&mut self, event: &Event<'_>) {
         let p = event.position();
         if self.seen.len() <= p.stream {

@@ -134,6 +134,10 @@
 //! events in between through the state hooks only. Resuming thus always
 //! gives what a fresh read from the beginning gives. Without state hooks the
 //! state never changes and seeks cost nothing more than the source's seek.
+//! A time target is not looked up first: positions order by time first, so
+//! the snapshot to restore is chosen from the snapshots' own times (and
+//! prior bounds), and the replay stops at the first event at or after the
+//! time — one position seek per seek with state.
 //!
 //! Requests that do not read the state
 //! ([`EventsRequest::needs_state`] `false`, e.g. an event list) skip all

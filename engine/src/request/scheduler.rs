@@ -11,7 +11,7 @@ use traceloom_hooks::{Flow, HookContext, HookHandle, Priority};
 use crate::class_map::FastMap;
 
 use super::request::{
-    Boundary, BoundaryHooks, EventsRequest, OwnerId, PositionOf, RequestId, Start,
+    Boundary, BoundaryHooks, EventOf, EventsRequest, OwnerId, PositionOf, RequestId, Start,
 };
 use super::seek::{self, EventPredicate, ForwardSeek};
 use super::source::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
@@ -248,8 +248,10 @@ pub struct Scheduler<Src: EventSource, S, D> {
     stateful: bool,
     /// The state at the first event.
     initial: SavedState<PositionOf<Src>, S>,
-    /// Periodic snapshots: position → (state, prior bound).
-    checkpoints: BTreeMap<PositionOf<Src>, (S, Option<Time>)>,
+    /// Periodic snapshots (position, state, prior bound), sorted by
+    /// position, one per position: a vector, so that a time seek can find
+    /// the last one before a time by bisection.
+    checkpoints: Vec<(PositionOf<Src>, S, Option<Time>)>,
     since_checkpoint: u64,
     /// One saved state per request priority (the document's suggested fix
     /// to its single saved state).
@@ -289,7 +291,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 // Nothing precedes the first event.
                 prior_bound: Some(Time::MIN),
             },
-            checkpoints: BTreeMap::new(),
+            checkpoints: Vec::new(),
             since_checkpoint: 0,
             saved: BTreeMap::new(),
             list_in: Vec::new(),
@@ -309,7 +311,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// The state checkpoints kept: each position with the state before the
     /// event there, in position order.
     pub fn checkpoints(&self) -> impl Iterator<Item = (&PositionOf<Src>, &S)> {
-        self.checkpoints.iter().map(|(p, (s, _))| (p, s))
+        self.checkpoints.iter().map(|(p, s, _)| (p, s))
     }
 
     /// Adds checkpoints computed elsewhere (a persisted cache, a background
@@ -317,7 +319,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// the event at its position. Seeks then replay from the nearest one.
     pub fn add_checkpoints(&mut self, checkpoints: impl IntoIterator<Item = (PositionOf<Src>, S)>) {
         for (p, s) in checkpoints {
-            self.checkpoints.entry(p).or_insert((s, None));
+            insert_checkpoint(&mut self.checkpoints, p, || (s, None));
         }
     }
 
@@ -708,7 +710,32 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         {
             return 0;
         }
-        let mut accepted = vec![false; list_in.len()];
+        let mut accepted = vec![true; list_in.len()];
+        // Hoisted out of the loop: without filters every request accepts
+        // every event, and without by-id hooks every event class has the
+        // same merged order (the state pass: no per-event lookup at all).
+        let filtered = list_in.iter().any(|s| s.req.filter.is_some());
+        let uniform = (state_hooks_by_id.is_empty()
+            && list_in.iter().all(|s| s.req.event_by_id.is_empty()))
+        .then(|| merged_order(0, state_hooks, state_hooks_by_id, list_in));
+        let counted = list_in.iter().any(|s| s.req.num_events.is_some());
+        // The end criteria folded into one time and one position: stop at
+        // an event whose time is `>= time_limit` (after the end time, or at
+        // a waiting start) or whose position is `>= position_limit`.
+        let time_limit = [
+            // An end time of `Time::MAX` stops nothing.
+            criteria.end_time.and_then(|e| e.checked_add(1)),
+            criteria.next_start_time,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let position_limit = [&criteria.end_position, &criteria.next_start_position]
+            .into_iter()
+            .flatten()
+            .min();
+        let checkpointing = run_state && config.checkpoint_interval.is_some();
+        let mut last = None;
         let mut read = 0;
         while read < criteria.max_events {
             if let Some(y) = yielding {
@@ -723,24 +750,21 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             let Some(event) = source.current() else { break };
             let time = event.time();
             let position = source.position();
-            if criteria.end_time.is_some_and(|e| time > e)
-                || criteria.next_start_time.is_some_and(|s| time >= s)
-                || criteria
-                    .end_position
-                    .as_ref()
-                    .is_some_and(|e| position >= *e)
-                || criteria
-                    .next_start_position
-                    .as_ref()
-                    .is_some_and(|s| position >= *s)
+            if time_limit.is_some_and(|l| time >= l)
+                || position_limit.is_some_and(|l| position >= *l)
             {
                 break;
             }
             let class = event.class_id();
-            for (slot, ok) in list_in.iter_mut().zip(accepted.iter_mut()) {
-                *ok = slot.req.filter.as_mut().is_none_or(|f| f(event));
+            if filtered {
+                for (slot, ok) in list_in.iter_mut().zip(accepted.iter_mut()) {
+                    *ok = slot.req.filter.as_mut().is_none_or(|f| f(event));
+                }
             }
-            let order = plan.order(class, state_hooks, state_hooks_by_id, list_in);
+            let order = match &uniform {
+                Some(order) => order.as_slice(),
+                None => plan.order(class, state_hooks, state_hooks_by_id, list_in),
+            };
             for hook in order {
                 match *hook {
                     HookRef::State { .. } if !run_state => {}
@@ -783,19 +807,30 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 if *ok {
                     slot.req.delivered += 1;
                 }
-                over |= slot.req.stop_flag || slot.req.remaining() == Some(0);
+                over |= slot.req.stop_flag;
+            }
+            if counted {
+                over |= list_in.iter().any(|s| s.req.remaining() == Some(0));
             }
             source.advance();
             read += 1;
-            cursor.prior_bound = time.checked_add(1);
-            cursor.last_read = Some(position);
-            cursor.position = source.position();
-            if run_state && config.checkpoint_interval.is_some() {
+            if checkpointing {
+                cursor.prior_bound = time.checked_add(1);
+                cursor.last_read = Some(position);
+                cursor.position = source.position();
                 maybe_checkpoint(config, checkpoints, since_checkpoint, cursor, state);
+            } else {
+                // Only checkpoints read the cursor during the loop.
+                last = Some((position, time));
             }
             if over {
                 break;
             }
+        }
+        if let Some((position, time)) = last {
+            cursor.prior_bound = time.checked_add(1);
+            cursor.last_read = Some(position);
+            cursor.position = source.position();
         }
         stats.events_read += read;
         read
@@ -976,67 +1011,68 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// Seeks to `target` and brings the state there: from the nearest
     /// snapshot at or before the target (current state, saved states,
     /// checkpoints, initial state), replaying the state hooks only.
+    ///
+    /// The target's position is not looked up first: a time target `T` is
+    /// the first event whose time is `>= T`, and positions are ordered by
+    /// time first, so a snapshot is at or before it exactly when its time
+    /// is below `T`, or when it is the target itself — its time is `>= T`
+    /// and its prior bound says every earlier event is below `T`. The
+    /// replay from the chosen snapshot then stops at the first event at or
+    /// after `T`. One seek (to the snapshot) instead of two.
     fn seek_with_state(&mut self, target: Target<PositionOf<Src>>) {
         if !self.stateful {
             // The state never changes: any seek keeps it right.
             return self.seek_without_state(target);
         }
         self.stats.seeks += 1;
-        let mut bound = match &target {
-            Target::Time(t) => {
-                self.source.seek_time(*t);
-                Some(*t)
-            }
-            Target::Position(p) => {
-                self.source.seek_position(p);
-                None
-            }
+        // Whether a snapshot at `p` with prior bound `b` is at or before
+        // the target.
+        let qualifies = |p: &PositionOf<Src>, b: Option<Time>| match &target {
+            Target::Time(t) => p.time() < *t || b.is_some_and(|b| b <= *t),
+            Target::Position(q) => p <= q,
         };
-        let target_pos = self.source.position();
-        // Candidate snapshots at or before the target; the latest wins and
-        // the current state wins ties (nothing to clone).
+        // Candidates; the latest wins and the current state wins ties
+        // (nothing to clone, no seek). The initial state always qualifies:
+        // a target before the first event lands on the first event.
         enum From {
             Current,
             Saved(Priority),
-            Checkpoint,
+            Checkpoint(usize),
             Initial,
         }
-        let mut best: (Option<&PositionOf<Src>>, From) = (None, From::Initial);
-        if self.initial.position <= target_pos {
-            best = (Some(&self.initial.position), From::Initial);
-        }
-        if let Some((p, _)) = self.checkpoints.range(..=target_pos.clone()).next_back() {
-            if best.0.is_none_or(|b| p > b) {
-                best = (Some(p), From::Checkpoint);
+        let mut best: (&PositionOf<Src>, From) = (&self.initial.position, From::Initial);
+        // The last checkpoint before the target, or the first one at it.
+        let after = match &target {
+            Target::Time(t) => self.checkpoints.partition_point(|c| c.0.time() < *t),
+            Target::Position(q) => self.checkpoints.partition_point(|c| c.0 <= *q),
+        };
+        let at = self.checkpoints.get(after).filter(|c| qualifies(&c.0, c.2));
+        let before = after.checked_sub(1).map(|i| (i, &self.checkpoints[i]));
+        if let Some((i, c)) = at.map(|c| (after, c)).or(before) {
+            if c.0 > *best.0 {
+                best = (&c.0, From::Checkpoint(i));
             }
         }
         for (prio, saved) in &self.saved {
-            if saved.position <= target_pos && best.0.is_none_or(|b| saved.position > *b) {
-                best = (Some(&saved.position), From::Saved(*prio));
+            if qualifies(&saved.position, saved.prior_bound) && saved.position > *best.0 {
+                best = (&saved.position, From::Saved(*prio));
             }
         }
         if self.cursor.state_valid
-            && self.cursor.position <= target_pos
-            && best.0.is_none_or(|b| self.cursor.position >= *b)
+            && qualifies(&self.cursor.position, self.cursor.prior_bound)
+            && self.cursor.position >= *best.0
         {
-            best = (Some(&self.cursor.position), From::Current);
+            best = (&self.cursor.position, From::Current);
         }
-        let Some(from_pos) = best.0.cloned() else {
-            // Nothing at or before the target: it precedes the first event,
-            // which only a foreign position could do. Start from scratch.
-            self.source.seek_position(&self.initial.position);
-            self.state = self.initial.state.clone();
-            self.replay_to(&target_pos.clone(), Some(Time::MIN), bound);
-            return;
-        };
+        let from_pos = best.0.clone();
         let from_bound = match best.1 {
             From::Current => self.cursor.prior_bound,
             From::Saved(p) => {
                 self.state = self.saved[&p].state.clone();
                 self.saved[&p].prior_bound
             }
-            From::Checkpoint => {
-                let (s, b) = &self.checkpoints[&from_pos];
+            From::Checkpoint(i) => {
+                let (_, s, b) = &self.checkpoints[i];
                 self.state = s.clone();
                 *b
             }
@@ -1045,57 +1081,70 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 self.initial.prior_bound
             }
         };
-        if from_pos == target_pos {
-            if !matches!(best.1, From::Current) {
-                self.stats.state_restores += 1;
-            }
-            let last_read = match best.1 {
-                From::Current => self.cursor.last_read.take(),
-                _ => None,
-            };
-            // Both bounds are true statements; the lower is the sharper.
-            bound = match (bound, from_bound) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            self.cursor = Cursor {
-                position: target_pos,
-                prior_bound: bound,
-                last_read,
-                state_valid: true,
-            };
-            return;
+        let current = matches!(best.1, From::Current);
+        let mut last_read = if current {
+            self.cursor.last_read.take()
+        } else {
+            None
+        };
+        if !current || self.source.position() != from_pos {
+            self.source.seek_position(&from_pos);
         }
-        self.source.seek_position(&from_pos);
-        self.replay_to(&target_pos, from_bound, bound);
+        let replayed = self.replay_while(|e, p| match &target {
+            Target::Time(t) => e.time() < *t,
+            Target::Position(q) => p < q,
+        });
+        let bound = match replayed {
+            Some((read, bound)) => {
+                last_read = Some(read);
+                bound
+            }
+            None => {
+                if !current {
+                    self.stats.state_restores += 1;
+                }
+                // Both bounds are true statements; the lower is the sharper.
+                let extra = match &target {
+                    Target::Time(t) => Some(*t),
+                    Target::Position(_) => None,
+                };
+                match (from_bound, extra) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+        };
+        self.cursor = Cursor {
+            position: self.source.position(),
+            prior_bound: bound,
+            last_read,
+            state_valid: true,
+        };
     }
 
-    /// Reads from the source's position up to `target` through the state
-    /// hooks only. `from_bound` is the prior bound at the start; `extra` is
-    /// another known bound at the target (from a time seek).
-    fn replay_to(
+    /// Reads from the source's position through the state hooks only, as
+    /// long as `go_on(event, position)` holds. Returns the position of the
+    /// last event read and the prior bound after it, `None` if nothing was
+    /// read.
+    fn replay_while(
         &mut self,
-        target: &PositionOf<Src>,
-        from_bound: Option<Time>,
-        extra: Option<Time>,
-    ) {
-        let mut bound = from_bound;
-        let mut last_read = None;
+        mut go_on: impl FnMut(&EventOf<Src>, &PositionOf<Src>) -> bool,
+    ) -> Option<(PositionOf<Src>, Option<Time>)> {
+        let mut last = None;
         self.cursor.state_valid = true;
-        while self.source.position() < *target {
-            let Some(event) = self.source.current() else {
-                break;
-            };
+        while let Some(event) = self.source.current() {
             let position = self.source.position();
+            if !go_on(event, &position) {
+                break;
+            }
             let class = event.class_id();
             let mut ctx = HookContext::new(event, &position, &(), &mut self.state);
             match self.state_hooks_by_id.get_mut(class) {
                 Some(specific) => self.state_hooks.call_merged(specific, &mut ctx),
                 None => self.state_hooks.call(&mut ctx),
             };
-            bound = event.time().checked_add(1);
+            let bound = event.time().checked_add(1);
             self.source.advance();
-            last_read = Some(position);
             self.stats.replayed_events += 1;
             self.cursor.position = self.source.position();
             self.cursor.prior_bound = bound;
@@ -1106,26 +1155,16 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 &self.cursor,
                 &self.state,
             );
+            last = Some((position, bound));
         }
-        if last_read.is_none() {
-            bound = match (bound, extra) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-        }
-        self.cursor = Cursor {
-            position: self.source.position(),
-            prior_bound: bound,
-            last_read,
-            state_valid: true,
-        };
+        last
     }
 }
 
 /// Takes a checkpoint if enough events were read since the last one.
 fn maybe_checkpoint<P: Ord + Clone, S: Clone>(
     config: &SchedulerConfig,
-    checkpoints: &mut BTreeMap<P, (S, Option<Time>)>,
+    checkpoints: &mut Vec<(P, S, Option<Time>)>,
     since: &mut u64,
     cursor: &Cursor<P>,
     state: &S,
@@ -1136,10 +1175,30 @@ fn maybe_checkpoint<P: Ord + Clone, S: Clone>(
     *since += 1;
     if *since >= every {
         *since = 0;
-        checkpoints
-            .entry(cursor.position.clone())
-            .or_insert_with(|| (state.clone(), cursor.prior_bound));
+        insert_checkpoint(checkpoints, cursor.position.clone(), || {
+            (state.clone(), cursor.prior_bound)
+        });
     }
+}
+
+/// Inserts a checkpoint at `position` in the sorted `checkpoints`, unless
+/// one is there already (the first one stays). Checkpoints mostly come in
+/// position order: appending is checked first.
+fn insert_checkpoint<P: Ord, S>(
+    checkpoints: &mut Vec<(P, S, Option<Time>)>,
+    position: P,
+    make: impl FnOnce() -> (S, Option<Time>),
+) {
+    let at = match checkpoints.last() {
+        None => 0,
+        Some(last) if last.0 < position => checkpoints.len(),
+        Some(_) => match checkpoints.binary_search_by(|c| c.0.cmp(&position)) {
+            Ok(_) => return,
+            Err(at) => at,
+        },
+    };
+    let (state, bound) = make();
+    checkpoints.insert(at, (position, state, bound));
 }
 
 impl Plan {
@@ -1153,56 +1212,67 @@ impl Plan {
         state_hooks_by_id: &StateHooksById<Src, S>,
         list_in: &[Slot<Src, S, D>],
     ) -> &[HookRef] {
-        self.per_id.entry(class).or_insert_with(|| {
-            let mut keyed: Vec<(Priority, usize, HookHandle, HookRef)> = Vec::new();
-            for (index, (h, p)) in state_hooks.iter().enumerate() {
+        self.per_id
+            .entry(class)
+            .or_insert_with(|| merged_order(class, state_hooks, state_hooks_by_id, list_in))
+    }
+}
+
+/// The merged calling order for an event of class `class` (see
+/// [`Plan::order`]).
+fn merged_order<Src: EventSource, S, D>(
+    class: u64,
+    state_hooks: &StateHooks<Src, S>,
+    state_hooks_by_id: &StateHooksById<Src, S>,
+    list_in: &[Slot<Src, S, D>],
+) -> Vec<HookRef> {
+    let mut keyed: Vec<(Priority, usize, HookHandle, HookRef)> = Vec::new();
+    for (index, (h, p)) in state_hooks.iter().enumerate() {
+        keyed.push((
+            p,
+            0,
+            h,
+            HookRef::State {
+                by_id: false,
+                index,
+            },
+        ));
+    }
+    if let Some(list) = state_hooks_by_id.get(class) {
+        for (index, (h, p)) in list.iter().enumerate() {
+            keyed.push((p, 0, h, HookRef::State { by_id: true, index }));
+        }
+    }
+    for (slot, s) in list_in.iter().enumerate() {
+        for (index, (h, p)) in s.req.event.iter().enumerate() {
+            keyed.push((
+                p,
+                slot + 1,
+                h,
+                HookRef::Request {
+                    slot,
+                    by_id: false,
+                    index,
+                },
+            ));
+        }
+        if let Some(list) = s.req.event_by_id.get(class) {
+            for (index, (h, p)) in list.iter().enumerate() {
                 keyed.push((
                     p,
-                    0,
+                    slot + 1,
                     h,
-                    HookRef::State {
-                        by_id: false,
+                    HookRef::Request {
+                        slot,
+                        by_id: true,
                         index,
                     },
                 ));
             }
-            if let Some(list) = state_hooks_by_id.get(class) {
-                for (index, (h, p)) in list.iter().enumerate() {
-                    keyed.push((p, 0, h, HookRef::State { by_id: true, index }));
-                }
-            }
-            for (slot, s) in list_in.iter().enumerate() {
-                for (index, (h, p)) in s.req.event.iter().enumerate() {
-                    keyed.push((
-                        p,
-                        slot + 1,
-                        h,
-                        HookRef::Request {
-                            slot,
-                            by_id: false,
-                            index,
-                        },
-                    ));
-                }
-                if let Some(list) = s.req.event_by_id.get(class) {
-                    for (index, (h, p)) in list.iter().enumerate() {
-                        keyed.push((
-                            p,
-                            slot + 1,
-                            h,
-                            HookRef::Request {
-                                slot,
-                                by_id: true,
-                                index,
-                            },
-                        ));
-                    }
-                }
-            }
-            keyed.sort_by_key(|k| (k.0, k.1, k.2));
-            keyed.into_iter().map(|k| k.3).collect()
-        })
+        }
     }
+    keyed.sort_by_key(|k| (k.0, k.1, k.2));
+    keyed.into_iter().map(|k| k.3).collect()
 }
 
 fn call_boundary<Src: EventSource, S, D>(

@@ -852,6 +852,87 @@ fn seeking_gives_the_state_of_a_fresh_read() {
     }
 }
 
+/// A time seek with state finds its snapshot from the snapshots' times,
+/// without a time seek of the source to learn the target position: one
+/// position seek, then a replay up to the first event at or after the
+/// time. Timestamps are shared by several events (ties), and snapshots sit
+/// on every event (checkpoints taken by the scheduler know their prior
+/// bound and can be the target itself) or come without a bound (added).
+#[test]
+fn time_seeks_with_state_restore_once_and_never_seek_by_time() {
+    // Three streams, timestamps 0, 0, 0, 5, 5, 5, 10, ...: ties everywhere.
+    let src = || {
+        MemorySource::new((0..60u64).map(|i| ev((i / 3) as Time * 5, 0, (i % 3) as u32, i % 3, i)))
+    };
+    for (interval, added) in [(Some(1), false), (Some(4), false), (None, true)] {
+        let mut s: Sched = Scheduler::new(
+            src(),
+            tally_state(),
+            SchedulerConfig {
+                chunk_events: 7,
+                checkpoint_interval: interval,
+            },
+        );
+        if added {
+            let fresh = src();
+            let cps: Vec<_> = (0..60)
+                .step_by(5)
+                .map(|i| (fresh.events()[i].0, tally_of(&fresh, i)))
+                .collect();
+            s.add_checkpoints(cps);
+        } else {
+            s.add(recorder(Start::Time(0), Priority::DEFAULT));
+            run_all(&mut s);
+        }
+        for &t in &[47, 5, 0, 300, 6, 95, -4, 10, 50, 12, 99] {
+            let (time_seeks, position_seeks) =
+                (s.source().time_seeks(), s.source().position_seeks());
+            s.seek_time(t);
+            let n = s.source().events().partition_point(|(p, _)| p.time() < t);
+            let what = format!("time {t}, interval {interval:?}");
+            assert_eq!(*s.state(), tally_of(s.source(), n), "{what}");
+            assert_eq!(
+                s.source().position(),
+                s.source()
+                    .events()
+                    .get(n)
+                    .map_or(MemoryPosition::END, |e| e.0),
+                "{what}"
+            );
+            assert_eq!(s.source().time_seeks(), time_seeks, "{what}");
+            assert!(s.source().position_seeks() <= position_seeks + 1, "{what}");
+            // A time request there joins without another seek and sees the
+            // state of a fresh read.
+            let seeks = s.stats().seeks;
+            let mut r = recorder(Start::Time(t), Priority::DEFAULT);
+            r.num_events = Some(4);
+            s.add(r);
+            let done = run_all(&mut s);
+            assert_eq!(s.stats().seeks, seeks, "{what}");
+            let got = &done[0].data;
+            assert_eq!(
+                got.events,
+                range(n as u64, (n + 4).min(60) as u64),
+                "{what}"
+            );
+            for (i, p) in got.events.iter().enumerate() {
+                assert_eq!(got.pre[i], tally_of(s.source(), *p as usize), "{what}");
+            }
+        }
+        if interval == Some(1) {
+            // Checkpoints on every event, each knowing its prior bound: the
+            // one at a time's first event is restored as it is.
+            let restores = s.stats().state_restores;
+            let replayed = s.stats().replayed_events;
+            s.source_mut().seek_time(0);
+            s.seek_time(25);
+            assert_eq!(s.stats().state_restores, restores + 1);
+            assert_eq!(s.stats().replayed_events, replayed);
+            assert_eq!(*s.state(), tally_of(s.source(), 15));
+        }
+    }
+}
+
 #[test]
 fn checkpoints_bound_replay() {
     let mut s: Sched = Scheduler::new(

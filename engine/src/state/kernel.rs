@@ -115,6 +115,9 @@ struct UstSlots {
 #[derive(Debug, Clone, Copy)]
 struct Compiled {
     kind: Kind,
+    /// The event class id (a system call's sub-mode), kept here so that
+    /// applying an event does not go back to its class.
+    id: u64,
     slots: [Slot; 8],
     ust: Option<UstSlots>,
 }
@@ -139,6 +142,7 @@ fn locate(ty: Option<&FieldType>, name: &'static str) -> Slot {
     Slot::Missing
 }
 
+#[inline]
 fn read(event: &Event<'_>, scope: Scope, slot: Slot) -> Option<FieldValue> {
     match slot {
         Slot::Missing => None,
@@ -161,15 +165,35 @@ fn read_str(event: &Event<'_>, scope: Scope, slot: Slot) -> Option<Arc<str>> {
 
 /// The per-event-class handlers, compiled lazily and cached. One `Handlers`
 /// serves one traceset.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Handlers {
-    // Index in `compiled` by (trace index, stream class id, event class
-    // id); `last` saves the lookup for runs of events of one class. A
+    // Index in `compiled` by trace index, stream class id and event class
+    // id: LTTng numbers both classes densely from 0, so a table indexed by
+    // them resolves every event without hashing (`NONE` where nothing is
+    // compiled yet). Ids of `DENSE_LIMIT` or more go through `classes`. A
     // `Compiled` is some 200 bytes: it is never copied per event.
+    dense: Vec<Vec<Vec<u32>>>,
+    dense_limit: u64,
     classes: FastMap<(usize, u64, u64), usize>,
     compiled: Vec<Compiled>,
-    last: Option<((usize, u64, u64), usize)>,
 }
+
+impl Default for Handlers {
+    fn default() -> Self {
+        Handlers {
+            dense: Vec::new(),
+            dense_limit: DENSE_LIMIT,
+            classes: FastMap::default(),
+            compiled: Vec::new(),
+        }
+    }
+}
+
+/// No compiled handler yet, in [`Handlers::dense`].
+const NONE: u32 = u32::MAX;
+
+/// Stream class and event class ids from this on are looked up by hash.
+const DENSE_LIMIT: u64 = 1 << 12;
 
 impl Handlers {
     /// Empty handlers.
@@ -200,23 +224,58 @@ impl Handlers {
                 procname: locate(ctx, "procname"),
             })
         };
-        Compiled { kind, slots, ust }
+        Compiled {
+            kind,
+            id: event.id(),
+            slots,
+            ust,
+        }
     }
 
-    pub(super) fn apply(&mut self, state: &mut TracesetState, event: &Event<'_>) {
-        let key = (event.trace().index, event.stream_class().id, event.id());
-        let index = match self.last {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let compiled = &mut self.compiled;
-                let i = *self.classes.entry(key).or_insert_with(|| {
-                    compiled.push(Self::compile(event));
-                    compiled.len() - 1
-                });
-                self.last = Some((key, i));
-                i
+    /// The index in `compiled` of `event`'s class, compiling it the first
+    /// time.
+    #[inline]
+    fn index(&mut self, event: &Event<'_>) -> usize {
+        let (trace, sc, id) = (event.trace().index, event.stream_class().id, event.id());
+        let dense = self
+            .dense
+            .get(trace)
+            .and_then(|t| t.get(sc as usize))
+            .and_then(|c| c.get(id as usize));
+        match dense {
+            Some(&i) if i != NONE => i as usize,
+            _ => self.index_slow(event, (trace, sc, id)),
+        }
+    }
+
+    #[cold]
+    fn index_slow(&mut self, event: &Event<'_>, key: (usize, u64, u64)) -> usize {
+        let compiled = &mut self.compiled;
+        let i = *self.classes.entry(key).or_insert_with(|| {
+            compiled.push(Self::compile(event));
+            compiled.len() - 1
+        });
+        let (trace, sc, id) = key;
+        if sc < self.dense_limit && id < self.dense_limit && i < NONE as usize {
+            if self.dense.len() <= trace {
+                self.dense.resize_with(trace + 1, Vec::new);
             }
-        };
+            let t = &mut self.dense[trace];
+            if t.len() <= sc as usize {
+                t.resize_with(sc as usize + 1, Vec::new);
+            }
+            let c = &mut t[sc as usize];
+            if c.len() <= id as usize {
+                c.resize(id as usize + 1, NONE);
+            }
+            c[id as usize] = i as u32;
+        }
+        i
+    }
+
+    #[inline]
+    pub(super) fn apply(&mut self, state: &mut TracesetState, event: &Event<'_>) {
+        let index = self.index(event);
         let compiled = &self.compiled[index];
         let time = event.timestamp_ns().unwrap_or(0);
         let trace = state.trace_mut(event.trace().index);
@@ -259,10 +318,16 @@ fn apply_ust(trace: &mut TraceState, event: &Event<'_>, slots: &UstSlots, cpu: u
     }
 }
 
+#[inline]
 fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
-    let Some(key) = trace.cpus.get(cpu as usize).and_then(|c| c.running) else {
+    // No running thread known means no `Cpu` record changes either.
+    let Some(c) = trace.cpus.get_mut(cpu as usize) else {
         return;
     };
+    let Some(key) = c.running else {
+        return;
+    };
+    c.since = time;
     if let Some(t) = trace.threads.get_mut(&key) {
         t.modes.push(frame);
         t.since = time;
@@ -272,13 +337,17 @@ fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
             t.modes.remove(1);
         }
     }
-    trace.cpu_mut(cpu).since = time;
 }
 
+#[inline]
 fn pop_mode(trace: &mut TraceState, cpu: u32, mode: ExecMode, time: i64) {
-    let Some(key) = trace.cpus.get(cpu as usize).and_then(|c| c.running) else {
+    let Some(c) = trace.cpus.get_mut(cpu as usize) else {
         return;
     };
+    let Some(key) = c.running else {
+        return;
+    };
+    c.since = time;
     if let Some(t) = trace.threads.get_mut(&key) {
         if t.modes.len() > 1 && t.mode() == mode {
             t.modes.pop();
@@ -292,7 +361,6 @@ fn pop_mode(trace: &mut TraceState, cpu: u32, mode: ExecMode, time: i64) {
             t.since = time;
         }
     }
-    trace.cpu_mut(cpu).since = time;
 }
 
 fn status_from_statedump(v: i64) -> ThreadStatus {
@@ -448,18 +516,21 @@ fn apply_kernel(trace: &mut TraceState, event: &Event<'_>, c: &Compiled, cpu: u3
             cpu,
             ModeFrame {
                 mode: ExecMode::Syscall,
-                sub: event.id(),
+                sub: c.id,
             },
             time,
         ),
         Kind::SyscallExit => pop_mode(trace, cpu, ExecMode::Syscall, time),
         Kind::IrqEntry => {
             let irq = read_i64(event, p, s[0]).unwrap_or(-1) as u64;
-            let name = read_str(event, p, s[1]);
+            let name = read(event, p, s[1]).and_then(|v| event.bytes(v));
             let line = trace.irqs.entry(irq).or_default();
             line.busy_on = Some(cpu);
-            if name.is_some() {
-                line.name = name;
+            // The same handler name every time, mostly: no new string then.
+            if let Some(name) = name {
+                if line.name.as_deref().map(str::as_bytes) != Some(name) {
+                    line.name = Some(Arc::from(String::from_utf8_lossy(name).as_ref()));
+                }
             }
             push_mode(
                 trace,
@@ -552,5 +623,65 @@ fn apply_kernel(trace: &mut TraceState, event: &Event<'_>, c: &Compiled, cpu: u3
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use traceloom_ctf::{Message, Traceset};
+
+    use super::*;
+
+    /// The dense class table resolves every event to the handler the hash
+    /// map alone resolves it to: the states agree all along the shared
+    /// kernel traces.
+    #[test]
+    fn dense_class_table_gives_the_states_of_the_hashed_lookup() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/ctf");
+        let mut checked = 0;
+        for rel in [
+            "tracecompass/bug446190",
+            "tracecompass/flipping-endianness",
+            "tracecompass/synctraces/scp_src",
+            "tracecompass/synctraces/scp_dest",
+        ] {
+            let path = root.join(rel);
+            if !path.exists() {
+                eprintln!("skipping: {} not found", path.display());
+                continue;
+            }
+            let ts = Traceset::open(&[path]).expect("open");
+            let n = ts.traces().len();
+            let (mut dense, mut hashed) = (TracesetState::new(n), TracesetState::new(n));
+            let mut dense_handlers = Handlers::new();
+            let mut hashed_handlers = Handlers {
+                dense_limit: 0,
+                ..Handlers::default()
+            };
+            let mut cursor = ts.messages();
+            let mut events = 0u64;
+            while let Some(msg) = cursor.next() {
+                let Ok(Message::Event(ev)) = msg else {
+                    continue;
+                };
+                dense_handlers.apply(&mut dense, &ev);
+                hashed_handlers.apply(&mut hashed, &ev);
+                events += 1;
+                if events.is_multiple_of(97) {
+                    assert_eq!(dense, hashed, "{rel}: event {events}");
+                }
+            }
+            assert_eq!(dense, hashed, "{rel}: at the end");
+            assert!(!dense_handlers.dense.is_empty(), "{rel}: table used");
+            assert!(hashed_handlers.dense.is_empty(), "{rel}: table unused");
+            assert_eq!(
+                dense_handlers.compiled.len(),
+                hashed_handlers.compiled.len()
+            );
+            checked += events;
+        }
+        eprintln!("{checked} events compared");
     }
 }

@@ -321,6 +321,7 @@ impl TracesetState {
 
     /// Moves the state past `event`, using the event handlers compiled in
     /// `handlers` (which caches per-event-class decisions).
+    #[inline]
     pub fn apply(&mut self, handlers: &mut Handlers, event: &Event<'_>) {
         handlers.apply(self, event);
     }
