@@ -137,9 +137,10 @@ impl Checksum {
     /// index, a string as its bytes ([`Checksum::bytes`]) then `u64::MAX`.
     #[inline(always)]
     pub fn value(&mut self, packet: &[u8], v: FieldValue) {
-        // The four number kinds share one 64-bit load and no branch; only
-        // strings and variant indexes branch away (measured cheaper than
-        // a jump table per value).
+        // The compiler makes this a jump table on the kind. Telling the
+        // rare kinds (strings, variant indexes) apart with a bit test
+        // instead costs 50 more instructions per event for fewer
+        // mispredicted jumps, and measured the same.
         let w = match v {
             FieldValue::Str { start, len } => {
                 self.packet_str(packet, start as usize, len as usize);
