@@ -412,6 +412,7 @@ impl<'a> Cursor<'a> {
 impl<'a> Cursor<'a> {
     /// The message the last [`Cursor::next`] returned, again (`None` before
     /// the first call and at the end). It borrows the cursor like `next`'s.
+    #[inline]
     pub fn current(&self) -> Option<Message<'_>> {
         self.readers.get(self.current?)?.message()
     }
@@ -420,6 +421,7 @@ impl<'a> Cursor<'a> {
 impl Traceset {
     /// The merge tie-break rank of stream `stream` ([`crate::StreamInfo::index`]):
     /// at equal timestamps, messages of lower-ranked streams come first.
+    #[inline]
     pub fn stream_rank(&self, stream: usize) -> u32 {
         self.streams.get(stream).map_or(u32::MAX, |s| s.rank)
     }
