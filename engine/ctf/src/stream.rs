@@ -405,6 +405,17 @@ impl<'a> StreamReader<'a> {
     /// The head as a message (`None` for `Unstarted`, `Error`, `End`).
     #[inline(always)]
     pub(crate) fn message(&self) -> Option<Message<'_>> {
+        // One compare for the common case (a `match` on the head makes a
+        // jump table, which showed in the profiles of every reader).
+        if let Head::Event = self.head {
+            return Some(Message::Event(self.event()));
+        }
+        self.other_message()
+    }
+
+    /// [`StreamReader::message`] for a head that is not an event.
+    #[inline(never)]
+    fn other_message(&self) -> Option<Message<'_>> {
         match self.head {
             Head::Event => Some(Message::Event(self.event())),
             Head::Lost(l) => self.lost_message(l),
