@@ -132,29 +132,59 @@ impl Checksum {
     }
 
     /// Folds one decoded value; `packet` holds the bytes of strings.
+    ///
+    /// A number is folded as its 64-bit pattern, a variant as its option
+    /// index, a string as its bytes ([`Checksum::bytes`]) then `u64::MAX`.
     #[inline(always)]
     pub fn value(&mut self, packet: &[u8], v: FieldValue) {
-        // The numbers share one 64-bit load; variant indexes and strings
-        // are handled apart. (Moving the rare kinds into a separate
-        // function was measured slower: the call costs more than the
-        // mispredicted kind dispatch it avoids.)
-        let mut w = match v {
+        // The compiler makes this a jump table on the kind. Telling the
+        // rare kinds (strings, variant indexes) apart with a bit test
+        // instead costs 50 more instructions per event for fewer
+        // mispredicted jumps, and measured the same.
+        let w = match v {
+            FieldValue::Str { start, len } => {
+                self.packet_str(packet, start as usize, len as usize);
+                u64::MAX
+            }
+            FieldValue::Variant(i) => u64::from(i),
             FieldValue::UInt(x) | FieldValue::Len(x) => x,
             FieldValue::SInt(x) => x as u64,
             FieldValue::Float(x) => x.to_bits(),
-            FieldValue::Variant(_) | FieldValue::Str { .. } => 0,
         };
-        if let FieldValue::Variant(i) = v {
-            w = u64::from(i);
-        }
-        if let FieldValue::Str { start, len } = v {
-            let (start, len) = (start as usize, len as usize);
-            // The decoder never makes an out-of-packet range; folding an
-            // empty string then would still change the sum.
-            self.bytes(packet.get(start..start + len).unwrap_or_default());
-            w = u64::MAX;
-        }
         self.word(w);
+    }
+
+    /// Folds the string of `len` bytes at `start` in `packet` exactly as
+    /// [`Checksum::bytes`] does (an empty string when the range is out of
+    /// the packet, which the decoder never makes), reading its last
+    /// partial word with one load that ends at the string's end instead of
+    /// byte by byte.
+    #[inline(always)]
+    fn packet_str(&mut self, packet: &[u8], start: usize, len: usize) {
+        let end = start.wrapping_add(len);
+        let Some(s) = packet.get(start..end) else {
+            self.bytes(&[]);
+            return;
+        };
+        let rest = len % 8;
+        if rest == 0 || end < 8 {
+            self.bytes(s);
+            return;
+        }
+        // Whole words straight from the packet (`chunks_exact` costs more
+        // to set up than these strings, 12 bytes on average, have words).
+        let mut at = start;
+        while at + 8 <= end {
+            let w: [u8; 8] = packet[at..at + 8].try_into().expect("8 bytes");
+            self.word(u64::from_le_bytes(w));
+            at += 8;
+        }
+        // The 8 bytes ending at the string's end, the first `8 - rest` of
+        // them (before the tail) shifted out: the tail bytes, the first in
+        // the low byte, as `bytes` folds them.
+        let last: [u8; 8] = packet[end - 8..end].try_into().expect("8 bytes");
+        self.word(u64::from_le_bytes(last) >> (64 - 8 * rest as u32));
+        self.word(len as u64);
     }
 
     /// Folds every value of `scopes` of `ev`.
@@ -739,6 +769,28 @@ mod tests {
         // Lengths count: a trailing NUL is not lost in the padding.
         assert_ne!(bytes(b"abc"), bytes(b"abc\0"));
         assert_ne!(bytes(b"abcdefgh1"), bytes(b"abcdefgh2"));
+    }
+
+    #[test]
+    fn packet_strings_fold_like_their_bytes() {
+        // Every range of a 40-byte packet (and some out of it): the
+        // one-load tail of `value` must fold what `bytes` folds.
+        let packet: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+        let mut checked = 0;
+        for start in 0..=42u32 {
+            for len in 0..=42u32 {
+                let mut fast = Checksum::default();
+                fast.value(&packet, FieldValue::Str { start, len });
+                let mut plain = Checksum::default();
+                let (s, e) = (start as usize, (start + len) as usize);
+                plain.bytes(packet.get(s..e).unwrap_or_default());
+                plain.word(u64::MAX);
+                assert_eq!(fast, plain, "start {start} len {len}");
+                checked += usize::from(e <= packet.len() && e >= 8 && len % 8 != 0);
+            }
+        }
+        // The one-load tail did run.
+        assert!(checked > 500, "{checked}");
     }
 
     #[test]

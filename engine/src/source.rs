@@ -132,15 +132,17 @@ impl CtfCurrent {
         let mut lost = (0, 0);
         let mut errors = Vec::new();
         let floor = self.floor;
+        // Messages before the floor are skipped (events by their time,
+        // lost-records messages by their start, as `Message::sort_time_ns`).
+        // Matching the message once, where `next` returns it, rather than
+        // keeping it for a second look spares a copy of it per event.
+        let below = |t: Option<i64>| matches!((floor, t), (Some(f), Some(t)) if t < f);
         let head = self.cell.with_dependent_mut(|ts, cursor| loop {
-            let next = cursor.next()?;
-            if let (Some(f), Ok(m)) = (floor, &next) {
-                if m.sort_time_ns().is_some_and(|t| t < f) {
-                    continue;
-                }
-            }
-            match next {
+            match cursor.next()? {
                 Ok(Message::Event(e)) => {
+                    if below(e.timestamp_ns()) {
+                        continue;
+                    }
                     let p = e.position();
                     break Some(Head {
                         position: CtfPosition {
@@ -154,8 +156,13 @@ impl CtfCurrent {
                         stream: StreamId::new(e.trace().index as u32, p.stream as u32),
                     });
                 }
-                Ok(Message::DiscardedEvents(d)) => lost.0 += d.count.unwrap_or(0),
-                Ok(Message::DiscardedPackets(d)) => lost.1 += d.count.unwrap_or(0),
+                Ok(Message::DiscardedEvents(d)) if !below(d.begin_ns) => {
+                    lost.0 += d.count.unwrap_or(0)
+                }
+                Ok(Message::DiscardedPackets(d)) if !below(d.begin_ns) => {
+                    lost.1 += d.count.unwrap_or(0)
+                }
+                Ok(_) => {}
                 Err(e) => errors.push(e),
             }
         });

@@ -7,7 +7,7 @@
 
 use crate::decode::{run, DecodeError, DecodeState, Program};
 use crate::error::{CorruptKind, ReadError};
-use crate::event::FieldValue;
+use crate::event::{FieldValue, Position};
 use crate::packet::{decode_packet_start, PacketInfo};
 use crate::plan::{exec, Plan};
 use crate::traceset::TracesetData;
@@ -32,6 +32,23 @@ pub(crate) struct EvRec {
     pub(crate) offset_bits: u64,
     /// The clock before the event.
     pub(crate) clock_before: u64,
+    /// Index of the event in its packet.
+    pub(crate) event_index: u64,
+}
+
+impl EvRec {
+    /// The event's position, it being in packet `packet` of stream
+    /// `stream`.
+    #[inline]
+    pub(crate) fn position(&self, stream: usize, packet: usize) -> Position {
+        Position {
+            stream,
+            packet,
+            event_index: self.event_index,
+            offset_bits: self.offset_bits,
+            clock_cycles: self.clock_before,
+        }
+    }
 }
 
 /// The decoded packet.
@@ -46,8 +63,6 @@ pub(crate) struct Batch {
     /// The packet properties as decoded from the packet itself.
     pub(crate) info: PacketInfo,
     pub(crate) events: Vec<EvRec>,
-    /// Index in the packet of `events[0]`.
-    pub(crate) first_event_index: u64,
     /// Damage found after `events` (the stream stops there).
     pub(crate) error: Option<ReadError>,
     /// The clock before the packet header, and after the packet's end
@@ -84,7 +99,6 @@ impl Batch {
         self.header_values = 0;
         self.context_values = 0;
         self.info = PacketInfo::default();
-        self.first_event_index = 0;
         self.error = None;
         self.start = 0;
         self.content_end = 0;
@@ -202,7 +216,6 @@ pub(crate) fn decode_batch(
             st.clock = r.clock;
         }
     }
-    b.first_event_index = index;
     let conv = sc.conv;
     while pos < si.content_bits {
         // Bounded batches: `max_events` events, and few enough values that
@@ -284,6 +297,7 @@ pub(crate) fn decode_batch(
             ns: conv.and_then(|c| c.to_ns(cycles)),
             offset_bits: pos,
             clock_before,
+            event_index: index,
         });
         pos = end;
         index += 1;

@@ -52,6 +52,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::batch::EvRec;
+use crate::schema::CompiledStream;
 use crate::trace::{StreamInfo, TraceInfo};
 use crate::tsdl::ir::{
     ClockClass, Encoding, EventClass, FieldType, NamedField, Scope, StreamClass,
@@ -397,53 +399,77 @@ pub struct Position {
     pub clock_cycles: u64,
 }
 
-/// What the reader knows about its current event, besides the values.
+/// What the reader knows about the events of its current batch, besides
+/// their values and records: everything that depends only on the stream
+/// or the packet, set once per batch.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EventData<'a> {
     pub(crate) trace: &'a TraceInfo,
     pub(crate) stream: &'a StreamInfo,
     pub(crate) stream_class: &'a StreamClass,
-    pub(crate) class: &'a EventClass,
+    /// The compiled stream class: its event table gives an event's class.
+    pub(crate) compiled: Option<&'a CompiledStream>,
     pub(crate) clock: Option<&'a ClockClass>,
     /// The packet's bytes: what [`FieldValue::Str`] ranges index.
     pub(crate) packet: &'a [u8],
-    /// Scope `i` (slots of [`scope_slot`]) is
-    /// `values[bounds[i][0]..bounds[i][1]]`.
-    pub(crate) bounds: [[u32; 2]; 6],
-    pub(crate) cycles: Option<u64>,
-    pub(crate) ns: Option<i64>,
+    /// The packet header is `values[..header_values]`, the packet context
+    /// `values[header_values..context_values]`.
+    pub(crate) header_values: u32,
+    pub(crate) context_values: u32,
     pub(crate) cpu_id: Option<u64>,
-    pub(crate) position: Position,
+    /// Index of the packet in its stream.
+    pub(crate) packet_index: usize,
 }
 
+/// The class of events whose class is unknown (never shown: the decoder
+/// only records events of known classes).
+pub(crate) static EMPTY_EVENT_CLASS: EventClass = EventClass {
+    id: 0,
+    name: String::new(),
+    stream_id: 0,
+    loglevel: None,
+    emf_uri: None,
+    context: None,
+    payload: None,
+};
+
 /// One decoded event: a view borrowed from the reader, valid until the
-/// reader advances. Two pointers wide; `Copy`.
+/// reader advances. Four words (the batch's per-packet data, the event's
+/// record, the batch's values); `Copy`. Making one costs nothing: every
+/// accessor reads the record or the per-packet data directly.
 #[derive(Debug, Clone, Copy)]
 pub struct Event<'a> {
     pub(crate) d: &'a EventData<'a>,
-    /// The values of the six scopes, one after the other.
+    pub(crate) rec: &'a EvRec,
+    /// The values of the batch: the packet header and context, then every
+    /// event's four scopes.
     pub(crate) values: &'a [FieldValue],
 }
 
 impl<'a> Event<'a> {
     /// The event class (name, id, loglevel, model.emf.uri, field types).
+    #[inline]
     pub fn class(&self) -> &'a EventClass {
-        self.d.class
+        match self.d.compiled.and_then(|sc| sc.events.get(self.rec.id)) {
+            Some(ce) => &ce.class,
+            None => &EMPTY_EVENT_CLASS,
+        }
     }
 
     /// The event name (`event.name` of the metadata).
     pub fn name(&self) -> &'a str {
-        &self.d.class.name
+        &self.class().name
     }
 
     /// The event class id.
+    #[inline]
     pub fn id(&self) -> u64 {
-        self.d.class.id
+        self.rec.id
     }
 
     /// The event's `loglevel`, if the metadata gives one.
     pub fn loglevel(&self) -> Option<i64> {
-        self.d.class.loglevel
+        self.class().loglevel
     }
 
     /// The stream class.
@@ -469,16 +495,18 @@ impl<'a> Event<'a> {
     /// The event timestamp in clock cycles (the full 64-bit clock value,
     /// rebuilt from the event header's possibly partial timestamp). `None`
     /// when the stream has no clock.
+    #[inline]
     pub fn timestamp_cycles(&self) -> Option<u64> {
-        self.d.cycles
+        self.d.clock.map(|_| self.rec.cycles)
     }
 
     /// The event timestamp in nanoseconds from the clock's origin (clock
     /// offsets applied, converted exactly as babeltrace2 does, see
     /// [`crate::clock::ClockConv`]). `None` without a clock or when the
     /// conversion overflows.
+    #[inline]
     pub fn timestamp_ns(&self) -> Option<i64> {
-        self.d.ns
+        self.rec.ns
     }
 
     /// The `cpu_id` of the packet context, when it has one.
@@ -493,14 +521,22 @@ impl<'a> Event<'a> {
             Scope::PacketContext => self.d.stream_class.packet_context.as_ref(),
             Scope::EventHeader => self.d.stream_class.event_header.as_ref(),
             Scope::StreamEventContext => self.d.stream_class.event_context.as_ref(),
-            Scope::EventContext => self.d.class.context.as_ref(),
-            Scope::EventPayload => self.d.class.payload.as_ref(),
+            Scope::EventContext => self.class().context.as_ref(),
+            Scope::EventPayload => self.class().payload.as_ref(),
         }
     }
 
     /// The flat values of a scope (empty when the scope is absent).
     pub fn scope_values(&self, scope: Scope) -> &'a [FieldValue] {
-        let [a, b] = self.d.bounds[scope_slot(scope)];
+        let [h, s, c, p, e] = self.rec.bounds;
+        let (a, b) = match scope {
+            Scope::PacketHeader => (0, self.d.header_values),
+            Scope::PacketContext => (self.d.header_values, self.d.context_values),
+            Scope::EventHeader => (h, s),
+            Scope::StreamEventContext => (s, c),
+            Scope::EventContext => (c, p),
+            Scope::EventPayload => (p, e),
+        };
         self.values.get(a as usize..b as usize).unwrap_or(&[])
     }
 
@@ -508,9 +544,9 @@ impl<'a> Event<'a> {
     /// context, event context, payload), one after the other: what
     /// [`Event::scope_values`] gives for each, in one slice, for consumers
     /// that take every value (checksums, copies).
+    #[inline]
     pub fn event_values(&self) -> &'a [FieldValue] {
-        let a = self.d.bounds[scope_slot(Scope::EventHeader)][0];
-        let b = self.d.bounds[scope_slot(Scope::EventPayload)][1];
+        let [a, .., b] = self.rec.bounds;
         self.values.get(a as usize..b as usize).unwrap_or(&[])
     }
 
@@ -539,12 +575,13 @@ impl<'a> Event<'a> {
     }
 
     /// Where the event is, for saving and restoring a reading position.
+    #[inline]
     pub fn position(&self) -> Position {
-        self.d.position
+        self.rec.position(self.d.stream.index, self.d.packet_index)
     }
 }
 
-/// Index of a scope in the six-slot arrays of [`Event`].
+/// Index of a scope in six-slot arrays (the order of [`Scope`]).
 pub(crate) fn scope_slot(scope: Scope) -> usize {
     match scope {
         Scope::PacketHeader => 0,

@@ -8,7 +8,9 @@
 //! ahead. The merging thread takes batches from the queues; when a queue
 //! is empty and its producer is idle it decodes the batch itself, so it
 //! never waits for a worker that is busy elsewhere, and with no worker at
-//! all the same code reads everything on the calling thread.
+//! all the same code reads everything on the calling thread. When a worker
+//! is decoding the batch it needs, it decodes a batch of another stream
+//! ahead meanwhile, and waits only when there is nothing to decode.
 //!
 //! Streams are decoded sequentially (a packet may depend on the clock left
 //! by the previous one), different streams in parallel.
@@ -143,8 +145,16 @@ impl Shared {
                 self.cv.notify_all();
                 return ok;
             }
-            // A worker is decoding this stream: wait for its batch.
-            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+            // A worker is decoding this stream. Rather than wait for its
+            // batch, decode a batch of another stream ahead, as a worker
+            // would; wait only when there is none to decode. (Waiting
+            // idled the merging thread a third of the time on two per-CPU
+            // streams, while the worker had the decoding of both:
+            // `bench decode` went from 0.313 to 0.240 s.)
+            match self.pick(&g, Some(stream)) {
+                Some(i) => g = self.decode_ahead(g, i),
+                None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
+            }
         }
     }
 
@@ -155,6 +165,47 @@ impl Shared {
         let g = self.lock();
         let slot = &g.slots[stream];
         slot.queue.is_empty() && !slot.finished && slot.producer.is_none()
+    }
+
+    /// The stream to decode ahead, other than `except`: among those whose
+    /// producer is free and whose queue is not full, the one with the
+    /// shortest queue.
+    fn pick(&self, g: &Sched, except: Option<usize>) -> Option<usize> {
+        g.slots
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| {
+                Some(i) != except
+                    && s.wanted
+                    && !s.finished
+                    && s.producer.is_some()
+                    && s.queue.len() < QUEUE_CAP
+            })
+            .min_by_key(|(_, s)| s.queue.len())
+            .map(|(i, _)| i)
+    }
+
+    /// Decodes the next batch of stream `i` into its queue, outside the
+    /// lock `g` (released and taken again).
+    fn decode_ahead<'g>(&'g self, mut g: MutexGuard<'g, Sched>, i: usize) -> MutexGuard<'g, Sched> {
+        let Some(mut p) = g.slots[i].producer.take() else {
+            return g;
+        };
+        let mut b = g.free.pop().unwrap_or_default();
+        drop(g);
+        let ok = p.produce(&self.data, &mut b);
+        let mut g = self.lock();
+        let slot = &mut g.slots[i];
+        if ok && slot.wanted {
+            slot.queue.push_back(b);
+        } else {
+            g.free.push(b);
+        }
+        let slot = &mut g.slots[i];
+        slot.finished = !ok || p.done;
+        slot.producer = Some(p);
+        self.cv.notify_all();
+        g
     }
 
     /// Stops decoding `stream` ahead (the merge is done with it: past the
@@ -174,36 +225,10 @@ impl Shared {
             if g.stop {
                 return;
             }
-            let pick = g
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| {
-                    s.wanted && !s.finished && s.producer.is_some() && s.queue.len() < QUEUE_CAP
-                })
-                .min_by_key(|(_, s)| s.queue.len())
-                .map(|(i, _)| i);
-            let Some(i) = pick else {
-                g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
-                continue;
-            };
-            let Some(mut p) = g.slots[i].producer.take() else {
-                continue;
-            };
-            let mut b = g.free.pop().unwrap_or_default();
-            drop(g);
-            let ok = p.produce(&self.data, &mut b);
-            g = self.lock();
-            let slot = &mut g.slots[i];
-            if ok && slot.wanted {
-                slot.queue.push_back(b);
-            } else {
-                g.free.push(b);
+            match self.pick(&g, None) {
+                Some(i) => g = self.decode_ahead(g, i),
+                None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
             }
-            let slot = &mut g.slots[i];
-            slot.finished = !ok || p.done;
-            slot.producer = Some(p);
-            self.cv.notify_all();
         }
     }
 }

@@ -4,26 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::batch::{Batch, EvRec};
+use crate::batch::Batch;
 use crate::error::ReadError;
 use crate::event::{Discarded, Event, EventData, Message, Position};
 use crate::packet::PacketInfo;
 use crate::prefetch::Shared;
 use crate::schema::CompiledStream;
 use crate::traceset::{StreamData, TraceData, TracesetData};
-use crate::tsdl::ir::{EventClass, StreamClass};
+use crate::tsdl::ir::StreamClass;
 
-/// Placeholders for an event view before the first event (never shown:
-/// a view is only made of a decoded event).
-static EMPTY_EVENT_CLASS: EventClass = EventClass {
-    id: 0,
-    name: String::new(),
-    stream_id: 0,
-    loglevel: None,
-    emf_uri: None,
-    context: None,
-    payload: None,
-};
+/// Placeholder for the stream class of a stream whose class is missing
+/// (such a stream has no events to show).
 static EMPTY_STREAM_CLASS: StreamClass = StreamClass {
     id: 0,
     packet_context: None,
@@ -113,9 +104,10 @@ pub(crate) struct StreamReader<'a> {
     pub(crate) error: Option<ReadError>,
     /// Whether the index error (damage found while indexing) was reported.
     index_error_done: bool,
-    /// The current event; the fields that depend on the stream or the
-    /// packet are set once for them.
+    /// What the events of the current batch share (set once per batch).
     ev: EventData<'a>,
+    /// Index in the batch of the head event (when `head` is `Event`).
+    cur: usize,
     /// Where the stream starts (restored position), for checkpoints taken
     /// before anything was read.
     start: Position,
@@ -150,15 +142,15 @@ impl<'a> StreamReader<'a> {
                 trace: &trace.info,
                 stream: &sd.info,
                 stream_class: ir_sc.unwrap_or(&EMPTY_STREAM_CLASS),
-                class: &EMPTY_EVENT_CLASS,
+                compiled: sc,
                 clock: sc.and_then(|sc| sc.clock.as_ref()),
                 packet: &[],
-                bounds: [[0; 2]; 6],
-                cycles: None,
-                ns: None,
+                header_values: 0,
+                context_values: 0,
                 cpu_id: None,
-                position: start,
+                packet_index: start.packet,
             },
+            cur: 0,
             start,
         };
         let upto = start.packet.min(sd.packets.len());
@@ -227,34 +219,33 @@ impl<'a> StreamReader<'a> {
         self.note_packet(&si);
     }
 
-    /// Makes the event `rec` of the current batch the head.
-    #[inline]
+    /// Makes event `index_in_batch` of the current batch the head.
+    #[inline(always)]
     fn set_event(&mut self, index_in_batch: usize) {
-        let b = &self.batch;
-        let rec: &EvRec = &b.events[index_in_batch];
-        let ev = &mut self.ev;
-        if let Some(ce) = self.sc.and_then(|sc| sc.events.get(rec.id)) {
-            ev.class = &ce.class;
+        self.cur = index_in_batch;
+        self.ns = self.batch.events[index_in_batch].ns;
+        self.head = Head::Event;
+    }
+
+    /// The time of the next message when it is the next event of the
+    /// current batch and has a time (what [`StreamReader::advance`] would
+    /// make the head by its common case); `None` otherwise.
+    #[inline(always)]
+    pub(crate) fn next_event_ns(&self) -> Option<i64> {
+        if self.has_batch && self.queue[0].is_none() {
+            self.batch.events.get(self.next_event)?.ns
+        } else {
+            None
         }
-        let [h, s, c, p, e] = rec.bounds;
-        ev.bounds = [
-            [0, b.header_values],
-            [b.header_values, b.context_values],
-            [h, s],
-            [s, c],
-            [c, p],
-            [p, e],
-        ];
-        ev.cycles = ev.clock.map(|_| rec.cycles);
-        ev.ns = rec.ns;
-        ev.position = Position {
-            stream: self.stream,
-            packet: b.packet,
-            event_index: b.first_event_index + index_in_batch as u64,
-            offset_bits: rec.offset_bits,
-            clock_cycles: rec.clock_before,
-        };
-        self.ns = rec.ns;
+    }
+
+    /// Makes the next event the head, after [`StreamReader::next_event_ns`]
+    /// returned `Some(ns)`.
+    #[inline(always)]
+    pub(crate) fn take_next_event(&mut self, ns: i64) {
+        self.cur = self.next_event;
+        self.next_event += 1;
+        self.ns = Some(ns);
         self.head = Head::Event;
     }
 
@@ -327,6 +318,9 @@ impl<'a> StreamReader<'a> {
             self.has_batch = true;
             self.next_event = 0;
             let b = &self.batch;
+            self.ev.packet_index = b.packet;
+            self.ev.header_values = b.header_values;
+            self.ev.context_values = b.context_values;
             if b.packet_ok {
                 let map: &'a [u8] = &self.sd.maps[b.info.file as usize];
                 self.ev.packet = &map[b.start..b.content_end];
@@ -340,7 +334,10 @@ impl<'a> StreamReader<'a> {
 
     /// The position of the current event head (its start).
     pub(crate) fn event_position(&self) -> Position {
-        self.ev.position
+        match self.batch.events.get(self.cur) {
+            Some(rec) if self.has_batch => rec.position(self.stream, self.batch.packet),
+            _ => self.start,
+        }
     }
 
     /// The start of the packet being read (its lost-records messages and
@@ -375,13 +372,7 @@ impl<'a> StreamReader<'a> {
                 }
                 let b = &self.batch;
                 match b.events.get(self.next_event) {
-                    Some(rec) => Position {
-                        stream: self.stream,
-                        packet: b.packet,
-                        event_index: b.first_event_index + self.next_event as u64,
-                        offset_bits: rec.offset_bits,
-                        clock_cycles: rec.clock_before,
-                    },
+                    Some(rec) => rec.position(self.stream, b.packet),
                     None => match (b.next, &b.error) {
                         (Some(r), _) => Position {
                             stream: self.stream,
@@ -410,36 +401,59 @@ impl<'a> StreamReader<'a> {
         }
     }
 
+    /// The head event (the head must be `Event`).
+    #[inline(always)]
+    pub(crate) fn event(&self) -> Event<'_> {
+        Event {
+            d: &self.ev,
+            rec: &self.batch.events[self.cur],
+            values: &self.batch.values,
+        }
+    }
+
     /// The head as a message (`None` for `Unstarted`, `Error`, `End`).
+    #[inline(always)]
     pub(crate) fn message(&self) -> Option<Message<'_>> {
+        // One compare for the common case (a `match` on the head makes a
+        // jump table, which showed in the profiles of every reader).
+        if let Head::Event = self.head {
+            return Some(Message::Event(self.event()));
+        }
+        self.other_message()
+    }
+
+    /// [`StreamReader::message`] for a head that is not an event.
+    #[inline(never)]
+    fn other_message(&self) -> Option<Message<'_>> {
         match self.head {
-            Head::Event => Some(Message::Event(Event {
-                d: &self.ev,
-                values: &self.batch.values,
-            })),
-            Head::Lost(l) => {
-                let sc = self.sc?;
-                let conv = sc.conv;
-                let to_ns = |c: Option<u64>| c.and_then(|c| conv.and_then(|cv| cv.to_ns(c)));
-                let has_clock = sc.clock.is_some();
-                let d = Discarded {
-                    trace: self.ev.trace,
-                    stream: &self.sd.info,
-                    clock: sc.clock.as_ref(),
-                    begin_cycles: l.begin.filter(|_| has_clock),
-                    end_cycles: l.end.filter(|_| has_clock),
-                    begin_ns: to_ns(l.begin),
-                    end_ns: to_ns(l.end),
-                    count: l.count,
-                };
-                Some(if l.packets {
-                    Message::DiscardedPackets(d)
-                } else {
-                    Message::DiscardedEvents(d)
-                })
-            }
+            Head::Event => Some(Message::Event(self.event())),
+            Head::Lost(l) => self.lost_message(l),
             Head::Unstarted | Head::Error | Head::End => None,
         }
+    }
+
+    /// The lost-records message `l`.
+    #[inline(never)]
+    fn lost_message(&self, l: Lost) -> Option<Message<'_>> {
+        let sc = self.sc?;
+        let conv = sc.conv;
+        let to_ns = |c: Option<u64>| c.and_then(|c| conv.and_then(|cv| cv.to_ns(c)));
+        let has_clock = sc.clock.is_some();
+        let d = Discarded {
+            trace: self.ev.trace,
+            stream: &self.sd.info,
+            clock: sc.clock.as_ref(),
+            begin_cycles: l.begin.filter(|_| has_clock),
+            end_cycles: l.end.filter(|_| has_clock),
+            begin_ns: to_ns(l.begin),
+            end_ns: to_ns(l.end),
+            count: l.count,
+        };
+        Some(if l.packets {
+            Message::DiscardedPackets(d)
+        } else {
+            Message::DiscardedEvents(d)
+        })
     }
 }
 
