@@ -447,6 +447,8 @@ fn hit_testing_finds_what_is_drawn() {
     assert!(tip.contains(&("State".into(), "running (syscall)".into())));
     assert!(tip.contains(&("Duration".into(), "3 ms".into())));
     assert!(tip.contains(&("syscall".into(), "epoll_wait".into())));
+    // The row's properties follow the interval's own.
+    assert!(tip.contains(&("tid".into(), "1".into())), "{tip:?}");
 
     // A merged interval says so.
     let ff = render.tree().index_of(RowId(3000)).unwrap();

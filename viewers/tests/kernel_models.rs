@@ -337,6 +337,40 @@ fn tree_groups_flattens_and_sorts() {
     let mut model = ControlFlowModel::new(data.clone());
     let tree = model.tree().clone();
     assert!(tree.rows().iter().all(|r| r.depth <= 1));
+
+    // Tooltips of state intervals name the thread (from its row), its
+    // status (and mode when running) and the interval's times.
+    let render = model.render(model.full_range(), 800);
+    let config = traceloom_viewers::style::PresentationConfig::control_flow();
+    let (mut checked, mut with_status) = (0, 0);
+    for (row, r) in tree.rows().iter().enumerate() {
+        let t = model.thread(r.id).unwrap();
+        for index in 0..render.states(row).len().min(3) {
+            let item = traceloom_viewers::draw::HitItem::Interval { row, index };
+            let tip = traceloom_viewers::draw::tooltip(&render, &config, &item, Default::default());
+            let get = |k: &str| tip.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+            assert_eq!(get("tid"), Some(t.tid.to_string()), "{tip:?}");
+            assert_eq!(get("pid"), Some(t.pid.to_string()), "{tip:?}");
+            assert_eq!(get("ppid"), Some(t.ppid.to_string()), "{tip:?}");
+            assert_eq!(get("name").as_deref(), Some(&*t.name), "{tip:?}");
+            assert!(
+                get("Start").is_some() && get("Duration").is_some(),
+                "{tip:?}"
+            );
+            // (Intervals summarised by the level of detail say their state
+            // in the "State" line only.)
+            if let Some(status) = get("status") {
+                assert_eq!(
+                    get("mode").is_some(),
+                    status == ThreadStatus::Run.name(),
+                    "{tip:?}"
+                );
+                with_status += 1;
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 10 && with_status > 10, "{checked} {with_status}");
     for r in tree.rows() {
         let t = model.thread(r.id).unwrap();
         assert!(r.label.ends_with(&format!("[{}]", t.tid)));

@@ -226,6 +226,22 @@ impl TimeGraphLayout {
     }
 }
 
+/// Appends the properties of row `row` (what a control-flow row knows of
+/// its thread: name, TID, PID, PPID; a resource row its CPU) that `out`
+/// does not have yet: an interval or an event carries only what is its
+/// own, so that a render of many thousands of them allocates nothing per
+/// item for what its row already says.
+fn push_row_properties(render: &TimeGraphRender, row: usize, out: &mut Vec<(String, String)>) {
+    let Some(r) = render.tree().rows().get(row) else {
+        return;
+    };
+    for (k, v) in r.properties.iter() {
+        if !out.iter().any(|(have, _)| have == k) {
+            out.push((k.to_string(), v.to_string()));
+        }
+    }
+}
+
 /// Tooltip lines (name, value) for `item`.
 pub fn tooltip(
     render: &TimeGraphRender,
@@ -264,6 +280,7 @@ pub fn tooltip(
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string())),
             );
+            push_row_properties(render, row, &mut out);
         }
         HitItem::Event { row, index } => {
             let Some(e) = render.events(row).get(index) else {
@@ -280,6 +297,7 @@ pub fn tooltip(
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string())),
             );
+            push_row_properties(render, row, &mut out);
         }
         HitItem::Arrow { series, index } => {
             let Some(s) = render.arrow_series().get(series) else {

@@ -11,6 +11,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use traceloom_engine::state::ThreadStatus;
+
 use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, ThreadRecord};
 use crate::model::series::Series;
 use crate::model::stats::IntMap;
@@ -21,7 +23,7 @@ use crate::render::{
 };
 use crate::style::control_flow::{self as keys, state_key};
 use crate::style::DataConfig;
-use crate::time::{format_duration, PixelScale, Time, TimeRange};
+use crate::time::{PixelScale, Time, TimeRange};
 
 /// Most arrows of one series per pixel of width: beyond, arrows are
 /// sampled evenly (each kept arrow counting for those it stands for), as
@@ -40,6 +42,11 @@ pub struct ControlFlowModel {
     tree: TreeRender,
     rec_of_row: IntMap<RowId, u32>,
     keys: Vec<StyleKey>,
+    /// Tooltip properties of a state interval, by thread code: what is the
+    /// interval's own (status and mode). The thread's name, TID, PID and
+    /// PPID are its row's properties, which tooltips show too; the times
+    /// are the interval's. Built once, so an interval costs no allocation.
+    code_props: Vec<Properties>,
     mark_keys: [StyleKey; 4],
     /// Event names of the marks, by [`mark`](crate::model::kernel::mark)
     /// kind, allocated once (not once per marker).
@@ -106,6 +113,16 @@ impl ControlFlowModel {
                 StyleKey::new(state_key(s, m))
             })
             .collect();
+        let code_props = (0u8..64)
+            .map(|c| {
+                let (status, mode) = decode_thread_code(c);
+                if status == ThreadStatus::Run {
+                    Properties::new([("status", status.name()), ("mode", mode.name())])
+                } else {
+                    Properties::new([("status", status.name())])
+                }
+            })
+            .collect();
         ControlFlowModel {
             data,
             config,
@@ -113,6 +130,7 @@ impl ControlFlowModel {
             nodes,
             rec_of_row,
             keys,
+            code_props,
             mark_keys: [
                 StyleKey::new(keys::EV_WAKEUP),
                 StyleKey::new(keys::EV_FORK),
@@ -264,6 +282,7 @@ impl ControlFlowModel {
             return;
         }
         let keys = &self.keys;
+        let code_props = &self.code_props;
         let codes = &t.codes;
         push_steps(
             &t.times,
@@ -275,24 +294,9 @@ impl ControlFlowModel {
             |k| codes[k] as u32,
             |c| keys[c as usize].clone(),
             |k, start, end| {
-                let (status, mode) = decode_thread_code(codes[k]);
-                let mut props = vec![
-                    ("name", t.name.to_string()),
-                    ("tid", t.tid.to_string()),
-                    ("pid", t.pid.to_string()),
-                    ("ppid", t.ppid.to_string()),
-                    ("status", status.name().to_string()),
-                ];
-                if status == traceloom_engine::state::ThreadStatus::Run {
-                    props.push(("mode", mode.name().to_string()));
-                }
-                props.push(("time", start.to_string()));
-                props.push((
-                    "duration",
-                    format_duration(end.saturating_sub(start) as i128),
-                ));
-                StateInterval::new(start, end, keys[codes[k] as usize].clone())
-                    .with_properties(Properties::new(props))
+                let code = codes[k] as usize;
+                StateInterval::new(start, end, keys[code].clone())
+                    .with_properties(code_props[code].clone())
             },
         );
         // Drawn events: one per pixel column at most, by binary search.
