@@ -273,11 +273,15 @@ impl Decoders {
 }
 
 impl Drop for Decoders {
+    /// Tells the workers to stop and lets them go without waiting: a worker
+    /// finishes at most the batch it is decoding (it owns what it uses,
+    /// through `shared`) and exits. Joining it here made every seek of a
+    /// reader with decoding threads wait for each of them to get a CPU and
+    /// notice — milliseconds on a busy machine, on the GUI's main thread.
     fn drop(&mut self) {
         self.shared.lock().stop = true;
         self.shared.cv.notify_all();
-        for w in self.workers.drain(..) {
-            let _ = w.join();
-        }
+        // Dropping a handle detaches its thread.
+        self.workers.clear();
     }
 }
