@@ -86,30 +86,24 @@ impl Updates {
             search,
             errors,
         } = later;
-        if control_flow.is_some() {
-            if let Some(old) = std::mem::replace(&mut self.control_flow, control_flow) {
-                drop_later(old);
-            }
-        }
-        if resources.is_some() {
-            if let Some(old) = std::mem::replace(&mut self.resources, resources) {
-                drop_later(old);
-            }
-        }
-        if histogram.is_some() {
-            if let Some(old) = std::mem::replace(&mut self.histogram, histogram) {
-                drop_later(old);
-            }
-        }
-        if statistics.is_some() {
-            if let Some(old) = std::mem::replace(&mut self.statistics, statistics) {
-                drop_later(old);
-            }
-        }
+        replace_newer(&mut self.control_flow, control_flow);
+        replace_newer(&mut self.resources, resources);
+        replace_newer(&mut self.histogram, histogram);
+        replace_newer(&mut self.statistics, statistics);
         if search.is_some() {
             self.search = search;
         }
         self.errors.extend(errors);
+    }
+}
+
+/// Keeps `newer` in `slot` when there is one, freeing what it replaces off
+/// the main loop ([`drop_later`]).
+fn replace_newer<T: Send + 'static>(slot: &mut Option<T>, newer: Option<T>) {
+    if newer.is_some() {
+        if let Some(old) = std::mem::replace(slot, newer) {
+            drop_later(old);
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use traceloom_engine::ctf::Traceset;
 use traceloom_engine::request::EventSource;
 use traceloom_engine::request::{
     Budget, EndReason, EventsRequest, OwnerId, RequestId, Scheduler, SchedulerConfig,
-    ServiceStatus, Time,
+    ServiceReport, ServiceStatus, Time,
 };
 use traceloom_engine::source::{CtfPosition, CtfSource};
 use traceloom_engine::state::{self, TracesetState};
@@ -133,10 +133,7 @@ impl Session {
         pending_input: impl FnMut() -> bool,
     ) -> ServiceStatus {
         let report = self.scheduler.service(budget, pending_input);
-        for c in report.completed {
-            self.completed.insert(c.id, (c.reason, c.data));
-        }
-        report.status
+        self.keep_completed(report)
     }
 
     /// [`service`](Self::service) that returns
@@ -148,6 +145,12 @@ impl Session {
         pending_input: impl FnMut() -> bool,
     ) -> ServiceStatus {
         let report = self.scheduler.service_nonblocking(budget, pending_input);
+        self.keep_completed(report)
+    }
+
+    /// Keeps the requests a service call completed, for
+    /// [`take`](Self::take); returns its status.
+    fn keep_completed(&mut self, report: ServiceReport<Payload>) -> ServiceStatus {
         for c in report.completed {
             self.completed.insert(c.id, (c.reason, c.data));
         }
