@@ -49,6 +49,9 @@ enum Kind {
     SBits,
     /// Float of `arg` (32 or 64) bits.
     Float,
+    /// Byte-aligned little-endian floats (no bit reader needed).
+    F32Le,
+    F64Le,
     /// Null-terminated string.
     String,
     /// Text array of `arg` bytes.
@@ -68,6 +71,10 @@ enum Kind {
     Variant,
     /// Continues at step `arg`.
     Jump,
+    /// Header `arg` of [`Plan::headers`]: an LTTng-style event header (an
+    /// id, then a variant on it holding a timestamp, or an extended id and
+    /// timestamp) in one step instead of five.
+    Header,
 }
 
 /// Big-endian flag of the `*Bits` and `Float` kinds, in `Step::flags`.
@@ -96,6 +103,7 @@ struct Step {
 pub(crate) struct Plan {
     steps: Vec<Step>,
     tables: Vec<VariantTable>,
+    headers: Vec<Header>,
     pre_mark: Option<u8>,
     post_mark: Option<u8>,
     /// Values the plan produces, at most, besides the elements of integer
@@ -233,6 +241,12 @@ impl Plan {
                         reg,
                         flags | if big { BIG } else { 0 },
                     ),
+                    Op::Float { align, size, big } if align >= 8 && !big && size == 32 => {
+                        step(Kind::F32Le, align, 32, NO_REG, 0)
+                    }
+                    Op::Float { align, size, big } if align >= 8 && !big && size == 64 => {
+                        step(Kind::F64Le, align, 64, NO_REG, 0)
+                    }
                     Op::Float { align, size, big } => step(
                         Kind::Float,
                         align,
@@ -291,18 +305,170 @@ impl Plan {
                 s.arg = at[s.arg as usize];
             }
         }
-        let tables = prog
+        let tables: Vec<VariantTable> = prog
             .tables()
             .iter()
             .map(|t| t.relocated(|s| at[s as usize]))
             .collect();
+        let mut headers = Vec::new();
+        for i in 0..steps.len() {
+            if let Some(h) = Header::recognize(&steps, &tables, i) {
+                steps[i] = Step {
+                    kind: Kind::Header,
+                    arg: headers.len() as u32,
+                    ..steps[i]
+                };
+                headers.push(h);
+            }
+        }
         Some(Plan {
             steps,
             tables,
+            headers,
             pre_mark: prog.pre_mark(),
             post_mark: prog.post_mark(),
             max_values,
         })
+    }
+}
+
+/// An LTTng-style event header, as the six steps it replaces:
+///
+/// ```text
+/// i:   tag (an unsigned integer feeding register r, the event id)
+/// i+1: variant on r: option `short` at i+2, option `long` at i+4
+/// i+2: timestamp; i+3: jump to i+6
+/// i+4: extended id; i+5: extended timestamp
+/// ```
+///
+/// Only recognized when every tag value but `ext` selects the short
+/// option and `ext` the long one (checked over all values of the tag),
+/// so that one comparison replaces the variant lookup. The steps after
+/// `i` stay in place (unreachable) so that no jump target moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Header {
+    tag: Step,
+    ext: u64,
+    /// Variant option indexes of the short and long forms.
+    short: u32,
+    long: u32,
+    time: Step,
+    ext_id: Step,
+    ext_time: Step,
+    /// Step after the header.
+    end: u32,
+}
+
+impl Header {
+    fn recognize(steps: &[Step], tables: &[VariantTable], i: usize) -> Option<Header> {
+        let w = steps.get(i..i + 6)?;
+        let int = |s: &Step| matches!(s.kind, Kind::IntFx | Kind::UBits);
+        let tag = w[0];
+        if !int(&tag) || tag.reg == NO_REG || w[1].kind != Kind::Variant || w[1].reg != tag.reg {
+            return None;
+        }
+        if !int(&w[2]) || w[3].kind != Kind::Jump || !int(&w[4]) || !int(&w[5]) {
+            return None;
+        }
+        let end = i as u32 + 6;
+        if w[3].arg != end {
+            return None;
+        }
+        let bits = match tag.kind {
+            Kind::UBits => u64::from(tag.arg),
+            _ if matches!(
+                tag.elem,
+                Kind::U8 | Kind::U16Le | Kind::U16Be | Kind::U32Le | Kind::U32Be
+            ) =>
+            {
+                kind_bits(tag.elem)
+            }
+            _ => return None,
+        };
+        if bits > 16 {
+            return None;
+        }
+        let t = tables.get(w[1].arg as usize)?;
+        let starts = t.starts();
+        let short = starts.iter().position(|&s| s as usize == i + 2)? as u32;
+        let long = starts.iter().position(|&s| s as usize == i + 4)? as u32;
+        let mut ext = None;
+        for v in 0..1u64 << bits {
+            match t.select(v) {
+                Some(o) if o == short => {}
+                Some(o) if o == long && ext.is_none() => ext = Some(v),
+                _ => return None,
+            }
+        }
+        Some(Header {
+            tag,
+            ext: ext?,
+            short,
+            long,
+            time: w[2],
+            ext_id: w[4],
+            ext_time: w[5],
+            end,
+        })
+    }
+}
+
+/// Runs one integer step (`IntFx`, `UBits` or `SBits`) at bit `pos`, as
+/// the executor's arms for them do; returns the position after it.
+#[inline(always)]
+fn int_step(
+    s: &Step,
+    data: &[u8],
+    pos: u64,
+    st: &mut DecodeState,
+    out: &mut Vec<FieldValue>,
+) -> Option<(u64, u64)> {
+    let pos = align(pos, s.mask);
+    let (v, raw, bits) = if s.kind == Kind::IntFx {
+        let (v, raw) = read_int(s.elem, data, pos)?;
+        (v, raw, kind_bits(s.elem) as u32)
+    } else {
+        let bo = if s.flags & BIG != 0 {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        };
+        let raw = read_uint(data, pos, s.arg, bo).ok()?;
+        let v = if s.kind == Kind::SBits {
+            FieldValue::SInt(sign_extend(raw, s.arg))
+        } else {
+            FieldValue::UInt(raw)
+        };
+        (v, raw, s.arg)
+    };
+    out.push(v);
+    if s.reg != NO_REG {
+        *st.regs.get_mut(s.reg as usize)? = match v {
+            FieldValue::SInt(x) => x as u64,
+            _ => raw,
+        };
+    }
+    side_effects(st, s.flags, raw, bits);
+    Some((pos + u64::from(bits), raw))
+}
+
+/// Runs header `h` at bit `pos`; returns the position after it.
+#[inline(always)]
+fn header(
+    h: &Header,
+    data: &[u8],
+    pos: u64,
+    st: &mut DecodeState,
+    out: &mut Vec<FieldValue>,
+) -> Option<u64> {
+    let (pos, tag) = int_step(&h.tag, data, pos, st, out)?;
+    if tag != h.ext {
+        out.push(FieldValue::Variant(h.short));
+        Some(int_step(&h.time, data, pos, st, out)?.0)
+    } else {
+        out.push(FieldValue::Variant(h.long));
+        let (pos, _) = int_step(&h.ext_id, data, pos, st, out)?;
+        Some(int_step(&h.ext_time, data, pos, st, out)?.0)
     }
 }
 
@@ -540,6 +706,8 @@ pub(crate) fn exec(
                 out.push(FieldValue::Float(read_float(data, pos, s.arg, bo).ok()?));
                 pos += s.arg as u64;
             }
+            Kind::F32Le => plain!(s, 4, |a| FieldValue::Float(f32::from_le_bytes(a) as f64)),
+            Kind::F64Le => plain!(s, 8, |a| FieldValue::Float(f64::from_le_bytes(a))),
             Kind::String => {
                 pos = align(pos, 7);
                 let start = (pos >> 3) as usize;
@@ -573,6 +741,11 @@ pub(crate) fn exec(
                 pc = *t.starts().get(opt as usize)? as usize;
             }
             Kind::Jump => pc = s.arg as usize,
+            Kind::Header => {
+                let h = plan.headers.get(s.arg as usize)?;
+                pos = header(h, data, pos, st, out)?;
+                pc = h.end as usize;
+            }
         }
     }
     if let Some(slot) = plan.post_mark {
@@ -596,9 +769,11 @@ fn int_run(
     out: &mut Vec<FieldValue>,
 ) -> Option<u64> {
     let bits = kind_bits(k);
-    let room = (data.len() as u64 * 8).checked_sub(pos)? / bits;
+    // No division: `count * bits` cannot overflow once `count` is below
+    // the value budget.
+    let room = (data.len() as u64 * 8).checked_sub(pos)?;
     let values = out.len().saturating_sub(value_base) as u64;
-    if count > room || values.saturating_add(count) > MAX_SCOPE_VALUES {
+    if values.saturating_add(count) > MAX_SCOPE_VALUES || count * bits > room {
         return None;
     }
     // Plain integer kinds are byte-aligned: the elements are `count`
@@ -606,24 +781,37 @@ fn int_run(
     let start = (pos >> 3) as usize;
     let len = usize::try_from(count * (bits / 8)).ok()?;
     let src = data.get(start..start.checked_add(len)?)?;
+    out.reserve(count as usize + 1);
     out.push(FieldValue::Len(count));
-    // One loop per kind, so that the kind is not dispatched per element.
+    // One loop per kind, so that the kind is not dispatched per element;
+    // plain loops, as these arrays are short (a call to `extend` cost more
+    // than the elements).
     macro_rules! each {
         ($n:literal, $from:ident, $t:ty, $variant:ident, $wide:ty) => {
-            out.extend(src.chunks_exact($n).map(|c| {
-                FieldValue::$variant(<$t>::$from(c.try_into().unwrap_or([0; $n])) as $wide)
-            }))
+            for c in src.chunks_exact($n) {
+                out.push(FieldValue::$variant(
+                    <$t>::$from(c.try_into().unwrap_or([0; $n])) as $wide,
+                ));
+            }
         };
     }
     match k {
-        Kind::U8 => out.extend(src.iter().map(|&b| FieldValue::UInt(b as u64))),
+        Kind::U8 => {
+            for &b in src {
+                out.push(FieldValue::UInt(b as u64));
+            }
+        }
         Kind::U16Le => each!(2, from_le_bytes, u16, UInt, u64),
         Kind::U16Be => each!(2, from_be_bytes, u16, UInt, u64),
         Kind::U32Le => each!(4, from_le_bytes, u32, UInt, u64),
         Kind::U32Be => each!(4, from_be_bytes, u32, UInt, u64),
         Kind::U64Le => each!(8, from_le_bytes, u64, UInt, u64),
         Kind::U64Be => each!(8, from_be_bytes, u64, UInt, u64),
-        Kind::S8 => out.extend(src.iter().map(|&b| FieldValue::SInt(b as i8 as i64))),
+        Kind::S8 => {
+            for &b in src {
+                out.push(FieldValue::SInt(b as i8 as i64));
+            }
+        }
         Kind::S16Le => each!(2, from_le_bytes, i16, SInt, i64),
         Kind::S16Be => each!(2, from_be_bytes, i16, SInt, i64),
         Kind::S32Le => each!(4, from_le_bytes, i32, SInt, i64),
@@ -697,6 +885,7 @@ mod tests {
             integer { size = 32; align = 32; signed = 0; } _seq[_n];
             enum : uint8_t { x = 0, y = 1 ... 3 } _tag;
             variant <_tag> { uint16_t x; string y; } _v;
+            floating_point { exp_dig = 11; mant_dig = 53; align = 8; } _d2;
         }; };
         event { name = b; id = 1; stream_id = 0; fields := struct {
             uint8_t _n; struct { uint8_t a; uint16_t b; } _recs[_n]; }; };
@@ -722,6 +911,19 @@ mod tests {
             }
         }
         v
+    }
+
+    /// Both LTTng header forms (compact bit fields, large) become one
+    /// `Header` step.
+    #[test]
+    fn lttng_headers_are_one_step() {
+        let t = compiled();
+        let progs = programs(&t);
+        for i in [0, 3] {
+            let plan = progs[i].1.expect("head plan");
+            assert_eq!(plan.headers.len(), 1, "program {i}");
+            assert!(plan.steps.iter().any(|s| s.kind == Kind::Header));
+        }
     }
 
     #[test]
