@@ -27,10 +27,10 @@ use crate::tsdl::ir::{ByteOrder, EnumType, FieldPath, FieldType, IntegerType, Sc
 pub(crate) const NO_REG: u16 = u16::MAX;
 
 /// The integer is mapped to the stream's clock: decoding it updates the clock.
-const FLAG_CLOCK: u8 = 1;
+pub(crate) const FLAG_CLOCK: u8 = 1;
 /// The integer is an event-header `id` (babeltrace2's "event class id"
 /// meaning: any struct member named `id` at any depth of the event header).
-const FLAG_EVENT_ID: u8 = 2;
+pub(crate) const FLAG_EVENT_ID: u8 = 2;
 
 /// Elements of zero minimum size (empty structures, ...) are bounded by this
 /// count so that a corrupted length cannot spin forever.

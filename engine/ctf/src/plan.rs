@@ -16,7 +16,9 @@
 //! test checks it on random bytes.
 
 use crate::bits::{read_float, read_uint, sign_extend};
-use crate::decode::{DecodeState, Op, Program, VariantTable, MAX_SCOPE_VALUES, NO_REG};
+use crate::decode::{
+    DecodeState, Op, Program, VariantTable, FLAG_CLOCK, FLAG_EVENT_ID, MAX_SCOPE_VALUES, NO_REG,
+};
 use crate::event::FieldValue;
 use crate::tsdl::ir::ByteOrder;
 
@@ -357,9 +359,50 @@ struct Header {
     ext_time: Step,
     /// Step after the header.
     end: u32,
+    form: Form,
+}
+
+/// The two shapes LTTng writes, read without the general integer steps
+/// (their short form; the long one, rare, goes through them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Anything else.
+    General,
+    /// `event_header_large`: a little-endian 16-bit id, then a 32-bit
+    /// timestamp (byte-aligned).
+    Large,
+    /// `event_header_compact`: a 5-bit id and a 27-bit timestamp, little
+    /// endian, packed in the 32 bits after the alignment.
+    Compact,
 }
 
 impl Header {
+    fn form(&self) -> Form {
+        let (tag, time) = (&self.tag, &self.time);
+        let plain = |s: &Step, flags: u8| s.flags == flags && s.reg == NO_REG;
+        if tag.flags != FLAG_EVENT_ID || !plain(time, FLAG_CLOCK) {
+            return Form::General;
+        }
+        if tag.kind == Kind::IntFx
+            && tag.elem == Kind::U16Le
+            && tag.mask >= 7
+            && time.kind == Kind::IntFx
+            && time.elem == Kind::U32Le
+            && time.mask <= 7
+        {
+            return Form::Large;
+        }
+        if tag.kind == Kind::UBits
+            && tag.arg == 5
+            && time.kind == Kind::UBits
+            && time.arg == 27
+            && time.mask == 0
+        {
+            return Form::Compact;
+        }
+        Form::General
+    }
+
     fn recognize(steps: &[Step], tables: &[VariantTable], i: usize) -> Option<Header> {
         let w = steps.get(i..i + 6)?;
         let int = |s: &Step| matches!(s.kind, Kind::IntFx | Kind::UBits);
@@ -409,6 +452,11 @@ impl Header {
             ext_id: w[4],
             ext_time: w[5],
             end,
+            form: Form::General,
+        })
+        .map(|mut h| {
+            h.form = h.form();
+            h
         })
     }
 }
@@ -461,6 +509,34 @@ fn header(
     st: &mut DecodeState,
     out: &mut Vec<FieldValue>,
 ) -> Option<u64> {
+    // The short forms of `Form::Large` and `Form::Compact`: the same
+    // reads, values and side effects as the steps, without their
+    // generality. (`Form::*` imply the tag and timestamp flags: event id,
+    // clock; the tag's register.)
+    let at = align(pos, h.tag.mask);
+    let b = (at >> 3) as usize;
+    let short = match h.form {
+        Form::Large => {
+            let id = u64::from(u16::from_le_bytes(bytes_at(data, b)?));
+            (id != h.ext).then(|| (id, bytes_at(data, b + 2).map(u32::from_le_bytes), 32, 48))
+        }
+        Form::Compact if at & 7 == 0 => {
+            let w = u32::from_le_bytes(bytes_at(data, b)?);
+            let id = u64::from(w & 31);
+            (id != h.ext).then_some((id, Some(w >> 5), 27, 32))
+        }
+        _ => None,
+    };
+    if let Some((id, time, bits, len)) = short {
+        let time = u64::from(time?);
+        out.push(FieldValue::UInt(id));
+        *st.regs.get_mut(h.tag.reg as usize)? = id;
+        st.event_id = Some(id);
+        out.push(FieldValue::Variant(h.short));
+        out.push(FieldValue::UInt(time));
+        st.clock = crate::clock::update_clock(st.clock, time, bits);
+        return Some(at + len);
+    }
     let (pos, tag) = int_step(&h.tag, data, pos, st, out)?;
     if tag != h.ext {
         out.push(FieldValue::Variant(h.short));
@@ -922,6 +998,8 @@ mod tests {
         for i in [0, 3] {
             let plan = progs[i].1.expect("head plan");
             assert_eq!(plan.headers.len(), 1, "program {i}");
+            let form = if i == 0 { Form::Compact } else { Form::Large };
+            assert_eq!(plan.headers[0].form, form, "program {i}");
             assert!(plan.steps.iter().any(|s| s.kind == Kind::Header));
         }
     }
