@@ -357,9 +357,12 @@ struct Header {
     time: Step,
     ext_id: Step,
     ext_time: Step,
-    /// Step after the header.
+    /// Step after the header (after its mark, see `mark`).
     end: u32,
     form: Form,
+    /// The mark slot of a `Mark` step right after the header, which the
+    /// header then records itself (saving a step per event).
+    mark: Option<u8>,
 }
 
 /// The two shapes LTTng writes, read without the general integer steps
@@ -453,9 +456,14 @@ impl Header {
             ext_time: w[5],
             end,
             form: Form::General,
+            mark: None,
         })
         .map(|mut h| {
             h.form = h.form();
+            if let Some(m) = steps.get(end as usize).filter(|s| s.kind == Kind::Mark) {
+                h.mark = Some(m.arg as u8 & 1);
+                h.end += 1;
+            }
             h
         })
     }
@@ -820,6 +828,9 @@ pub(crate) fn exec(
             Kind::Header => {
                 let h = plan.headers.get(s.arg as usize)?;
                 pos = header(h, data, pos, st, out)?;
+                if let Some(slot) = h.mark {
+                    st.marks[slot as usize & 1] = (out.len(), st.clock);
+                }
                 pc = h.end as usize;
             }
         }
