@@ -335,3 +335,41 @@ impl Drop for Decoders {
         self.workers.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start() -> Position {
+        Position {
+            stream: 0,
+            packet: 0,
+            event_index: 0,
+            offset_bits: 0,
+            clock_cycles: 0,
+        }
+    }
+
+    /// Batches grow from a small first one, and the events decoded ahead
+    /// stay bounded however many streams there are.
+    #[test]
+    fn batch_sizes_grow_and_stay_bounded() {
+        let p = Producer::new(&start(), 2);
+        assert_eq!(p.batch_events, FIRST_BATCH_EVENTS);
+        assert_eq!(p.max_batch_events, BATCH_EVENTS);
+        for streams in [1, 2, 4, 16, 64, 1000] {
+            let p = Producer::new(&start(), streams);
+            let ahead = p.max_batch_events * QUEUE_CAP * streams;
+            assert!(
+                ahead <= EVENTS_AHEAD || p.max_batch_events == FIRST_BATCH_EVENTS,
+                "{streams} streams: {ahead} events ahead"
+            );
+            assert!(p.max_batch_events >= FIRST_BATCH_EVENTS);
+        }
+        assert_eq!(
+            Producer::new(&start(), 64).max_batch_events,
+            FIRST_BATCH_EVENTS
+        );
+        assert_eq!(Producer::new(&start(), 16).max_batch_events, 1024);
+    }
+}
