@@ -77,11 +77,8 @@ impl ClockConv {
         if v >= i64::MAX as u64 {
             return None;
         }
-        let v = v as i64;
-        if base > 0 && v > i64::MAX - base {
-            return None;
-        }
-        Some(base + v)
+        // `v` is non-negative: only a positive base can overflow.
+        base.checked_add(v as i64)
     }
 }
 

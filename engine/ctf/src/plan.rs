@@ -526,23 +526,31 @@ fn header(
     let short = match h.form {
         Form::Large => {
             let id = u64::from(u16::from_le_bytes(bytes_at(data, b)?));
-            (id != h.ext).then(|| (id, bytes_at(data, b + 2).map(u32::from_le_bytes), 32, 48))
+            (id != h.ext).then(|| {
+                let time = bytes_at(data, b + 2).map(u32::from_le_bytes);
+                (id, time, u64::from(u32::MAX), 48)
+            })
         }
         Form::Compact if at & 7 == 0 => {
             let w = u32::from_le_bytes(bytes_at(data, b)?);
             let id = u64::from(w & 31);
-            (id != h.ext).then_some((id, Some(w >> 5), 27, 32))
+            (id != h.ext).then_some((id, Some(w >> 5), (1 << 27) - 1, 32))
         }
         _ => None,
     };
-    if let Some((id, time, bits, len)) = short {
+    if let Some((id, time, mask, len)) = short {
         let time = u64::from(time?);
         out.push(FieldValue::UInt(id));
         *st.regs.get_mut(h.tag.reg as usize)? = id;
         st.event_id = Some(id);
         out.push(FieldValue::Variant(h.short));
         out.push(FieldValue::UInt(time));
-        st.clock = crate::clock::update_clock(st.clock, time, bits);
+        // `clock::update_clock` with the width's mask known here.
+        let mut cur = st.clock;
+        if time < cur & mask {
+            cur = cur.wrapping_add(mask + 1);
+        }
+        st.clock = (cur & !mask) | time;
         return Some(at + len);
     }
     let (pos, tag) = int_step(&h.tag, data, pos, st, out)?;
