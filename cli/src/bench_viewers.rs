@@ -150,24 +150,23 @@ fn count_request(session: &mut Session, begin: Time, end: Time) -> KernelRequest
 /// does not grow when other processes take the CPU (the benchmark
 /// machine is shared), so it is reported next to the wall-clock medians.
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU time consumed by the whole process so far (every thread: the
 /// parallel statistics' parts and the decoding threads).
 fn process_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// The time of a CPU-time clock.
+fn cpu_clock(clock: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 

@@ -13,7 +13,12 @@ pub fn update_clock(current: u64, new_val: u64, size: u32) -> u64 {
     if size >= 64 {
         return new_val;
     }
-    let mask = (1u64 << size) - 1;
+    update_clock_masked(current, new_val, (1u64 << size) - 1)
+}
+
+/// [`update_clock`] for a width below 64 given as its mask (`2^size - 1`).
+#[inline(always)]
+pub fn update_clock_masked(current: u64, new_val: u64, mask: u64) -> u64 {
     let mut cur = current;
     if new_val < (cur & mask) {
         cur = cur.wrapping_add(mask + 1);
