@@ -217,6 +217,7 @@ pub(crate) fn decode_batch(
         }
     }
     let conv = sc.conv;
+    let fast = sc.fast.as_ref();
     while pos < si.content_bits {
         // Bounded batches: `max_events` events, and few enough values that
         // indices into them fit in u32 (one event adds at most
@@ -232,6 +233,26 @@ pub(crate) fn decode_batch(
         }
         let clock_before = st.clock;
         let h = b.values.len() as u32;
+        if let Some(ev) = fast.and_then(|f| f.decode(bytes, pos, st, &mut b.values)) {
+            b.events.push(EvRec {
+                id: ev.class_id,
+                bounds: [
+                    h,
+                    ev.marks[0],
+                    ev.marks[1],
+                    ev.marks[2],
+                    b.values.len() as u32,
+                ],
+                cycles: ev.cycles,
+                ns: conv.and_then(|c| c.to_ns(ev.cycles)),
+                offset_bits: pos,
+                clock_before,
+                event_index: index,
+            });
+            pos = ev.end;
+            index += 1;
+            continue;
+        }
         st.value_base = b.values.len();
         st.event_id = None;
         let after_head = match run_fast(

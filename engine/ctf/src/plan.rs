@@ -22,6 +22,9 @@ use crate::decode::{
 use crate::event::FieldValue;
 use crate::tsdl::ir::ByteOrder;
 
+mod fixed;
+pub(crate) use fixed::FastEvents;
+
 /// What a step reads. Byte-aligned integers have one kind per width,
 /// signedness and byte order so that reading them needs no further branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -981,9 +984,17 @@ mod tests {
             uint8_t _n; struct { uint8_t a; uint16_t b; } _recs[_n]; }; };
         event { name = c; id = 2; stream_id = 1; fields := struct {
             integer { size = 32; align = 8; signed = 1; } _w; uint64_t _i; }; };
+        event { name = d; id = 2; stream_id = 0;
+            context := struct { uint8_t _ctx; };
+            fields := struct {
+                integer { size = 16; align = 8; signed = 1; byte_order = be; } _s16be;
+                floating_point { exp_dig = 8; mant_dig = 24; align = 8; } _f;
+                integer { size = 8; align = 8; signed = 0; encoding = UTF8; } _txt[3];
+                uint64_t _u64;
+            }; };
     "#;
 
-    fn compiled() -> CompiledTrace {
+    pub(super) fn compiled() -> CompiledTrace {
         let class = crate::tsdl::parse_tsdl(METADATA).expect("metadata parses");
         CompiledTrace::new(Arc::new(class)).expect("metadata compiles")
     }
@@ -1009,7 +1020,7 @@ mod tests {
     fn lttng_headers_are_one_step() {
         let t = compiled();
         let progs = programs(&t);
-        for i in [0, 3] {
+        for i in [0, 4] {
             let plan = progs[i].1.expect("head plan");
             assert_eq!(plan.headers.len(), 1, "program {i}");
             let form = if i == 0 { Form::Compact } else { Form::Large };
@@ -1022,11 +1033,12 @@ mod tests {
     fn plans_cover_all_but_loops_of_structures() {
         let t = compiled();
         let have: Vec<bool> = programs(&t).iter().map(|p| p.1.is_some()).collect();
-        // Stream 0: head, a, b (sequence of structures); stream 1: head, c.
-        assert_eq!(have, [true, true, false, true, true]);
+        // Stream 0: head, a, b (sequence of structures), d; stream 1:
+        // head, c.
+        assert_eq!(have, [true, true, false, true, true, true]);
     }
 
-    fn state(nregs: usize, regs: &[u64], clock: u64) -> DecodeState {
+    pub(super) fn state(nregs: usize, regs: &[u64], clock: u64) -> DecodeState {
         let mut st = DecodeState::new(nregs);
         for (r, v) in st.regs.iter_mut().zip(regs) {
             *r = *v;
@@ -1037,7 +1049,7 @@ mod tests {
 
     /// Values with floats as their bits (NaN payloads included), for
     /// comparing.
-    fn bits(values: &[FieldValue]) -> Vec<(u8, u64)> {
+    pub(super) fn bits(values: &[FieldValue]) -> Vec<(u8, u64)> {
         values
             .iter()
             .map(|v| match *v {
@@ -1060,12 +1072,12 @@ mod tests {
     fn plan_matches_interpreter() {
         let t = compiled();
         let progs = programs(&t);
-        let successes: [std::cell::Cell<usize>; 5] = Default::default();
+        let successes: [std::cell::Cell<usize>; 6] = Default::default();
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(10_000));
         let strategy = (
             proptest::collection::vec(prop_oneof![0u8..4, any::<u8>()], 0..96),
             0u64..24,
-            0usize..5,
+            0usize..6,
             any::<u64>(),
             proptest::collection::vec(0u64..6, 8),
         );
@@ -1108,7 +1120,7 @@ mod tests {
         // Stream 1 head: compact id 2, timestamp 0x1234.
         let mut data = vec![2, 0];
         data.extend(0x1234u32.to_le_bytes());
-        let (prog, plan, nregs) = progs[3];
+        let (prog, plan, nregs) = progs[4];
         let mut st = state(nregs, &[], 0x5_0000_0000);
         let mut out = Vec::new();
         let end = exec(plan.unwrap(), &data, 0, &mut st, &mut out);
@@ -1130,7 +1142,7 @@ mod tests {
         // Payload c.
         let mut data = (-3i32).to_le_bytes().to_vec();
         data.extend(9u64.to_le_bytes());
-        let (_, plan, nregs) = progs[4];
+        let (_, plan, nregs) = progs[5];
         let mut st = state(nregs, &[], 0);
         let mut out = Vec::new();
         assert_eq!(exec(plan.unwrap(), &data, 0, &mut st, &mut out), Some(96));

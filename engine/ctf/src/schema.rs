@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::clock::ClockConv;
 use crate::decode::{CompileError, Compiler, Program};
-use crate::plan::Plan;
+use crate::plan::{FastEvents, Plan};
 use crate::tsdl::ir::{ClockClass, EventClass, FieldType, Scope, TraceClass};
 
 /// Compiled event class.
@@ -53,6 +53,8 @@ pub(crate) struct CompiledStream {
     /// `head` for the fast path, when it has one.
     pub(crate) head_plan: Option<Plan>,
     pub(crate) events: EventTable,
+    /// The events of fixed layout, decoded without the plans.
+    pub(crate) fast: Option<FastEvents>,
     /// The only event class, used when the event header has no `id`.
     pub(crate) single_event: Option<u64>,
     /// Registers needed by the largest event of this stream class.
@@ -227,15 +229,20 @@ impl CompiledTrace {
             let clock = stream_clock(class, sc)?;
             let conv = clock.as_ref().map(ClockConv::new);
             let head = Program::concat(&event_header, 0, &event_context);
+            let head_plan = Plan::compile(&head);
+            let fast = head_plan
+                .as_ref()
+                .and_then(|p| FastEvents::compile(p, &events));
             streams.insert(
                 id,
                 CompiledStream {
                     id,
                     packet_header,
                     packet_context,
-                    head_plan: Plan::compile(&head),
+                    head_plan,
                     head,
                     events,
+                    fast,
                     single_event,
                     nregs,
                     clock,
