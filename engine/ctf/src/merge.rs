@@ -301,7 +301,15 @@ impl<'a> Cursor<'a> {
             },
         };
         // One place builds the message, whichever path chose the stream.
-        self.readers[chosen].message().map(Ok)
+        // An event is built right in the returned value: built as an
+        // `Option<Message>` and then wrapped in `Ok`, it was copied to the
+        // other layout in 16-byte pieces just after being written in
+        // 8-byte ones, which stalled store forwarding on every event.
+        let r = &self.readers[chosen];
+        if let Some(ev) = r.head_event() {
+            return Some(Ok(Message::Event(ev)));
+        }
+        r.message().map(Ok)
     }
 
     /// The common case of [`Cursor::next`], straight-line: the stream read

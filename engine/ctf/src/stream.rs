@@ -411,6 +411,15 @@ impl<'a> StreamReader<'a> {
         }
     }
 
+    /// The head when it is an event.
+    #[inline(always)]
+    pub(crate) fn head_event(&self) -> Option<Event<'_>> {
+        if let Head::Event = self.head {
+            return Some(self.event());
+        }
+        None
+    }
+
     /// The head as a message (`None` for `Unstarted`, `Error`, `End`).
     #[inline(always)]
     pub(crate) fn message(&self) -> Option<Message<'_>> {
