@@ -353,7 +353,14 @@ mod tests {
         let t = compiled();
         let streams: Vec<&CompiledStream> = t.streams.values().collect();
         let successes: [std::cell::Cell<usize>; 2] = Default::default();
-        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(10_000));
+        // A fixed seed: the count of comparisons checked below must not
+        // depend on luck.
+        let mut runner = proptest::test_runner::TestRunner::new_with_rng(
+            ProptestConfig::with_cases(10_000),
+            proptest::test_runner::TestRng::deterministic_rng(
+                proptest::test_runner::RngAlgorithm::ChaCha,
+            ),
+        );
         let strategy = (
             proptest::collection::vec(prop_oneof![0u8..4, any::<u8>()], 0..48),
             0u64..24,
