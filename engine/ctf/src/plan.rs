@@ -22,8 +22,8 @@ use crate::decode::{
 use crate::event::FieldValue;
 use crate::tsdl::ir::ByteOrder;
 
-mod fixed;
-pub(crate) use fixed::FastEvents;
+mod fast;
+pub(crate) use fast::FastEvents;
 
 /// What a step reads. Byte-aligned integers have one kind per width,
 /// signedness and byte order so that reading them needs no further branch.
@@ -992,6 +992,13 @@ mod tests {
                 integer { size = 8; align = 8; signed = 0; encoding = UTF8; } _txt[3];
                 uint64_t _u64;
             }; };
+        event { name = e; id = 3; stream_id = 0; fields := struct {
+            string _s; uint8_t _n;
+            integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _tseq[_n];
+            integer { size = 16; align = 8; signed = 1; } _arr[2];
+            integer { size = 32; align = 8; signed = 0; } _seq[_n];
+            uint32_t _after;
+        }; };
     "#;
 
     pub(super) fn compiled() -> CompiledTrace {
@@ -1005,7 +1012,7 @@ mod tests {
         let mut v = Vec::new();
         for sc in t.streams.values() {
             v.push((&sc.head, sc.head_plan.as_ref(), sc.nregs));
-            for id in 0..3 {
+            for id in 0..4 {
                 if let Some(ce) = sc.events.get(id) {
                     v.push((&ce.body, ce.body_plan.as_ref(), sc.nregs));
                 }
@@ -1020,7 +1027,7 @@ mod tests {
     fn lttng_headers_are_one_step() {
         let t = compiled();
         let progs = programs(&t);
-        for i in [0, 4] {
+        for i in [0, 5] {
             let plan = progs[i].1.expect("head plan");
             assert_eq!(plan.headers.len(), 1, "program {i}");
             let form = if i == 0 { Form::Compact } else { Form::Large };
@@ -1033,9 +1040,9 @@ mod tests {
     fn plans_cover_all_but_loops_of_structures() {
         let t = compiled();
         let have: Vec<bool> = programs(&t).iter().map(|p| p.1.is_some()).collect();
-        // Stream 0: head, a, b (sequence of structures), d; stream 1:
+        // Stream 0: head, a, b (sequence of structures), d, e; stream 1:
         // head, c.
-        assert_eq!(have, [true, true, false, true, true, true]);
+        assert_eq!(have, [true, true, false, true, true, true, true]);
     }
 
     pub(super) fn state(nregs: usize, regs: &[u64], clock: u64) -> DecodeState {
@@ -1072,7 +1079,7 @@ mod tests {
     fn plan_matches_interpreter() {
         let t = compiled();
         let progs = programs(&t);
-        let successes: [std::cell::Cell<usize>; 6] = Default::default();
+        let successes: [std::cell::Cell<usize>; 7] = Default::default();
         // A fixed seed: the count of comparisons checked below must not
         // depend on luck.
         let mut runner = proptest::test_runner::TestRunner::new_with_rng(
@@ -1084,7 +1091,7 @@ mod tests {
         let strategy = (
             proptest::collection::vec(prop_oneof![0u8..4, any::<u8>()], 0..96),
             0u64..24,
-            0usize..6,
+            0usize..7,
             any::<u64>(),
             proptest::collection::vec(0u64..6, 8),
         );
@@ -1127,7 +1134,7 @@ mod tests {
         // Stream 1 head: compact id 2, timestamp 0x1234.
         let mut data = vec![2, 0];
         data.extend(0x1234u32.to_le_bytes());
-        let (prog, plan, nregs) = progs[4];
+        let (prog, plan, nregs) = progs[5];
         let mut st = state(nregs, &[], 0x5_0000_0000);
         let mut out = Vec::new();
         let end = exec(plan.unwrap(), &data, 0, &mut st, &mut out);
@@ -1149,7 +1156,7 @@ mod tests {
         // Payload c.
         let mut data = (-3i32).to_le_bytes().to_vec();
         data.extend(9u64.to_le_bytes());
-        let (_, plan, nregs) = progs[5];
+        let (_, plan, nregs) = progs[6];
         let mut st = state(nregs, &[], 0);
         let mut out = Vec::new();
         assert_eq!(exec(plan.unwrap(), &data, 0, &mut st, &mut out), Some(96));
