@@ -441,6 +441,8 @@ pub(crate) static EMPTY_EVENT_CLASS: EventClass = EventClass {
 pub struct Event<'a> {
     pub(crate) d: &'a EventData<'a>,
     pub(crate) rec: &'a EvRec,
+    /// Index of the event in its packet.
+    pub(crate) event_index: u64,
     /// The values of the batch: the packet header and context, then every
     /// event's four scopes.
     pub(crate) values: &'a [FieldValue],
@@ -506,7 +508,7 @@ impl<'a> Event<'a> {
     /// conversion overflows.
     #[inline]
     pub fn timestamp_ns(&self) -> Option<i64> {
-        self.rec.ns
+        self.rec.ns()
     }
 
     /// The `cpu_id` of the packet context, when it has one.
@@ -577,7 +579,8 @@ impl<'a> Event<'a> {
     /// Where the event is, for saving and restoring a reading position.
     #[inline]
     pub fn position(&self) -> Position {
-        self.rec.position(self.d.stream.index, self.d.packet_index)
+        self.rec
+            .position(self.d.stream.index, self.d.packet_index, self.event_index)
     }
 }
 

@@ -223,7 +223,7 @@ impl<'a> StreamReader<'a> {
     #[inline(always)]
     fn set_event(&mut self, index_in_batch: usize) {
         self.cur = index_in_batch;
-        self.ns = self.batch.events[index_in_batch].ns;
+        self.ns = self.batch.events[index_in_batch].ns();
         self.head = Head::Event;
     }
 
@@ -233,7 +233,7 @@ impl<'a> StreamReader<'a> {
     #[inline(always)]
     pub(crate) fn next_event_ns(&self) -> Option<i64> {
         if self.has_batch && self.queue[0].is_none() {
-            self.batch.events.get(self.next_event)?.ns
+            self.batch.events.get(self.next_event)?.ns()
         } else {
             None
         }
@@ -335,7 +335,11 @@ impl<'a> StreamReader<'a> {
     /// The position of the current event head (its start).
     pub(crate) fn event_position(&self) -> Position {
         match self.batch.events.get(self.cur) {
-            Some(rec) if self.has_batch => rec.position(self.stream, self.batch.packet),
+            Some(rec) if self.has_batch => rec.position(
+                self.stream,
+                self.batch.packet,
+                self.batch.first_index + self.cur as u64,
+            ),
             _ => self.start,
         }
     }
@@ -372,7 +376,11 @@ impl<'a> StreamReader<'a> {
                 }
                 let b = &self.batch;
                 match b.events.get(self.next_event) {
-                    Some(rec) => rec.position(self.stream, b.packet),
+                    Some(rec) => rec.position(
+                        self.stream,
+                        b.packet,
+                        b.first_index + self.next_event as u64,
+                    ),
                     None => match (b.next, &b.error) {
                         (Some(r), _) => Position {
                             stream: self.stream,
@@ -407,6 +415,7 @@ impl<'a> StreamReader<'a> {
         Event {
             d: &self.ev,
             rec: &self.batch.events[self.cur],
+            event_index: self.batch.first_index + self.cur as u64,
             values: &self.batch.values,
         }
     }
