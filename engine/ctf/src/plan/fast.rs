@@ -411,9 +411,7 @@ impl FastEvents {
         // Set first, as the general path does (a body may read it).
         *st.regs.get_mut(h.tag.reg as usize)? = id;
         out.reserve(3 + self.head.first.fields.len() + body.layout.first.fields.len());
-        out.push(FieldValue::UInt(id));
-        out.push(FieldValue::Variant(h.short));
-        out.push(FieldValue::UInt(u64::from(time)));
+        self.push_header(id, time, out);
         let header_end = out.len() as u32;
         // No closure here: it would not be inlined.
         let head_end = self.head.push(data, b + len, &mut st.regs, base, out);
@@ -426,14 +424,38 @@ impl FastEvents {
             out.truncate(base);
             return None;
         };
+        Some(self.finish(st, (id, time, mask), body, end, [header_end, sec_end]))
+    }
+
+    /// Pushes the header's values: the id, the short form's option, the
+    /// timestamp.
+    #[inline(always)]
+    fn push_header(&self, id: u64, time: u32, out: &mut Vec<FieldValue>) {
+        out.push(FieldValue::UInt(id));
+        out.push(FieldValue::Variant(self.header.short));
+        out.push(FieldValue::UInt(u64::from(time)));
+    }
+
+    /// Applies the header's side effects (event id, clock) once the event
+    /// is decoded, up to byte `end`, its values after the header and after
+    /// the stream event context starting at `marks`.
+    #[inline(always)]
+    fn finish(
+        &self,
+        st: &mut DecodeState,
+        (id, time, mask): (u64, u32, u64),
+        body: &Body,
+        end: usize,
+        [header_end, sec_end]: [u32; 2],
+    ) -> FastEvent {
         st.event_id = Some(id);
         st.clock = crate::clock::update_clock_masked(st.clock, u64::from(time), mask);
-        Some(FastEvent {
+        FastEvent {
             end: end as u64 * 8,
             class_id: body.class_id,
             cycles: st.clock,
             marks: [header_end, sec_end, sec_end + body.mark],
-        })
+        }
     }
 
     /// [`FastEvents::decode`] for an event of fixed layout (`body.fixed`)
@@ -459,9 +481,7 @@ impl FastEvents {
         let reg = st.regs.get_mut(self.header.tag.reg as usize)?;
         let base = out.len();
         out.reserve(3 + head.fields.len() + fields.fields.len());
-        out.push(FieldValue::UInt(id));
-        out.push(FieldValue::Variant(self.header.short));
-        out.push(FieldValue::UInt(u64::from(time)));
+        self.push_header(id, time, out);
         // No register is set: an empty slice for them.
         if head
             .push::<false>(data, at, &mut [], out)
@@ -474,16 +494,9 @@ impl FastEvents {
             return None;
         }
         *reg = id;
-        st.event_id = Some(id);
-        st.clock = crate::clock::update_clock_masked(st.clock, u64::from(time), mask);
         let header_end = base as u32 + 3;
         let sec_end = header_end + head.fields.len() as u32;
-        Some(FastEvent {
-            end: end as u64 * 8,
-            class_id: body.class_id,
-            cycles: st.clock,
-            marks: [header_end, sec_end, sec_end + body.mark],
-        })
+        Some(self.finish(st, (id, time, mask), body, end, [header_end, sec_end]))
     }
 }
 
