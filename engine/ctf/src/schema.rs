@@ -53,7 +53,7 @@ pub(crate) struct CompiledStream {
     /// `head` for the fast path, when it has one.
     pub(crate) head_plan: Option<Plan>,
     pub(crate) events: EventTable,
-    /// The events of fixed layout, decoded without the plans.
+    /// The byte-aligned events, decoded without the plans (`plan::fast`).
     pub(crate) fast: Option<FastEvents>,
     /// The only event class, used when the event header has no `id`.
     pub(crate) single_event: Option<u64>,
