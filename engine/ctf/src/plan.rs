@@ -409,6 +409,29 @@ impl Header {
         Form::General
     }
 
+    /// The short form at bit `at` (aligned for the tag), read directly:
+    /// `(id, timestamp, the timestamp's mask, length in bits)`. `None`
+    /// when there is none there (a general form, a compact header off a
+    /// byte boundary, the extended id) or the data ends within it: the
+    /// general steps then read the header (or fail where this did).
+    #[inline(always)]
+    fn read_short(&self, data: &[u8], at: u64) -> Option<(u64, u32, u64, u64)> {
+        let b = (at >> 3) as usize;
+        let (id, time, mask, len) = match self.form {
+            Form::Large => {
+                let id = u64::from(u16::from_le_bytes(bytes_at(data, b)?));
+                let time = u32::from_le_bytes(bytes_at(data, b + 2)?);
+                (id, time, u64::from(u32::MAX), 48)
+            }
+            Form::Compact if at & 7 == 0 => {
+                let w = u32::from_le_bytes(bytes_at(data, b)?);
+                (u64::from(w & 31), w >> 5, (1 << 27) - 1, 32)
+            }
+            _ => return None,
+        };
+        (id != self.ext).then_some((id, time, mask, len))
+    }
+
     fn recognize(steps: &[Step], tables: &[VariantTable], i: usize) -> Option<Header> {
         let w = steps.get(i..i + 6)?;
         let int = |s: &Step| matches!(s.kind, Kind::IntFx | Kind::UBits);
@@ -525,24 +548,8 @@ fn header(
     // generality. (`Form::*` imply the tag and timestamp flags: event id,
     // clock; the tag's register.)
     let at = align(pos, h.tag.mask);
-    let b = (at >> 3) as usize;
-    let short = match h.form {
-        Form::Large => {
-            let id = u64::from(u16::from_le_bytes(bytes_at(data, b)?));
-            (id != h.ext).then(|| {
-                let time = bytes_at(data, b + 2).map(u32::from_le_bytes);
-                (id, time, u64::from(u32::MAX), 48)
-            })
-        }
-        Form::Compact if at & 7 == 0 => {
-            let w = u32::from_le_bytes(bytes_at(data, b)?);
-            let id = u64::from(w & 31);
-            (id != h.ext).then_some((id, Some(w >> 5), (1 << 27) - 1, 32))
-        }
-        _ => None,
-    };
-    if let Some((id, time, mask, len)) = short {
-        let time = u64::from(time?);
+    if let Some((id, time, mask, len)) = h.read_short(data, at) {
+        let time = u64::from(time);
         out.push(FieldValue::UInt(id));
         *st.regs.get_mut(h.tag.reg as usize)? = id;
         st.event_id = Some(id);

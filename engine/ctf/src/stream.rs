@@ -434,8 +434,8 @@ impl<'a> StreamReader<'a> {
     pub(crate) fn message(&self) -> Option<Message<'_>> {
         // One compare for the common case (a `match` on the head makes a
         // jump table, which showed in the profiles of every reader).
-        if let Head::Event = self.head {
-            return Some(Message::Event(self.event()));
+        if let Some(ev) = self.head_event() {
+            return Some(Message::Event(ev));
         }
         self.other_message()
     }

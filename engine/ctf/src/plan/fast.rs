@@ -387,25 +387,12 @@ impl FastEvents {
     ) -> Option<FastEvent> {
         let h = &self.header;
         let at = super::align(super::align(pos, self.align), h.tag.mask);
-        let b = (at >> 3) as usize;
-        let (id, time, mask, len) = match h.form {
-            Form::Large => {
-                let id = u64::from(u16::from_le_bytes(bytes_at(data, b)?));
-                let time = u32::from_le_bytes(bytes_at(data, b + 2)?);
-                (id, time, u64::from(u32::MAX), 6)
-            }
-            Form::Compact if at & 7 == 0 => {
-                let w = u32::from_le_bytes(bytes_at(data, b)?);
-                (u64::from(w & 31), w >> 5, (1 << 27) - 1, 4)
-            }
-            _ => return None,
-        };
-        if id == h.ext {
-            return None;
-        }
+        let (id, time, mask, len) = h.read_short(data, at)?;
+        // The byte after the header (a short form ends on one).
+        let after = ((at + len) >> 3) as usize;
         let body = self.bodies.get(id as usize)?.as_ref()?;
         if body.fixed {
-            return self.decode_fixed(data, b + len, (id, time, mask), body, st, out);
+            return self.decode_fixed(data, after, (id, time, mask), body, st, out);
         }
         let base = out.len();
         // Set first, as the general path does (a body may read it).
@@ -414,7 +401,7 @@ impl FastEvents {
         self.push_header(id, time, out);
         let header_end = out.len() as u32;
         // No closure here: it would not be inlined.
-        let head_end = self.head.push(data, b + len, &mut st.regs, base, out);
+        let head_end = self.head.push(data, after, &mut st.regs, base, out);
         let sec_end = out.len() as u32;
         let end = match head_end {
             Some(at) => body.layout.push(data, at, &mut st.regs, base, out),
