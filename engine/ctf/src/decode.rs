@@ -769,7 +769,7 @@ pub(crate) fn run(
                 let Some(opt) = t.select(raw) else {
                     return Err(err(DecodeErrorKind::NoVariantOption(raw as i64), pos));
                 };
-                out.push(FieldValue::Variant(opt));
+                out.push(FieldValue::Variant(u64::from(opt)));
                 pc = t.starts[opt as usize] as usize;
                 continue;
             }

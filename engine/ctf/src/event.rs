@@ -65,6 +65,8 @@ use crate::tsdl::ir::{
 /// [`FieldValue::SInt`] (per the container's signedness); their labels come
 /// from the type ([`crate::tsdl::ir::EnumType::labels_for`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
+// A `u64` tag and 8 bytes of payload in every variant: see `words`.
+#[repr(u64)]
 pub enum FieldValue {
     /// An unsigned integer or unsigned enumeration.
     UInt(u64),
@@ -86,10 +88,39 @@ pub enum FieldValue {
     Len(u64),
     /// The index of the selected option of a variant (into
     /// [`crate::tsdl::ir::VariantType::options`]); the option's values follow.
-    Variant(u32),
+    Variant(u64),
+}
+
+/// The kinds of [`FieldValue::words`], in their order of declaration.
+pub mod value_kind {
+    /// [`super::FieldValue::UInt`].
+    pub const UINT: u64 = 0;
+    /// [`super::FieldValue::SInt`].
+    pub const SINT: u64 = 1;
+    /// [`super::FieldValue::Float`].
+    pub const FLOAT: u64 = 2;
+    /// [`super::FieldValue::Str`].
+    pub const STR: u64 = 3;
+    /// [`super::FieldValue::Len`].
+    pub const LEN: u64 = 4;
+    /// [`super::FieldValue::Variant`].
+    pub const VARIANT: u64 = 5;
 }
 
 impl FieldValue {
+    /// The value as two machine words: its kind (one of [`value_kind`])
+    /// and its payload (a number's 64 bits, a float's bit pattern, a
+    /// string's `start | len << 32`). Branch-free, for hashing or folding
+    /// values without a jump on each value's kind.
+    #[inline(always)]
+    pub fn words(self) -> [u64; 2] {
+        // SAFETY: `repr(u64)` lays every variant out as a `repr(C)` struct
+        // of a `u64` tag then its fields, and every variant's fields are 8
+        // bytes without padding (two `u32` for `Str`): all 16 bytes of any
+        // value are initialized, and any 16 bytes are a valid `[u64; 2]`.
+        unsafe { std::mem::transmute::<FieldValue, [u64; 2]>(self) }
+    }
+
     /// The value as an unsigned integer (signed values are reinterpreted).
     pub fn as_u64(self) -> Option<u64> {
         match self {
@@ -756,6 +787,23 @@ mod tests {
             ),
             named("last", int(32, true, Encoding::None)),
         ])
+    }
+
+    #[test]
+    fn words_are_kind_and_payload() {
+        use value_kind::*;
+        assert_eq!(std::mem::size_of::<FieldValue>(), 16);
+        let cases = [
+            (FieldValue::UInt(7), [UINT, 7]),
+            (FieldValue::SInt(-2), [SINT, (-2i64) as u64]),
+            (FieldValue::Float(1.5), [FLOAT, 1.5f64.to_bits()]),
+            (FieldValue::Str { start: 3, len: 9 }, [STR, 3 | 9 << 32]),
+            (FieldValue::Len(u64::MAX), [LEN, u64::MAX]),
+            (FieldValue::Variant(2), [VARIANT, 2]),
+        ];
+        for (v, words) in cases {
+            assert_eq!(v.words(), words, "{v:?}");
+        }
     }
 
     #[test]

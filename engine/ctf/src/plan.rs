@@ -553,17 +553,17 @@ fn header(
         out.push(FieldValue::UInt(id));
         *st.regs.get_mut(h.tag.reg as usize)? = id;
         st.event_id = Some(id);
-        out.push(FieldValue::Variant(h.short));
+        out.push(FieldValue::Variant(u64::from(h.short)));
         out.push(FieldValue::UInt(time));
         st.clock = crate::clock::update_clock_masked(st.clock, time, mask);
         return Some(at + len);
     }
     let (pos, tag) = int_step(&h.tag, data, pos, st, out)?;
     if tag != h.ext {
-        out.push(FieldValue::Variant(h.short));
+        out.push(FieldValue::Variant(u64::from(h.short)));
         Some(int_step(&h.time, data, pos, st, out)?.0)
     } else {
-        out.push(FieldValue::Variant(h.long));
+        out.push(FieldValue::Variant(u64::from(h.long)));
         let (pos, _) = int_step(&h.ext_id, data, pos, st, out)?;
         Some(int_step(&h.ext_time, data, pos, st, out)?.0)
     }
@@ -834,7 +834,7 @@ pub(crate) fn exec(
             Kind::Variant => {
                 let t = plan.tables.get(s.arg as usize)?;
                 let opt = t.select(*st.regs.get(s.reg as usize)?)?;
-                out.push(FieldValue::Variant(opt));
+                out.push(FieldValue::Variant(u64::from(opt)));
                 pc = *t.starts().get(opt as usize)? as usize;
             }
             Kind::Jump => pc = s.arg as usize,
@@ -1006,6 +1006,16 @@ mod tests {
             integer { size = 32; align = 8; signed = 0; } _seq[_n];
             uint32_t _after;
         }; };
+        event { name = f; id = 3; stream_id = 1; fields := struct {
+            integer { size = 8; align = 8; signed = 1; } _s8;
+            integer { size = 16; align = 8; signed = 0; byte_order = be; } _u16be;
+            integer { size = 32; align = 8; signed = 1; byte_order = be; } _s32be;
+            integer { size = 64; align = 8; signed = 1; byte_order = be; } _s64be;
+            integer { size = 16; align = 8; signed = 1; } _s16;
+            floating_point { exp_dig = 8; mant_dig = 24; align = 8; } _f;
+            floating_point { exp_dig = 11; mant_dig = 53; align = 8; } _d;
+            uint8_t _u8;
+        }; };
     "#;
 
     pub(super) fn compiled() -> CompiledTrace {
@@ -1048,8 +1058,8 @@ mod tests {
         let t = compiled();
         let have: Vec<bool> = programs(&t).iter().map(|p| p.1.is_some()).collect();
         // Stream 0: head, a, b (sequence of structures), d, e; stream 1:
-        // head, c.
-        assert_eq!(have, [true, true, false, true, true, true, true]);
+        // head, c, f.
+        assert_eq!(have, [true, true, false, true, true, true, true, true]);
     }
 
     pub(super) fn state(nregs: usize, regs: &[u64], clock: u64) -> DecodeState {
@@ -1072,7 +1082,7 @@ mod tests {
                 FieldValue::Float(x) => (2, x.to_bits()),
                 FieldValue::Str { start, len } => (3, (start as u64) << 32 | len as u64),
                 FieldValue::Len(x) => (4, x),
-                FieldValue::Variant(x) => (5, x as u64),
+                FieldValue::Variant(x) => (5, x),
             })
             .collect()
     }
@@ -1086,7 +1096,7 @@ mod tests {
     fn plan_matches_interpreter() {
         let t = compiled();
         let progs = programs(&t);
-        let successes: [std::cell::Cell<usize>; 7] = Default::default();
+        let successes: [std::cell::Cell<usize>; 8] = Default::default();
         // A fixed seed: the count of comparisons checked below must not
         // depend on luck.
         let mut runner = proptest::test_runner::TestRunner::new_with_rng(
@@ -1098,7 +1108,7 @@ mod tests {
         let strategy = (
             proptest::collection::vec(prop_oneof![0u8..4, any::<u8>()], 0..96),
             0u64..24,
-            0usize..7,
+            0usize..8,
             any::<u64>(),
             proptest::collection::vec(0u64..6, 8),
         );
