@@ -18,6 +18,8 @@
 //! have set are written again before being read). A property test checks
 //! both against the general interpreter.
 
+use std::mem::MaybeUninit;
+
 use super::{bytes_at, find_nul, int_run, read_int, Form, Header, Kind, Plan, Step};
 use crate::decode::{DecodeState, NO_REG};
 use crate::event::FieldValue;
@@ -47,9 +49,9 @@ struct Run {
 
 impl Run {
     /// Pushes the fields' values (and, with `FX`, sets their registers),
-    /// the run starting at byte `at` of `data`; `None` (having pushed some
-    /// values) when `data` is too short (or, without `FX`, on a field
-    /// setting a register).
+    /// the run starting at byte `at` of `data`; `None` (having pushed
+    /// none) when `data` is too short (or, without `FX`, on a field setting
+    /// a register).
     #[inline(always)]
     fn push<const FX: bool>(
         &self,
@@ -58,7 +60,30 @@ impl Run {
         regs: &mut [u64],
         out: &mut Vec<FieldValue>,
     ) -> Option<()> {
-        for f in &self.fields {
+        // Into the spare capacity, the length set once: `push` would store
+        // the length and reload the buffer after every value (the values
+        // might alias the vector for all the compiler knows).
+        let (len, n) = (out.len(), self.fields.len());
+        out.reserve(n);
+        self.write::<FX>(data, at, regs, out.spare_capacity_mut().get_mut(..n)?)?;
+        // SAFETY: `write` wrote the `n` slots after `len`.
+        unsafe { out.set_len(len + n) };
+        Some(())
+    }
+
+    /// [`Run::push`] into `slots`, one per field: all written when `Some`.
+    #[inline(always)]
+    fn write<const FX: bool>(
+        &self,
+        data: &[u8],
+        at: usize,
+        regs: &mut [u64],
+        slots: &mut [MaybeUninit<FieldValue>],
+    ) -> Option<()> {
+        if slots.len() != self.fields.len() {
+            return None;
+        }
+        for (slot, f) in slots.iter_mut().zip(&self.fields) {
             let b = at + f.off as usize;
             let v = match f.kind {
                 Kind::U8 => FieldValue::UInt(u64::from(bytes_at::<1>(data, b)?[0])),
@@ -94,7 +119,7 @@ impl Run {
                 }
                 _ => return None,
             };
-            out.push(v);
+            slot.write(v);
         }
         Some(())
     }
@@ -411,13 +436,21 @@ impl FastEvents {
         Some(self.finish(st, (id, time, mask), body, end, [header_end, sec_end]))
     }
 
-    /// Pushes the header's values: the id, the short form's option, the
-    /// timestamp.
+    /// Pushes the header's values.
     #[inline(always)]
     fn push_header(&self, id: u64, time: u32, out: &mut Vec<FieldValue>) {
-        out.push(FieldValue::UInt(id));
-        out.push(FieldValue::Variant(u64::from(self.header.short)));
-        out.push(FieldValue::UInt(u64::from(time)));
+        out.extend_from_slice(&self.header_values(id, time));
+    }
+
+    /// The header's values: the id, the short form's option, the
+    /// timestamp.
+    #[inline(always)]
+    fn header_values(&self, id: u64, time: u32) -> [FieldValue; 3] {
+        [
+            FieldValue::UInt(id),
+            FieldValue::Variant(u64::from(self.header.short)),
+            FieldValue::UInt(u64::from(time)),
+        ]
     }
 
     /// Applies the header's side effects (event id, clock) once the event
@@ -463,20 +496,23 @@ impl FastEvents {
             return None;
         }
         let reg = st.regs.get_mut(self.header.tag.reg as usize)?;
-        let base = out.len();
-        out.reserve(3 + head.fields.len() + fields.fields.len());
-        self.push_header(id, time, out);
+        // All values written into the spare capacity, the length set once.
+        let (base, nh, nb) = (out.len(), head.fields.len(), fields.fields.len());
+        let n = 3 + nh + nb;
+        out.reserve(n);
+        let slots = out.spare_capacity_mut().get_mut(..n)?;
+        let (header, slots) = slots.split_first_chunk_mut::<3>()?;
+        let (head_slots, body_slots) = slots.split_at_mut(nh);
         // No register is set: an empty slice for them.
-        if head
-            .push::<false>(data, at, &mut [], out)
-            .and_then(|()| fields.push::<false>(data, body_at, &mut [], out))
-            .is_none()
-        {
-            // Unreachable (the event fits in `data`), but then nothing
-            // has changed either.
-            out.truncate(base);
-            return None;
-        }
+        head.write::<false>(data, at, &mut [], head_slots)?;
+        fields.write::<false>(data, body_at, &mut [], body_slots)?;
+        let [h0, h1, h2] = self.header_values(id, time);
+        header[0].write(h0);
+        header[1].write(h1);
+        header[2].write(h2);
+        // SAFETY: the three header slots, then `head` and `fields` wrote
+        // theirs (`write` fills all of its slots when it succeeds).
+        unsafe { out.set_len(base + n) };
         *reg = id;
         let header_end = base as u32 + 3;
         let sec_end = header_end + head.fields.len() as u32;
