@@ -167,13 +167,25 @@ fn fast_events(
     st: &mut DecodeState,
     b: &mut Batch,
 ) -> u64 {
-    while pos < end && b.events.len() < max_events && b.values.len() < MAX_BATCH_VALUES {
+    // Records written into the spare capacity, the length set once at the
+    // end (`push` stores the length and reloads the buffer every time).
+    let first = b.events.len();
+    let room = max_events.saturating_sub(first);
+    b.events.reserve(room);
+    let Some(slots) = b.events.spare_capacity_mut().get_mut(..room) else {
+        return pos;
+    };
+    let mut n = 0;
+    for slot in slots {
+        if pos >= end || b.values.len() >= MAX_BATCH_VALUES {
+            break;
+        }
         let clock_before = st.clock;
         let h = b.values.len() as u32;
         let Some(ev) = fast.decode(bytes, pos, st, &mut b.values) else {
             break;
         };
-        b.events.push(EvRec {
+        slot.write(EvRec {
             id: ev.class_id,
             bounds: [
                 h,
@@ -187,8 +199,11 @@ fn fast_events(
             offset_bits: pos,
             clock_before,
         });
+        n += 1;
         pos = ev.end;
     }
+    // SAFETY: the loop wrote the first `n` slots after `first`.
+    unsafe { b.events.set_len(first + n) };
     pos
 }
 
