@@ -881,15 +881,21 @@ fn int_run(
     let start = (pos >> 3) as usize;
     let len = usize::try_from(count * (bits / 8)).ok()?;
     let src = data.get(start..start.checked_add(len)?)?;
-    out.reserve(count as usize + 1);
-    out.push(FieldValue::Len(count));
+    // Written into the spare capacity, the length set once (`push` stores
+    // the length and reloads the buffer for every element).
+    let n = count as usize + 1;
+    out.reserve(n);
+    let base = out.len();
+    let (len_slot, slots) = out.spare_capacity_mut().get_mut(..n)?.split_first_mut()?;
+    len_slot.write(FieldValue::Len(count));
     // One loop per kind, so that the kind is not dispatched per element;
     // plain loops, as these arrays are short (a call to `extend` cost more
-    // than the elements).
+    // than the elements). `src` holds `count` elements: each loop writes
+    // all the slots.
     macro_rules! each {
         ($n:literal, $from:ident, $t:ty, $variant:ident, $wide:ty) => {
-            for c in src.chunks_exact($n) {
-                out.push(FieldValue::$variant(
+            for (slot, c) in slots.iter_mut().zip(src.chunks_exact($n)) {
+                slot.write(FieldValue::$variant(
                     <$t>::$from(c.try_into().unwrap_or([0; $n])) as $wide,
                 ));
             }
@@ -897,8 +903,8 @@ fn int_run(
     }
     match k {
         Kind::U8 => {
-            for &b in src {
-                out.push(FieldValue::UInt(b as u64));
+            for (slot, &b) in slots.iter_mut().zip(src) {
+                slot.write(FieldValue::UInt(b as u64));
             }
         }
         Kind::U16Le => each!(2, from_le_bytes, u16, UInt, u64),
@@ -908,8 +914,8 @@ fn int_run(
         Kind::U64Le => each!(8, from_le_bytes, u64, UInt, u64),
         Kind::U64Be => each!(8, from_be_bytes, u64, UInt, u64),
         Kind::S8 => {
-            for &b in src {
-                out.push(FieldValue::SInt(b as i8 as i64));
+            for (slot, &b) in slots.iter_mut().zip(src) {
+                slot.write(FieldValue::SInt(b as i8 as i64));
             }
         }
         Kind::S16Le => each!(2, from_le_bytes, i16, SInt, i64),
@@ -920,6 +926,9 @@ fn int_run(
         Kind::S64Be => each!(8, from_be_bytes, i64, SInt, i64),
         _ => return None,
     }
+    // SAFETY: the length slot, then the `count` element slots (`src` is
+    // `count` elements of `bits / 8` bytes) are written.
+    unsafe { out.set_len(base + n) };
     pos += count * bits;
     Some(pos)
 }
