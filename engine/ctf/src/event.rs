@@ -656,9 +656,9 @@ pub enum Message<'a> {
     /// A decoded event.
     Event(Event<'a>),
     /// The tracer discarded events (ring buffer full).
-    DiscardedEvents(Discarded<'a>),
+    DiscardedEvents(&'a Discarded<'a>),
     /// Whole packets are missing (gap in `packet_seq_num`).
-    DiscardedPackets(Discarded<'a>),
+    DiscardedPackets(&'a Discarded<'a>),
 }
 
 impl<'a> Message<'a> {
@@ -787,6 +787,14 @@ mod tests {
             ),
             named("last", int(32, true, Encoding::None)),
         ])
+    }
+
+    #[test]
+    fn messages_are_small() {
+        // An event message is moved through the cursor and its caller for
+        // every event: the lost-records messages are referred to, not
+        // carried (they made every message 112 bytes).
+        assert!(std::mem::size_of::<Message<'_>>() <= 48);
     }
 
     #[test]

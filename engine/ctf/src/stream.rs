@@ -108,6 +108,10 @@ pub(crate) struct StreamReader<'a> {
     ev: EventData<'a>,
     /// Index in the batch of the head event (when `head` is `Event`).
     cur: usize,
+    /// The head's lost-records message (when `head` is `Lost`), kept here
+    /// so that a [`Message`] only refers to it: an event message is then
+    /// 48 bytes, not 112.
+    lost: Option<Discarded<'a>>,
     /// Where the stream starts (restored position), for checkpoints taken
     /// before anything was read.
     start: Position,
@@ -151,6 +155,7 @@ impl<'a> StreamReader<'a> {
                 packet_index: start.packet,
             },
             cur: 0,
+            lost: None,
             start,
         };
         let upto = start.packet.min(sd.packets.len());
@@ -289,6 +294,7 @@ impl<'a> StreamReader<'a> {
                     _ => None,
                 };
                 self.head = Head::Lost(l);
+                self.lost = self.discarded(l);
                 return;
             }
             if self.has_batch {
@@ -453,11 +459,21 @@ impl<'a> StreamReader<'a> {
     /// The lost-records message `l`.
     #[inline(never)]
     fn lost_message(&self, l: Lost) -> Option<Message<'_>> {
+        let d = self.lost.as_ref()?;
+        Some(if l.packets {
+            Message::DiscardedPackets(d)
+        } else {
+            Message::DiscardedEvents(d)
+        })
+    }
+
+    /// The lost-records message of `l`.
+    fn discarded(&self, l: Lost) -> Option<Discarded<'a>> {
         let sc = self.sc?;
         let conv = sc.conv;
         let to_ns = |c: Option<u64>| c.and_then(|c| conv.and_then(|cv| cv.to_ns(c)));
         let has_clock = sc.clock.is_some();
-        let d = Discarded {
+        Some(Discarded {
             trace: self.ev.trace,
             stream: &self.sd.info,
             clock: sc.clock.as_ref(),
@@ -466,11 +482,6 @@ impl<'a> StreamReader<'a> {
             begin_ns: to_ns(l.begin),
             end_ns: to_ns(l.end),
             count: l.count,
-        };
-        Some(if l.packets {
-            Message::DiscardedPackets(d)
-        } else {
-            Message::DiscardedEvents(d)
         })
     }
 }
