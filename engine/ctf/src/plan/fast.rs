@@ -420,7 +420,7 @@ impl FastEvents {
         // Set first, as the general path does (a body may read it).
         *st.regs.get_mut(h.tag.reg as usize)? = id;
         out.reserve(3 + self.head.first.fields.len() + body.layout.first.fields.len());
-        self.push_header(id, time, out);
+        out.extend_from_slice(&self.header_values(id, time));
         let header_end = out.len() as u32;
         // No closure here: it would not be inlined.
         let head_end = self.head.push(data, after, &mut st.regs, base, out);
@@ -434,12 +434,6 @@ impl FastEvents {
             return None;
         };
         Some(self.finish(st, (id, time, mask), body, end, [header_end, sec_end]))
-    }
-
-    /// Pushes the header's values.
-    #[inline(always)]
-    fn push_header(&self, id: u64, time: u32, out: &mut Vec<FieldValue>) {
-        out.extend_from_slice(&self.header_values(id, time));
     }
 
     /// The header's values: the id, the short form's option, the
