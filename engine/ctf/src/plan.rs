@@ -167,6 +167,19 @@ fn kind_bits(k: Kind) -> u64 {
     }
 }
 
+impl Kind {
+    /// For a byte-aligned little-endian integer kind: 64 minus its size in
+    /// bits, and whether it is signed.
+    fn plain_le(self) -> Option<(u8, bool)> {
+        let signed = match self {
+            Kind::U8 | Kind::U16Le | Kind::U32Le | Kind::U64Le => false,
+            Kind::S8 | Kind::S16Le | Kind::S32Le | Kind::S64Le => true,
+            _ => return None,
+        };
+        Some(((64 - kind_bits(self)) as u8, signed))
+    }
+}
+
 impl Plan {
     /// Re-encodes `prog`, or `None` when it has an op the fast path does not
     /// cover (arrays and sequences of anything but plain integers).
@@ -999,7 +1012,10 @@ mod tests {
         event { name = b; id = 1; stream_id = 0; fields := struct {
             uint8_t _n; struct { uint8_t a; uint16_t b; } _recs[_n]; }; };
         event { name = c; id = 2; stream_id = 1; fields := struct {
-            integer { size = 32; align = 8; signed = 1; } _w; uint64_t _i; }; };
+            integer { size = 32; align = 8; signed = 1; } _w; uint64_t _i;
+            integer { size = 8; align = 8; signed = 1; } _s8; uint8_t _u8;
+            integer { size = 16; align = 8; signed = 1; } _s16; uint16_t _u16;
+            integer { size = 64; align = 8; signed = 1; } _s64; uint32_t _u32; }; };
         event { name = d; id = 2; stream_id = 0;
             context := struct { uint8_t _ctx; };
             fields := struct {
@@ -1182,11 +1198,29 @@ mod tests {
         // Payload c.
         let mut data = (-3i32).to_le_bytes().to_vec();
         data.extend(9u64.to_le_bytes());
+        data.extend((-5i8).to_le_bytes());
+        data.extend(200u8.to_le_bytes());
+        data.extend((-300i16).to_le_bytes());
+        data.extend(60000u16.to_le_bytes());
+        data.extend((-7i64).to_le_bytes());
+        data.extend(4_000_000_000u32.to_le_bytes());
         let (_, plan, nregs) = progs[6];
         let mut st = state(nregs, &[], 0);
         let mut out = Vec::new();
-        assert_eq!(exec(plan.unwrap(), &data, 0, &mut st, &mut out), Some(96));
-        assert_eq!(out, [FieldValue::SInt(-3), FieldValue::UInt(9)]);
+        assert_eq!(exec(plan.unwrap(), &data, 0, &mut st, &mut out), Some(240));
+        assert_eq!(
+            out,
+            [
+                FieldValue::SInt(-3),
+                FieldValue::UInt(9),
+                FieldValue::SInt(-5),
+                FieldValue::UInt(200),
+                FieldValue::SInt(-300),
+                FieldValue::UInt(60000),
+                FieldValue::SInt(-7),
+                FieldValue::UInt(4_000_000_000)
+            ]
+        );
     }
 
     #[test]

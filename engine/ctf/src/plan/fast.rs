@@ -37,6 +37,11 @@ struct Field {
     off: u32,
     /// Byte length of a text array.
     len: u32,
+    /// For a plain little-endian integer ([`Kind::plain_le`]): 64 minus
+    /// its size in bits, the shift that leaves it alone in a 64-bit word
+    /// read at its offset, and whether it is signed.
+    shift: u8,
+    signed: bool,
 }
 
 /// Fields at fixed byte offsets from a byte-aligned start, each pushing
@@ -45,6 +50,9 @@ struct Field {
 struct Run {
     fields: Vec<Field>,
     bytes: u32,
+    /// All fields are plain little-endian integers (then one bounds check
+    /// serves the whole run, and no field needs a jump on its kind).
+    plain: bool,
 }
 
 impl Run {
@@ -82,6 +90,22 @@ impl Run {
     ) -> Option<()> {
         if slots.len() != self.fields.len() {
             return None;
+        }
+        if self.plain && at.saturating_add(self.bytes as usize + 7) <= data.len() {
+            for (slot, f) in slots.iter_mut().zip(&self.fields) {
+                let b = at + f.off as usize;
+                // SAFETY: `b + 8 <= data.len()`: a field ends within the
+                // run (`off + 1 <= bytes`), and the run and 7 bytes more
+                // are within `data` (tested above).
+                let raw = unsafe { data.as_ptr().add(b).cast::<u64>().read_unaligned() };
+                let x = u64::from_le(raw) << f.shift;
+                slot.write(if f.signed {
+                    FieldValue::SInt((x as i64) >> f.shift)
+                } else {
+                    FieldValue::UInt(x >> f.shift)
+                });
+            }
+            return Some(());
         }
         for (slot, f) in slots.iter_mut().zip(&self.fields) {
             let b = at + f.off as usize;
@@ -253,12 +277,20 @@ impl Layout {
                 Some((_, run)) => run,
                 None => &mut l.first,
             };
+            let plain = s.kind.plain_le();
+            if run.fields.is_empty() {
+                run.plain = true;
+            }
+            run.plain &= plain.is_some();
+            let (shift, signed) = plain.unwrap_or((0, false));
             run.fields.push(Field {
                 kind: s.kind,
                 elem: s.elem,
                 reg: s.reg,
                 off: run.bytes,
                 len,
+                shift,
+                signed,
             });
             run.bytes = run.bytes.checked_add(bytes)?;
         }
@@ -581,8 +613,14 @@ mod tests {
         assert_eq!((runs[0].1, runs[3].1), (1, 4));
         // d takes the shortest path, e the general one.
         assert!(d.fixed && !e.fixed);
-        // f: eight numbers of all kinds, fixed.
+        assert!(!first.plain);
+        // c: little-endian integers of every size, both signs: one plain
+        // run.
         let s1 = t.streams.values().nth(1).and_then(|sc| sc.fast.as_ref());
+        let c = s1.and_then(|s1| s1.bodies[2].as_ref()).expect("c");
+        assert_eq!((c.layout.first.fields.len(), c.layout.first.bytes), (8, 30));
+        assert!(c.fixed && c.layout.first.plain);
+        // f: eight numbers of all kinds, fixed.
         let f = s1.and_then(|s1| s1.bodies[3].as_ref()).expect("f");
         assert_eq!((f.layout.first.fields.len(), f.layout.first.bytes), (8, 30));
         assert!(f.fixed);
