@@ -439,19 +439,16 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
     };
     let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
     let mut sum = EventFolder::default();
-    let (mut events, mut discarded, mut errors, mut messages) = (0u64, 0u64, 0u64, 0u64);
+    let (mut discarded, mut errors, mut messages) = (0u64, 0u64, 0u64);
     let mut first_error = None;
     let mut cursor = ts.messages();
     while let Some(msg) = cursor.next() {
         messages += 1;
-        if messages % RSS_SAMPLE_EVERY == 0 {
-            sample(&mut rss_peak);
-        }
+        // The message first, the sampling after: the message then need
+        // not be kept in memory across the sampling's calls.
         match msg {
-            Ok(Message::Event(ev)) => {
-                events += 1;
-                sum.event(&ev);
-            }
+            // Events are counted at the end (the other messages apart).
+            Ok(Message::Event(ev)) => sum.event(&ev),
             Ok(Message::DiscardedEvents(d) | Message::DiscardedPackets(d)) => {
                 discarded += 1;
                 sum.word(d.count.unwrap_or(u64::MAX));
@@ -463,12 +460,15 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
                 first_error.get_or_insert_with(|| e.to_string());
             }
         }
+        if messages % RSS_SAMPLE_EVERY == 0 {
+            sample(&mut rss_peak);
+        }
     }
     sample(&mut rss_peak);
     drop(cursor);
     drop(ts);
     Ok(DecodeRun {
-        events,
+        events: messages - discarded - errors,
         discarded,
         errors,
         first_error,
