@@ -5,6 +5,7 @@
 //! other threads ([`crate::prefetch`]); the stream reader then only walks
 //! records.
 
+use crate::clock::ClockConv;
 use crate::decode::{run, DecodeError, DecodeState, Program};
 use crate::error::{CorruptKind, ReadError};
 use crate::event::{FieldValue, Position};
@@ -310,7 +311,17 @@ pub(crate) fn decode_batch(
         }
         if let Some(fast) = fast {
             let before = b.events.len();
-            pos = fast_events(fast, bytes, pos, si.content_bits, max_events, &to_ns, st, b);
+            let (end, max) = (si.content_bits, max_events);
+            // A 1 GHz clock (LTTng's) converts by one checked addition:
+            // its own copy of the loop, without the general conversion's
+            // tests on every event.
+            pos = match conv.and_then(|c| c.ns_base_if_exact()) {
+                Some(base) => {
+                    let exact = |cycles| ClockConv::exact_to_ns(base, cycles).unwrap_or(NO_NS);
+                    fast_events(fast, bytes, pos, end, max, &exact, st, b)
+                }
+                None => fast_events(fast, bytes, pos, end, max, &to_ns, st, b),
+            };
             if b.events.len() > before {
                 index += (b.events.len() - before) as u64;
                 continue;

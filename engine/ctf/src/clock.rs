@@ -78,12 +78,24 @@ impl ClockConv {
     #[inline(always)]
     pub fn to_ns(&self, cycles: u64) -> Option<i64> {
         let base = self.base_ns?;
-        let v = ns_from_value(self.freq, cycles);
-        if v >= i64::MAX as u64 {
+        Self::exact_to_ns(base, ns_from_value(self.freq, cycles))
+    }
+
+    /// For a 1 GHz clock whose offset converts, the base that
+    /// [`ClockConv::exact_to_ns`] takes: then `to_ns(c)` is
+    /// `exact_to_ns(base, c)`.
+    pub fn ns_base_if_exact(&self) -> Option<i64> {
+        self.base_ns.filter(|_| self.freq == 1_000_000_000)
+    }
+
+    /// `base` plus `ns`, as [`ClockConv::to_ns`] adds them.
+    #[inline(always)]
+    pub fn exact_to_ns(base: i64, ns: u64) -> Option<i64> {
+        if ns >= i64::MAX as u64 {
             return None;
         }
-        // `v` is non-negative: only a positive base can overflow.
-        base.checked_add(v as i64)
+        // `ns` is non-negative: only a positive base can overflow.
+        base.checked_add(ns as i64)
     }
 }
 
@@ -107,6 +119,27 @@ mod tests {
             uuid: None,
             description: None,
         }
+    }
+
+    #[test]
+    fn the_exact_conversion_is_the_general_one_at_1_ghz() {
+        let edges = [0, 1, 5, i64::MAX as u64 - 1, i64::MAX as u64, u64::MAX];
+        for (offset_s, offset) in [(0, 0), (1_500_000_000, 17), (-3, 0), (9_223_372_034, 0)] {
+            let conv = ClockConv::new(&clock(1_000_000_000, offset_s, offset));
+            let base = conv.ns_base_if_exact().expect("1 GHz");
+            for c in edges {
+                assert_eq!(
+                    ClockConv::exact_to_ns(base, c),
+                    conv.to_ns(c),
+                    "{offset_s} {c}"
+                );
+            }
+        }
+        // Another frequency, or an offset that does not convert: none.
+        assert_eq!(ClockConv::new(&clock(1000, 0, 0)).ns_base_if_exact(), None);
+        let huge = ClockConv::new(&clock(1_000_000_000, i64::MAX / 2, 0));
+        assert_eq!(huge.ns_base_if_exact(), None);
+        assert_eq!(huge.to_ns(1), None);
     }
 
     #[test]
