@@ -346,7 +346,9 @@ struct Body {
 /// by event id, the bodies of the event classes that are byte-aligned.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FastEvents {
-    /// Alignment mask of the `Align` steps before the header.
+    /// Alignment mask of the `Align` steps before the header and of the
+    /// header's tag: aligning on one then the other is aligning on the
+    /// larger (alignments are powers of two).
     align: u32,
     header: Header,
     head: Layout,
@@ -419,7 +421,7 @@ impl FastEvents {
             return None;
         }
         Some(FastEvents {
-            align,
+            align: align.max(header.tag.mask),
             header,
             head: head_layout,
             bodies,
@@ -440,7 +442,7 @@ impl FastEvents {
         out: &mut Vec<FieldValue>,
     ) -> Option<FastEvent> {
         let h = &self.header;
-        let at = super::align(super::align(pos, self.align), h.tag.mask);
+        let at = super::align(pos, self.align);
         let (id, time, mask, len) = h.read_short(data, at)?;
         // The byte after the header (a short form ends on one).
         let after = ((at + len) >> 3) as usize;
