@@ -964,18 +964,18 @@ mod tests {
         assert_eq!(parse_rss_anon(status), Some(1234 * 1024));
         assert_eq!(parse_rss_anon("VmRSS: 1 kB\n"), None);
         assert!(rss_anon_bytes().is_some_and(|b| b > 0));
-        // The probe reads the same figure as `status` (both read now,
-        // nothing allocated in between: a page or two apart at most).
+        // The probe reads the same figure as `status` (read one after the
+        // other; the slack is for the tests running alongside).
         let probe = RssProbe::open().expect("statm");
         let (a, b) = (
             probe.bytes().expect("statm"),
             rss_anon_bytes().expect("status"),
         );
-        assert!(a.abs_diff(b) <= 64 * 1024, "{a} {b}");
+        assert!(a.abs_diff(b) <= 4 << 20, "{a} {b}");
         // Memory touched now shows.
-        let block = std::hint::black_box(vec![1u8; 8 << 20]);
+        let block = std::hint::black_box(vec![1u8; 64 << 20]);
         let c = probe.bytes().expect("statm");
-        assert!(c >= a + (7 << 20), "{a} {c}");
+        assert!(c >= a + (48 << 20), "{a} {c}");
         drop(block);
         let counter = "        3955024 Event messages\n              2 Stream beginning messages\n        3955236 messages (TOTAL)\n";
         assert_eq!(parse_counter_events(counter), Some(3_955_024));
