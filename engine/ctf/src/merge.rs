@@ -362,6 +362,7 @@ impl<'a> Cursor<'a> {
     /// [`Cursor::next`] in general: the stream whose head is the next
     /// message (an event or a lost-records message), or an error.
     #[inline(never)]
+    #[cold]
     fn next_slow(&mut self) -> Option<Result<usize, ReadError>> {
         let chosen = loop {
             let chosen = self.pick()?;
