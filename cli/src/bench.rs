@@ -432,11 +432,15 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
     let probe = RssProbe::open();
     let rss_before = probe.as_ref().and_then(RssProbe::bytes);
     let mut rss_peak = rss_before;
-    let sample = |peak: &mut Option<u64>| {
-        if let (Some(p), Some(now)) = (peak.as_mut(), probe.as_ref().and_then(RssProbe::bytes)) {
+    // Rare (every `RSS_SAMPLE_EVERY` messages) and out of line: the
+    // compiler keeps what the reading loop holds in registers around it.
+    #[cold]
+    #[inline(never)]
+    fn sample(probe: Option<&RssProbe>, peak: &mut Option<u64>) {
+        if let (Some(p), Some(now)) = (peak.as_mut(), probe.and_then(RssProbe::bytes)) {
             *p = (*p).max(now);
         }
-    };
+    }
     let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
     let mut sum = EventFolder::default();
     let (mut discarded, mut errors, mut messages) = (0u64, 0u64, 0u64);
@@ -461,10 +465,10 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
             }
         }
         if messages % RSS_SAMPLE_EVERY == 0 {
-            sample(&mut rss_peak);
+            sample(probe.as_ref(), &mut rss_peak);
         }
     }
-    sample(&mut rss_peak);
+    sample(probe.as_ref(), &mut rss_peak);
     drop(cursor);
     drop(ts);
     Ok(DecodeRun {
