@@ -279,12 +279,7 @@ impl Layout {
                 Some((_, run)) => run,
                 None => &mut l.first,
             };
-            let plain = s.kind.plain_le();
-            if run.fields.is_empty() {
-                run.plain = true;
-            }
-            run.plain &= plain.is_some();
-            let (shift, signed) = plain.unwrap_or((0, false));
+            let (shift, signed) = s.kind.plain_le().unwrap_or((0, false));
             run.fields.push(Field {
                 kind: s.kind,
                 elem: s.elem,
@@ -298,6 +293,11 @@ impl Layout {
         }
         if let Some(slot) = post {
             mark(&mut l, slot)?;
+        }
+        let runs = std::iter::once(&mut l.first).chain(l.rest.iter_mut().map(|(_, run)| run));
+        for run in runs {
+            run.plain =
+                !run.fields.is_empty() && run.fields.iter().all(|f| f.kind.plain_le().is_some());
         }
         Some(l)
     }
