@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-recorded-ust.sh -- compare `traceloom dump --clock-gmt` with
 # `babeltrace2 --clock-gmt` on real LTTng-UST traces recorded by
-# ../shared/tools/record-ust-traces.sh.
+# scripts/record-ust-traces.sh.
 #
 # usage: scripts/check-recorded-ust.sh [OUTDIR=./ust-traces] [THREADS=4] [ITERS=625000]
 #
@@ -35,7 +35,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(realpath -m "${1:-./ust-traces}")
 THREADS=${2:-4}
 ITERS=${3:-625000}
-RECORD_UST=${RECORD_UST:-$here/../shared/tools/record-ust-traces.sh}
+RECORD_UST=${RECORD_UST:-$here/scripts/record-ust-traces.sh}
 BT2=${BABELTRACE2:-babeltrace2}
 KINDS=(ust_uid_blocking ust_uid_discard ust_pid ust_overwrite)
 

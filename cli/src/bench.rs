@@ -1023,23 +1023,14 @@ mod tests {
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 
-    /// A shared LTTng-UST trace, `None` (with a note) when absent.
-    fn shared_ust(kind: &str) -> Option<PathBuf> {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/ctf/lttng-ust")
-            .join(kind);
-        if !p.is_dir() {
-            eprintln!("note: {} not found: test skipped", p.display());
-            return None;
-        }
-        Some(p)
+    /// A bundled LTTng-UST trace.
+    fn shared_ust(kind: &str) -> PathBuf {
+        traceloom_testdata::ctf(&format!("lttng-ust/{kind}"))
     }
 
     #[test]
     fn decode_reads_everything_and_is_repeatable() {
-        let Some(trace) = shared_ust("ust_uid_discard") else {
-            return;
-        };
+        let trace = shared_ust("ust_uid_discard");
         let paths = vec![trace];
         let a = decode_once(&paths).unwrap();
         let b = decode_once(&paths).unwrap();
@@ -1075,9 +1066,7 @@ mod tests {
 
     #[test]
     fn folder_caches_packet_scopes_correctly() {
-        let Some(trace) = shared_ust("ust_pid") else {
-            return;
-        };
+        let trace = shared_ust("ust_pid");
         let ts = Traceset::open(&[trace]).unwrap();
         assert!(ts.streams().len() > 1);
         // The folder equals folding the packet scopes' digest afresh for
@@ -1105,9 +1094,7 @@ mod tests {
 
     #[test]
     fn bench_command_reports_every_figure() {
-        let Some(trace) = shared_ust("ust_uid_blocking") else {
-            return;
-        };
+        let trace = shared_ust("ust_uid_blocking");
         if Command::new("babeltrace2")
             .arg("--version")
             .output()

@@ -17,20 +17,12 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {rel} not found");
-        None
-    }
+fn shared(rel: &str) -> PathBuf {
+    traceloom_testdata::trace(rel)
 }
 
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel")
+    traceloom_testdata::sample_kernel()
 }
 
 fn out_dir() -> PathBuf {
@@ -71,7 +63,7 @@ fn export_views_to_png_and_svg_without_display() {
     std::env::remove_var("DISPLAY");
     std::env::remove_var("WAYLAND_DISPLAY");
     let dir = out_dir();
-    let trace = shared("ctf/tracecompass/bug446190").unwrap_or_else(sample);
+    let trace = shared("ctf/tracecompass/bug446190");
     let t = trace.to_str().unwrap();
     for ext in ["png", "svg"] {
         let out = dir.join(format!("controlflow-bug446190.{ext}"));
@@ -151,9 +143,7 @@ fn export_views_to_png_and_svg_without_display() {
 
 #[test]
 fn export_paje_trace() {
-    let Some(p) = shared("paje/native_sample.trace") else {
-        return;
-    };
+    let p = shared("paje/native_sample.trace");
     let dir = out_dir();
     for ext in ["png", "svg"] {
         let out = dir.join(format!("paje.{ext}"));
@@ -188,7 +178,7 @@ fn stats_counts_match_count_and_babeltrace2() {
         "ctf/lttng-ust/ust_pid",
     ]
     .iter()
-    .filter_map(|r| shared(r))
+    .map(|r| shared(r))
     .collect();
     traces.push(sample());
     for t in traces {
@@ -219,12 +209,11 @@ fn stats_counts_match_count_and_babeltrace2() {
                 }
             }
         }
-        if let Ok(o) = Command::new("babeltrace2").arg(t).output() {
-            if o.status.success() {
-                let lines = o.stdout.iter().filter(|&&b| b == b'\n').count() as u64;
-                assert_eq!(lines, total, "{t}: babeltrace2");
-            }
-        }
+        traceloom_testdata::require(traceloom_testdata::Tool::Babeltrace2);
+        let o = Command::new("babeltrace2").arg(t).output().unwrap();
+        assert!(o.status.success(), "{t}: babeltrace2 failed");
+        let lines = o.stdout.iter().filter(|&&b| b == b'\n').count() as u64;
+        assert_eq!(lines, total, "{t}: babeltrace2");
         // Text form, and a range.
         let (code, out, err) = run(&["stats", t]);
         assert_eq!(code, 0, "{err}");

@@ -12,19 +12,13 @@ use traceloom_engine::source::CtfSource;
 use traceloom_engine::state::{Handlers, TracesetState};
 
 fn kernel_traces() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut v = vec![root.join("../traces/sample-kernel")];
+    let mut v = vec![traceloom_testdata::sample_kernel()];
     for rel in [
         "tracecompass/bug446190",
         "tracecompass/flipping-endianness",
         "tracecompass/synctraces",
     ] {
-        let p = root.join("../../shared/traces/ctf").join(rel);
-        if p.exists() {
-            v.push(p);
-        } else {
-            eprintln!("skipping {rel}: not found");
-        }
+        v.push(traceloom_testdata::ctf(rel));
     }
     v
 }
@@ -81,7 +75,7 @@ fn state_at_every_checkpoint_equals_a_replay_from_the_start() {
 
 #[test]
 fn ranks_and_rank_seeks_agree_with_counting() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel");
+    let path = traceloom_testdata::sample_kernel();
     let ts = Arc::new(Traceset::open(&[path]).unwrap());
     let cps = checkpoint::build(ts.clone(), 5000).states;
     let mut src = CtfSource::new(ts.clone());
@@ -121,7 +115,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
 
 #[test]
 fn cache_is_reused_and_damage_is_detected_and_rebuilt() {
-    let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel");
+    let trace = traceloom_testdata::sample_kernel();
     let before = snapshot(&trace);
     let dir = tempfile::tempdir().unwrap();
     let ts = Arc::new(Traceset::open(std::slice::from_ref(&trace)).unwrap());

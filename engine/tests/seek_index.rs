@@ -10,20 +10,14 @@ use traceloom_engine::seek_index::{SeekIndex, SeekIndexBuilder};
 use traceloom_engine::source::{CtfPosition, CtfSource};
 
 fn traces() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut v = vec![root.join("../traces/sample-kernel")];
+    let mut v = vec![traceloom_testdata::sample_kernel()];
     for rel in [
         "tracecompass/bug446190",
         "tracecompass/flipping-endianness",
         "tracecompass/synctraces",
         "tracecompass/hello-lost",
     ] {
-        let p = root.join("../../shared/traces/ctf").join(rel);
-        if p.exists() {
-            v.push(p);
-        } else {
-            eprintln!("skipping {rel}: not found");
-        }
+        v.push(traceloom_testdata::ctf(rel));
     }
     v
 }

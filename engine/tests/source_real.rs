@@ -1,5 +1,5 @@
 //! The CTF traceset as an event source: reading, seeking by time and by
-//! position, and serving events requests, on the shared traces.
+//! position, and serving events requests, on the bundled traces.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,16 +11,6 @@ use traceloom_engine::request::{
 };
 use traceloom_engine::source::{CtfPosition, CtfSource};
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/ctf")
-        .join(rel);
-    p.exists().then_some(p).or_else(|| {
-        eprintln!("skipping: {rel} not found");
-        None
-    })
-}
-
 fn traces() -> Vec<PathBuf> {
     [
         "tracecompass/bug446190",
@@ -29,7 +19,7 @@ fn traces() -> Vec<PathBuf> {
         "lttng-ust/ust_overwrite",
     ]
     .iter()
-    .filter_map(|r| shared(r))
+    .map(|r| traceloom_testdata::ctf(r))
     .collect()
 }
 
@@ -86,9 +76,7 @@ fn positions_increase_and_seeks_land_exactly() {
 
 #[test]
 fn requests_on_a_real_trace_get_exactly_their_events() {
-    let Some(path) = shared("tracecompass/bug446190") else {
-        return;
-    };
+    let path = traceloom_testdata::ctf("tracecompass/bug446190");
     let ts = Arc::new(Traceset::open(&[path]).unwrap());
     let mut src = CtfSource::new(ts.clone());
     let all = read_all(&mut src);

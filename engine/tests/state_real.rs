@@ -1,28 +1,15 @@
-//! The kernel state computed over the shared kernel traces is coherent.
+//! The kernel state computed over the bundled kernel traces is coherent.
 
 use std::path::PathBuf;
 
 use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::state::{Handlers, ThreadKey, ThreadStatus, TracesetState};
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/ctf")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
-}
-
 /// Runs the state over a trace, checking at every `sched_switch` that the
 /// outgoing thread is the one the state has running on that CPU, and that
 /// no thread runs on two CPUs.
 fn check_trace(rel: &str) -> usize {
-    let Some(path) = shared(rel) else { return 0 };
-    check_path(path, rel)
+    check_path(traceloom_testdata::ctf(rel), rel)
 }
 
 fn check_path(path: PathBuf, rel: &str) -> usize {
@@ -108,6 +95,5 @@ fn synctraces_state_is_coherent() {
 
 #[test]
 fn sample_kernel_state_is_coherent() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel");
-    check_path(path, "sample-kernel");
+    check_path(traceloom_testdata::sample_kernel(), "sample-kernel");
 }

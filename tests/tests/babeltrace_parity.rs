@@ -1,5 +1,5 @@
 //! `traceloom dump --clock-gmt` against `babeltrace2 --clock-gmt` on the
-//! shared real traces, line by line, and `traceloom count` against the
+//! bundled real traces, line by line, and `traceloom count` against the
 //! per-name counts of babeltrace2's output.
 //!
 //! babeltrace2 is the reference; where it stops with an error part way
@@ -10,7 +10,7 @@
 //! too with an error naming the stream file, and still read the trace with
 //! `--clock-cycles` and `count`.
 //!
-//! Tests are skipped, with a note, when babeltrace2 or the shared traces are
+//! A test fails, saying what is missing, when babeltrace2 or a trace is
 //! missing.
 
 mod common;
@@ -154,7 +154,7 @@ fn synctraces_in_full_without_muxer() {
         "tracecompass/synctraces/scp_src",
         "tracecompass/synctraces/scp_dest",
     ] {
-        let Some(paths) = setup(&[rel]) else { return };
+        let paths = setup(&[rel]);
         let reference = babeltrace2_without_muxer(&paths[0], &["channel0_0"], "clock-gmt=yes");
         assert!(reference.ok, "{rel}: {}", reference.stderr);
         let ours = traceloom(&["dump", "--clock-gmt"], &paths);
@@ -169,7 +169,7 @@ fn synctraces_in_full_without_muxer() {
 #[test]
 fn hello_lost_in_full_without_muxer() {
     let rel = "tracecompass/hello-lost";
-    let Some(paths) = setup(&[rel]) else { return };
+    let paths = setup(&[rel]);
     let streams = ["channel1_0", "channel1_1", "channel1_2", "channel1_3"];
     let reference = babeltrace2_without_muxer(&paths[0], &streams, "clock-gmt=yes,no-delta=yes");
     assert!(reference.ok, "{}", reference.stderr);
@@ -271,9 +271,7 @@ fn time_ranges() {
 
 #[test]
 fn begin_after_end_is_an_error() {
-    let Some(paths) = setup(&["tracecompass/ctf-sequence-empty"]) else {
-        return;
-    };
+    let paths = setup(&["tracecompass/ctf-sequence-empty"]);
     let r = traceloom(
         &["dump", "--clock-gmt", "--begin", "20", "--end", "10"],
         &paths,
@@ -305,7 +303,7 @@ fn babeltrace2_counts(out: &[u8]) -> (u64, Vec<(String, u64)>) {
 }
 
 fn count_parity(rel: &str) {
-    let Some(paths) = setup(&[rel]) else { return };
+    let paths = setup(&[rel]);
     let reference = babeltrace2(&["--clock-gmt"], &paths);
     assert!(reference.ok, "babeltrace2 fails on {rel}");
     let (total, per) = babeltrace2_counts(&reference.stdout);
@@ -337,7 +335,7 @@ fn counts() {
 /// times too, naming the stream file and the clock, but reads them as raw
 /// clock values (`--clock-cycles`) and counts them.
 fn clock_out_of_range(rel: &str) {
-    let Some(paths) = setup(&[rel]) else { return };
+    let paths = setup(&[rel]);
     let reference = babeltrace2(&["--clock-gmt"], &paths);
     assert!(!reference.ok && reference.stdout.is_empty());
     assert!(reference
@@ -387,9 +385,7 @@ fn ctfwriter_clock_out_of_range() {
 /// on a copy whose clock offset babeltrace2 accepts.
 #[test]
 fn funky_trace_with_representable_clock() {
-    let Some(copy) = PatchedCopy::new("tracecompass/funky_trace") else {
-        return;
-    };
+    let copy = PatchedCopy::new("tracecompass/funky_trace");
     let path = copy.0.to_str().unwrap();
     parity_with_abs(&["--clock-gmt"], path);
     parity_with_abs(&["--clock-gmt", "--names", "all", "--fields", "all"], path);
@@ -399,9 +395,7 @@ fn funky_trace_with_representable_clock() {
 /// header field, discarded events, empty streams) likewise.
 #[test]
 fn ctfwriter_with_representable_clock() {
-    let Some(copy) = PatchedCopy::new("tracecompass/ctfwriter_JF8nq3") else {
-        return;
-    };
+    let copy = PatchedCopy::new("tracecompass/ctfwriter_JF8nq3");
     let path = copy.0.to_str().unwrap();
     parity_with_abs(&["--clock-gmt"], path);
     parity_with_abs(&["--clock-gmt", "--names", "all", "--fields", "all"], path);

@@ -1,5 +1,5 @@
 //! `dump --begin T` (which seeks) and `dump --filter EXPR` print exactly the
-//! lines of a full dump filtered afterwards, on every shared CTF trace.
+//! lines of a full dump filtered afterwards, on every bundled CTF trace.
 
 mod common;
 
@@ -7,13 +7,10 @@ use std::path::PathBuf;
 
 use common::{lines, traceloom, traces_root};
 
-/// Every shared CTF 1.8 trace traceloom reads to the end with the default
+/// Every bundled CTF 1.8 trace traceloom reads to the end with the default
 /// clock conversion.
 fn shared_traces() -> Vec<PathBuf> {
-    let Some(root) = traces_root() else {
-        eprintln!("note: shared traces not found beside the checkout: test skipped");
-        return Vec::new();
-    };
+    let root = traces_root();
     let mut out = Vec::new();
     for rel in [
         "tracecompass/bug446190",
@@ -146,7 +143,7 @@ fn filters_keep_exactly_the_matching_lines() {
 
 #[test]
 fn state_filter_on_a_kernel_trace_selects_the_running_thread() {
-    let Some(root) = traces_root() else { return };
+    let root = traces_root();
     let path = root.join("tracecompass/bug446190");
     // At a sched_switch the state as of the event is the incoming thread's.
     let got = dump(
@@ -178,7 +175,7 @@ fn state_filter_on_a_kernel_trace_selects_the_running_thread() {
 
 #[test]
 fn bad_filter_names_the_column() {
-    let Some(root) = traces_root() else { return };
+    let root = traces_root();
     let run = traceloom(
         &["dump", "--filter", "event.name == && cpu == 1"],
         &[root.join("tracecompass/bug446190")],

@@ -4,21 +4,12 @@
 //! This is the only test of this binary: it sets `TZ` for the whole
 //! process, which must not race with other tests.
 
-use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn local_times_and_bounds_follow_tz() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/ctf");
-    let ok = Command::new("babeltrace2")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !root.is_dir() || !ok {
-        eprintln!("note: babeltrace2 or the shared traces are missing: test skipped");
-        return;
-    }
+    let root = traceloom_testdata::ctf_root();
+    traceloom_testdata::require(traceloom_testdata::Tool::Babeltrace2);
     // A zone with daylight saving time in effect for one trace (August) and
     // not for the other (November), and a non-whole-hour zone.
     // The ust_uid_discard events are all within 02:55:21 UTC on 2026-11-22.

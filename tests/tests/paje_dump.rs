@@ -1,20 +1,12 @@
 //! `traceloom dump --format pj_dump FILE` prints exactly what `pj_dump FILE`
-//! prints, on every shared Pajé trace pj_dump reads.
+//! prints, on every bundled Pajé trace pj_dump reads.
 
-use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn dump_format_pj_dump_equals_pj_dump() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/paje");
-    if !root.is_dir() {
-        eprintln!("note: shared Pajé traces not found: test skipped");
-        return;
-    }
-    if Command::new("pj_dump").arg("--help").output().is_err() {
-        eprintln!("note: pj_dump is not installed: test skipped");
-        return;
-    }
+    let root = traceloom_testdata::paje_root();
+    traceloom_testdata::require(traceloom_testdata::Tool::PjDump);
     let mut files: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -6,16 +6,9 @@ use std::process::Command;
 
 use traceloom_pajegen::{generate, GeneratorConfig};
 
-fn pj_dump_installed() -> bool {
-    Command::new("pj_dump").arg("--help").output().is_ok()
-}
-
 #[test]
 fn generated_traces_dump_like_pj_dump() {
-    if !pj_dump_installed() {
-        eprintln!("note: pj_dump is not installed: test skipped");
-        return;
-    }
+    traceloom_testdata::require(traceloom_testdata::Tool::PjDump);
     let dir = tempfile::tempdir().unwrap();
     let configs = [
         GeneratorConfig {

@@ -11,13 +11,7 @@ use traceloom_viewers::model::fields::format_fields;
 use traceloom_viewers::model::{EventListModel, Session};
 
 fn trace() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/ctf/tracecompass/bug446190");
-    if p.exists() {
-        p
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel")
-    }
+    traceloom_testdata::ctf("tracecompass/bug446190")
 }
 
 type Line = (i64, String, String);

@@ -16,16 +16,8 @@ use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel,
 use traceloom_viewers::style::control_flow as cf;
 use traceloom_viewers::{DataConfig, TimeRange};
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/ctf")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {rel} not found");
-        None
-    }
+fn shared(rel: &str) -> PathBuf {
+    traceloom_testdata::ctf(rel)
 }
 
 fn kernel_traces() -> Vec<PathBuf> {
@@ -35,9 +27,9 @@ fn kernel_traces() -> Vec<PathBuf> {
         "tracecompass/synctraces/scp_src",
     ]
     .iter()
-    .filter_map(|r| shared(r))
+    .map(|r| shared(r))
     .collect();
-    v.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel"));
+    v.push(traceloom_testdata::sample_kernel());
     v
 }
 
@@ -330,9 +322,7 @@ fn generated_kernel_traces() {
 
 #[test]
 fn tree_groups_flattens_and_sorts() {
-    let Some(p) = shared("tracecompass/bug446190") else {
-        return;
-    };
+    let p = shared("tracecompass/bug446190");
     let (_s, data) = analyze(&p);
     let mut model = ControlFlowModel::new(data.clone());
     let tree = model.tree().clone();
@@ -487,17 +477,13 @@ fn check_parallel_statistics(paths: &[PathBuf]) {
 #[test]
 fn parallel_statistics_equal_single_pass() {
     for p in kernel_traces() {
-        if p.exists() {
-            check_parallel_statistics(std::slice::from_ref(&p));
-        }
+        check_parallel_statistics(std::slice::from_ref(&p));
     }
     // Two traces from two machines in one traceset.
-    if let (Some(a), Some(b)) = (
+    check_parallel_statistics(&[
         shared("tracecompass/synctraces/scp_src"),
         shared("tracecompass/synctraces/scp_dest"),
-    ) {
-        check_parallel_statistics(&[a, b]);
-    }
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let p = generated(dir.path(), 60_000, 3);
     check_parallel_statistics(&[p]);

@@ -454,7 +454,7 @@ impl Traceset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     impl Cursor<'_> {
         /// [`Cursor::next`] without its fast path.
@@ -505,26 +505,21 @@ mod tests {
 
     #[test]
     fn fast_path_reads_what_the_general_path_reads() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let shared = root.join("../../../shared/traces/ctf");
+        use traceloom_testdata::{ctf, sample_kernel};
         let sets: Vec<Vec<PathBuf>> = vec![
-            vec![root.join("../../traces/sample-kernel")],
-            vec![shared.join("lttng-ust/ust_uid_discard")],
-            vec![shared.join("lttng-ust/ust_pid")],
-            vec![shared.join("lttng-ust/ust_overwrite")],
-            vec![shared.join("tracecompass/hello-lost")],
-            vec![shared.join("tracecompass/context-switches-ust")],
+            vec![sample_kernel()],
+            vec![ctf("lttng-ust/ust_uid_discard")],
+            vec![ctf("lttng-ust/ust_pid")],
+            vec![ctf("lttng-ust/ust_overwrite")],
+            vec![ctf("tracecompass/hello-lost")],
+            vec![ctf("tracecompass/context-switches-ust")],
             vec![
-                shared.join("tracecompass/synctraces/scp_src"),
-                shared.join("tracecompass/synctraces/scp_dest"),
+                ctf("tracecompass/synctraces/scp_src"),
+                ctf("tracecompass/synctraces/scp_dest"),
             ],
         ];
         let mut compared = 0;
         for paths in sets {
-            if !paths.iter().all(|p| p.is_dir()) {
-                eprintln!("note: {paths:?} not found, skipped");
-                continue;
-            }
             let ts = Traceset::open(&paths).unwrap().with_decode_threads(0);
             let (b, e) = ts.time_range_ns().unwrap();
             let mid = b + (e - b) / 2;

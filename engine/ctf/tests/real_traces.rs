@@ -1,4 +1,4 @@
-//! The shared real traces: event counts and order against babeltrace2 2.0.4
+//! The bundled real traces: event counts and order against babeltrace2 2.0.4
 //! (the reference reader), decoded values checked by hand against its
 //! output, and damaged copies.
 
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{copy_tree, shared_traces};
+use common::{copy_tree, real_traces};
 use traceloom_ctf::tsdl::ir::Scope;
 use traceloom_ctf::{Event, FieldRef, FieldValue, Message, Traceset};
 
@@ -36,17 +36,6 @@ const PARTIAL: &[(&str, usize, u64)] = &[
     ("tracecompass/hello-lost", 38, 32_300),
     ("tracecompass/synctraces", 11_682, 196_500),
 ];
-
-fn babeltrace2_available() -> bool {
-    let ok = Command::new("babeltrace2")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: babeltrace2 not installed, skipping the comparison with it");
-    }
-    ok
-}
 
 /// `seconds.nanoseconds name cpu_id` per event, our way.
 fn our_lines(path: &Path) -> (Vec<String>, BTreeMap<String, u64>) {
@@ -99,39 +88,35 @@ fn babeltrace_lines(path: &Path) -> Vec<String> {
 
 #[test]
 fn counts_and_order_match_babeltrace2() {
-    let Some(root) = shared_traces() else { return };
-    let bt = babeltrace2_available();
+    let root = real_traces();
+    traceloom_testdata::require(traceloom_testdata::Tool::Babeltrace2);
     for (rel, count) in COMPLETE {
         let path = root.join(rel);
         let (ours, names) = our_lines(&path);
         assert_eq!(ours.len() as u64, *count, "{rel}");
         assert_eq!(names.values().sum::<u64>(), *count);
-        if bt {
-            let theirs = babeltrace_lines(&path);
-            let mut their_names = BTreeMap::new();
-            for l in &theirs {
-                let n = l.split(' ').nth(1).unwrap().to_string();
-                *their_names.entry(n).or_insert(0u64) += 1;
-            }
-            assert_eq!(names, their_names, "{rel}: per-event-name counts");
-            if let Some(i) = (0..ours.len()).find(|&i| ours.get(i) != theirs.get(i)) {
-                panic!(
-                    "{rel}: order differs at event {i}: ours {:?} babeltrace2 {:?}",
-                    ours[i],
-                    theirs.get(i)
-                );
-            }
+        let theirs = babeltrace_lines(&path);
+        let mut their_names = BTreeMap::new();
+        for l in &theirs {
+            let n = l.split(' ').nth(1).unwrap().to_string();
+            *their_names.entry(n).or_insert(0u64) += 1;
+        }
+        assert_eq!(names, their_names, "{rel}: per-event-name counts");
+        if let Some(i) = (0..ours.len()).find(|&i| ours.get(i) != theirs.get(i)) {
+            panic!(
+                "{rel}: order differs at event {i}: ours {:?} babeltrace2 {:?}",
+                ours[i],
+                theirs.get(i)
+            );
         }
     }
     for (rel, bt_prefix, count) in PARTIAL {
         let path = root.join(rel);
         let (ours, _) = our_lines(&path);
         assert_eq!(ours.len() as u64, *count, "{rel}");
-        if bt {
-            let theirs = babeltrace_lines(&path);
-            assert_eq!(theirs.len(), *bt_prefix, "{rel}");
-            assert_eq!(&ours[..theirs.len()], &theirs[..], "{rel}");
-        }
+        let theirs = babeltrace_lines(&path);
+        assert_eq!(theirs.len(), *bt_prefix, "{rel}");
+        assert_eq!(&ours[..theirs.len()], &theirs[..], "{rel}");
     }
 }
 
@@ -180,7 +165,7 @@ fn ns(e: &Event<'_>) -> String {
 
 #[test]
 fn values_match_babeltrace2_output() {
-    let Some(root) = shared_traces() else { return };
+    let root = real_traces();
 
     // [1376592664.828559410] loki ust_tests_hello:tptest: { cpu_id = 2 },
     // { intfield = 0, intfield2 = 0x0, longfield = 0, netintfield = 0,
@@ -297,7 +282,7 @@ fn values_match_babeltrace2_output() {
 /// them, without timestamps in ns.
 #[test]
 fn traces_babeltrace2_refuses_are_read_without_errors() {
-    let Some(root) = shared_traces() else { return };
+    let root = real_traces();
     for (rel, count) in [
         ("tracecompass/funky_trace", 100_002u64),
         ("tracecompass/ctfwriter_JF8nq3", 100_003),
@@ -327,7 +312,7 @@ fn traces_babeltrace2_refuses_are_read_without_errors() {
 
 #[test]
 fn discovery_of_lttng_layouts() {
-    let Some(root) = shared_traces() else { return };
+    let root = real_traces();
     // Three per-PID traces under one tree, found in name order.
     let ts = Traceset::open(&[root.join("lttng-ust/ust_pid")]).unwrap();
     let names: Vec<String> = ts.traces().map(|t| t.name.clone().unwrap()).collect();
@@ -385,7 +370,7 @@ fn count_events(path: &Path) -> (u64, Vec<String>) {
 
 #[test]
 fn truncated_real_streams_keep_their_earlier_packets() {
-    let Some(root) = shared_traces() else { return };
+    let root = real_traces();
     for rel in ["lttng-ust/ust_uid_blocking", "tracecompass/bug446190"] {
         let t = tempfile::tempdir().unwrap();
         let copy = t.path().join("trace");
@@ -425,7 +410,7 @@ fn truncated_real_streams_keep_their_earlier_packets() {
 
 #[test]
 fn corrupted_real_packets_never_panic() {
-    let Some(root) = shared_traces() else { return };
+    let root = real_traces();
     let t = tempfile::tempdir().unwrap();
     let copy = t.path().join("trace");
     copy_tree(&root.join("tracecompass/hello-lost"), &copy);

@@ -1,8 +1,6 @@
 //! Compares this crate's pj_dump output with the real `pj_dump` (Debian's
-//! pajeng) on every shared example trace, byte for byte.
-//!
-//! When `pj_dump` is not installed the comparisons are skipped with a note;
-//! the traces are still loaded and checked for diagnostics.
+//! pajeng) on every bundled example trace, byte for byte. Without `pj_dump`
+//! the tests fail, saying what to install.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,10 +8,10 @@ use std::process::Command;
 use traceloom_paje::{pj_dump, PjDumpOptions, Severity};
 
 fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/paje")
+    traceloom_testdata::paje_root()
 }
 
-/// Every trace file of the shared folder, the multi-file one included.
+/// Every trace file of the bundled folder, the multi-file one included.
 fn traces() -> Vec<PathBuf> {
     let dir = shared_dir();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -31,16 +29,17 @@ struct Reference {
     success: bool,
 }
 
-fn real_pj_dump(args: &[&str], trace: &Path) -> Option<Reference> {
+fn real_pj_dump(args: &[&str], trace: &Path) -> Reference {
+    traceloom_testdata::require(traceloom_testdata::Tool::PjDump);
     let out = Command::new("pj_dump")
         .args(args)
         .arg(trace)
         .output()
-        .ok()?;
-    Some(Reference {
+        .unwrap_or_else(|e| panic!("pj_dump {args:?} {}: {e}", trace.display()));
+    Reference {
         stdout: out.stdout,
         success: out.status.success(),
-    })
+    }
 }
 
 fn ours(trace: &Path, opts: &PjDumpOptions) -> (Vec<u8>, traceloom_paje::Diagnostics) {
@@ -67,17 +66,15 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
 #[test]
 fn every_shared_trace_matches_pj_dump() {
     let traces = traces();
-    assert!(traces.len() >= 16, "shared traces missing: {traces:?}");
-    if real_pj_dump(&["--version"], Path::new("")).is_none() {
-        eprintln!("note: pj_dump is not installed; comparisons skipped");
-    }
+    assert!(
+        traces.len() >= 16,
+        "bundled Pajé traces missing: {traces:?}"
+    );
     let mut compared = 0;
     for trace in &traces {
         let (mine, diags) = ours(trace, &PjDumpOptions::default());
         let name = trace.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(reference) = real_pj_dump(&[], trace) else {
-            continue;
-        };
+        let reference = real_pj_dump(&[], trace);
         if !reference.success {
             // pj_dump stops at the first error; we must have reported one.
             assert!(
@@ -96,6 +93,7 @@ fn every_shared_trace_matches_pj_dump() {
         compared += 1;
     }
     eprintln!("{compared} traces identical to pj_dump");
+    assert!(compared >= 14, "only {compared} traces compared");
 }
 
 #[test]
@@ -162,10 +160,7 @@ fn precision_and_header_options_match_pj_dump() {
         ),
     ] {
         let trace = dir.join(name);
-        let Some(reference) = real_pj_dump(&args, &trace) else {
-            eprintln!("note: pj_dump is not installed; {name} {args:?} not compared");
-            continue;
-        };
+        let reference = real_pj_dump(&args, &trace);
         let (mine, _) = ours(&trace, &opts);
         assert!(
             mine == reference.stdout,

@@ -4,21 +4,11 @@
 use proptest::prelude::*;
 use traceloom_paje::{LoadOptions, PjDumpOptions, Trace};
 
-/// A small valid trace to mutate: the shared `states.trace` when present,
-/// else an equivalent built-in one.
+/// A small valid trace to mutate: the bundled `states.trace`.
 fn seed() -> Vec<u8> {
-    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/paje/states.trace");
-    std::fs::read(shared).unwrap_or_else(|_| BUILTIN_SEED.as_bytes().to_vec())
+    let p = traceloom_testdata::paje("states.trace");
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
-
-const BUILTIN_SEED: &str = "%EventDef PajeDefineContainerType 0\n% Alias string\n% Type string\n% Name string\n%EndEventDef\n\
-%EventDef PajeDefineStateType 2\n% Alias string\n% Type string\n% Name string\n%EndEventDef\n\
-%EventDef PajeCreateContainer 6\n% Time date\n% Alias string\n% Type string\n% Container string\n% Name string\n%EndEventDef\n\
-%EventDef PajeDestroyContainer 7\n% Time date\n% Type string\n% Name string\n%EndEventDef\n\
-%EventDef PajePushState 12\n% Time date\n% Container string\n% Type string\n% Value string\n%EndEventDef\n\
-%EventDef PajePopState 14\n% Time date\n% Container string\n% Type string\n%EndEventDef\n\
-0 PROCESS 0 \"PROCESS\"\n2 VAR PROCESS \"VAR\"\n6 0 p1 PROCESS 0 \"p1\"\n12 0.32 p1 VAR Meio\n14 0.53 p1 VAR\n7 1.34 PROCESS p1\n";
 
 fn run(bytes: Vec<u8>) {
     for opts in [LoadOptions::default(), LoadOptions::pj_dump()] {

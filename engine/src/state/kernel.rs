@@ -628,18 +628,16 @@ fn apply_kernel(trace: &mut TraceState, event: &Event<'_>, c: &Compiled, cpu: u3
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
     use traceloom_ctf::{Message, Traceset};
 
     use super::*;
 
     /// The dense class table resolves every event to the handler the hash
-    /// map alone resolves it to: the states agree all along the shared
+    /// map alone resolves it to: the states agree all along the bundled
     /// kernel traces.
     #[test]
     fn dense_class_table_gives_the_states_of_the_hashed_lookup() {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/ctf");
         let mut checked = 0;
         for rel in [
             "tracecompass/bug446190",
@@ -647,12 +645,7 @@ mod tests {
             "tracecompass/synctraces/scp_src",
             "tracecompass/synctraces/scp_dest",
         ] {
-            let path = root.join(rel);
-            if !path.exists() {
-                eprintln!("skipping: {} not found", path.display());
-                continue;
-            }
-            let ts = Traceset::open(&[path]).expect("open");
+            let ts = Traceset::open(&[traceloom_testdata::ctf(rel)]).expect("open");
             let n = ts.traces().len();
             let (mut dense, mut hashed) = (TracesetState::new(n), TracesetState::new(n));
             let mut dense_handlers = Handlers::new();

@@ -1,5 +1,5 @@
-//! Parses the metadata of every shared real trace (see
-//! `/work/shared/traces/README.md`) and checks what it must contain.
+//! Parses the metadata of every bundled real trace (see
+//! `traces/README.md`) and checks what it must contain.
 
 use std::path::{Path, PathBuf};
 
@@ -8,17 +8,8 @@ use traceloom_tsdl::{
     packetized_byte_order, read_metadata_file, read_metadata_text, MetadataError,
 };
 
-fn traces_root() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/ctf");
-    if root.is_dir() {
-        Some(root)
-    } else {
-        eprintln!(
-            "note: {} is absent; skipping real-trace tests",
-            root.display()
-        );
-        None
-    }
+fn traces_root() -> PathBuf {
+    traceloom_testdata::ctf_root()
 }
 
 fn metadata_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -36,15 +27,14 @@ fn metadata_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn load(rel: &str) -> Option<TraceClass> {
-    let root = traces_root()?;
-    let p = root.join(rel).join("metadata");
-    Some(read_metadata_file(&p).unwrap_or_else(|e| panic!("{e}")))
+fn load(rel: &str) -> TraceClass {
+    let p = traceloom_testdata::ctf(rel).join("metadata");
+    read_metadata_file(&p).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn every_ctf1_trace_parses_and_ctf2_is_refused() {
-    let Some(root) = traces_root() else { return };
+    let root = traces_root();
     let mut files = Vec::new();
     metadata_files(&root, &mut files);
     assert!(
@@ -135,9 +125,7 @@ fn check_lttng_header(header: &FieldType, extended_id: i128) {
 
 #[test]
 fn bug446190_kernel_trace() {
-    let Some(tc) = load("tracecompass/bug446190") else {
-        return;
-    };
+    let tc = load("tracecompass/bug446190");
     assert_eq!(tc.byte_order, ByteOrder::Little);
     let s = &tc.streams[&0];
     assert_eq!(s.events.len(), 541);
@@ -156,7 +144,7 @@ fn bug446190_kernel_trace() {
 
 #[test]
 fn flipping_endianness_is_big_endian_and_packetized() {
-    let Some(root) = traces_root() else { return };
+    let root = traces_root();
     let p = root.join("tracecompass/flipping-endianness/metadata");
     let bytes = std::fs::read(&p).unwrap();
     assert_eq!(packetized_byte_order(&bytes), Some(ByteOrder::Big));
@@ -179,9 +167,7 @@ fn flipping_endianness_is_big_endian_and_packetized() {
 
 #[test]
 fn lttng_ust_trace_with_typed_payloads() {
-    let Some(tc) = load("lttng-ust/ust_uid_blocking/ust/uid/0/64-bit") else {
-        return;
-    };
+    let tc = load("lttng-ust/ust_uid_blocking/ust/uid/0/64-bit");
     assert_eq!(tc.byte_order, ByteOrder::Little);
     let s = &tc.streams[&0];
     check_lttng_header(s.event_header.as_ref().unwrap(), 65535);
@@ -239,9 +225,7 @@ fn lttng_ust_trace_with_typed_payloads() {
 
 #[test]
 fn funky_trace_nested_variant_and_sequence_paths() {
-    let Some(tc) = load("tracecompass/funky_trace") else {
-        return;
-    };
+    let tc = load("tracecompass/funky_trace");
     let e = &tc.streams[&0].events[&2];
     assert_eq!(e.name, "Complex Test Event");
     let p = e.payload.as_ref().unwrap();
@@ -270,9 +254,7 @@ fn funky_trace_nested_variant_and_sequence_paths() {
 
 #[test]
 fn ctfwriter_custom_headers_and_escaped_labels() {
-    let Some(tc) = load("tracecompass/ctfwriter_JF8nq3") else {
-        return;
-    };
+    let tc = load("tracecompass/ctfwriter_JF8nq3");
     assert_eq!(tc.byte_order, ByteOrder::Big);
     assert!(tc.streams.contains_key(&0) && tc.streams.contains_key(&123));
     let e = &tc.streams[&123].events[&11];
@@ -300,9 +282,7 @@ fn ctfwriter_custom_headers_and_escaped_labels() {
 
 #[test]
 fn barectf_native_byte_order_resolves_to_trace_order() {
-    let Some(tc) = load("tracecompass/bandwidth_issue") else {
-        return;
-    };
+    let tc = load("tracecompass/bandwidth_issue");
     assert_eq!(tc.byte_order, ByteOrder::Little);
     fn all_little(t: &FieldType) -> bool {
         match t {

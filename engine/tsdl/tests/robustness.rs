@@ -1,7 +1,6 @@
 //! No input makes the metadata reader panic, overflow the stack or hang:
 //! arbitrary bytes, token soup, and mutations of real metadata.
 
-use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -57,7 +56,7 @@ fn seeds() -> &'static [String] {
     static SEEDS: OnceLock<Vec<String>> = OnceLock::new();
     SEEDS.get_or_init(|| {
         let mut v = vec![SAMPLE.to_string()];
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/ctf");
+        let root = traceloom_testdata::ctf_root();
         let mut stack = vec![root];
         while let Some(dir) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&dir) else {

@@ -25,7 +25,12 @@ pub const EXTRA_TRACES_VAR: &str = "TRACELOOM_EXTRA_TRACES";
 
 /// The repository's `traces/` folder.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces")
+    // This crate is `tests/testdata/`: the repository is two levels up.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("tests/testdata/ has two ancestors");
+    repo.join("traces")
 }
 
 /// The trace (file or folder) at `rel` under `traces/`, e.g.

@@ -1,42 +1,22 @@
 //! Helpers shared by the test binaries: running babeltrace2 and traceloom
-//! on the shared traces and comparing their output.
+//! on the bundled traces and comparing their output.
 
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 
-/// The shared trace folder, beside the project checkout.
-pub fn traces_root() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/ctf");
-    root.is_dir().then(|| root.canonicalize().unwrap())
+/// The bundled CTF traces (`traces/ctf`).
+pub fn traces_root() -> PathBuf {
+    traceloom_testdata::ctf_root()
 }
 
-pub fn babeltrace2_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        Command::new("babeltrace2")
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    })
-}
-
-/// The traces of `rel` (relative to the shared folder), or `None` (with a
-/// note) when the test cannot run here.
-pub fn setup(rel: &[&str]) -> Option<Vec<PathBuf>> {
-    let Some(root) = traces_root() else {
-        eprintln!("note: shared traces not found beside the checkout: test skipped");
-        return None;
-    };
-    if !babeltrace2_available() {
-        eprintln!("note: babeltrace2 is not installed: test skipped");
-        return None;
-    }
-    Some(rel.iter().map(|r| root.join(r)).collect())
+/// The traces of `rel` (relative to `traces/ctf`), to compare with
+/// babeltrace2: panics when a trace or babeltrace2 is missing.
+pub fn setup(rel: &[&str]) -> Vec<PathBuf> {
+    traceloom_testdata::require(traceloom_testdata::Tool::Babeltrace2);
+    rel.iter().map(|r| traceloom_testdata::ctf(r)).collect()
 }
 
 /// What a command printed and how it ended.
@@ -166,11 +146,10 @@ pub fn stale_empty_strings(ours: &[u8], theirs: &[u8]) -> bool {
 
 /// Compares `traceloom dump OPTS` with `babeltrace2 OPTS` on `rel`.
 pub fn parity_with(opts: &[&str], rel: &[&str]) {
-    let Some(paths) = setup(rel) else { return };
-    parity_paths(opts, &paths);
+    parity_paths(opts, &setup(rel));
 }
 
-/// [`parity_with`] on a trace outside the shared folder.
+/// [`parity_with`] on a trace outside the bundled folder.
 pub fn parity_with_abs(opts: &[&str], path: &str) {
     parity_paths(opts, &[PathBuf::from(path)]);
 }
@@ -212,13 +191,13 @@ pub fn parity_paths(opts: &[&str], paths: &[PathBuf]) {
     }
 }
 
-/// A copy of a shared trace in a fresh temporary directory, with
+/// A copy of a bundled trace in a fresh temporary directory, with
 /// `offset_s` of its clock made representable so that babeltrace2 reads it.
 pub struct PatchedCopy(pub PathBuf);
 
 impl PatchedCopy {
-    pub fn new(rel: &str) -> Option<PatchedCopy> {
-        let src = setup(&[rel])?.remove(0);
+    pub fn new(rel: &str) -> PatchedCopy {
+        let src = setup(&[rel]).remove(0);
         let dir = std::env::temp_dir().join(format!(
             "traceloom-parity-{}-{}",
             std::process::id(),
@@ -240,7 +219,7 @@ impl PatchedCopy {
             "{rel}: clock offset not found in the metadata"
         );
         std::fs::write(&meta, patched).unwrap();
-        Some(PatchedCopy(dir))
+        PatchedCopy(dir)
     }
 }
 

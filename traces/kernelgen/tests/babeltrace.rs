@@ -9,16 +9,6 @@ use std::process::Command;
 
 use traceloom_kernelgen::{generate, GeneratorConfig, Summary};
 
-fn babeltrace2_available() -> bool {
-    match Command::new("babeltrace2").arg("--version").output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            eprintln!("note: babeltrace2 is not installed; skipping the babeltrace2 checks");
-            false
-        }
-    }
-}
-
 /// One decoded event: babeltrace2's text output parsed back.
 #[derive(Debug)]
 struct Ev {
@@ -101,12 +91,10 @@ fn parse_line(line: &str) -> Ev {
     }
 }
 
-/// Generates into a temp dir and decodes it with babeltrace2; `None` when
-/// babeltrace2 is missing.
-fn generate_and_read(cfg: &GeneratorConfig) -> Option<(tempfile::TempDir, Summary, Vec<Ev>)> {
-    if !babeltrace2_available() {
-        return None;
-    }
+/// Generates into a temp dir and decodes it with babeltrace2 (which must be
+/// installed).
+fn generate_and_read(cfg: &GeneratorConfig) -> (tempfile::TempDir, Summary, Vec<Ev>) {
+    traceloom_testdata::require(traceloom_testdata::Tool::Babeltrace2);
     let dir = tempfile::tempdir().unwrap();
     let summary = generate(cfg, dir.path()).unwrap();
     let out = Command::new("babeltrace2")
@@ -119,7 +107,7 @@ fn generate_and_read(cfg: &GeneratorConfig) -> Option<(tempfile::TempDir, Summar
     assert!(stderr.trim().is_empty(), "babeltrace2 complained: {stderr}");
     let text = String::from_utf8(out.stdout).unwrap();
     let events: Vec<Ev> = text.lines().map(parse_line).collect();
-    Some((dir, summary, events))
+    (dir, summary, events)
 }
 
 fn check_counts(summary: &Summary, events: &[Ev]) {
@@ -473,9 +461,7 @@ fn babeltrace2_reads_it_all_with_expected_values() {
         seed: 11,
         ..GeneratorConfig::default()
     };
-    let Some((_dir, summary, events)) = generate_and_read(&cfg) else {
-        return;
-    };
+    let (_dir, summary, events) = generate_and_read(&cfg);
     check_counts(&summary, &events);
     assert!(
         summary.packets > 40,
@@ -587,9 +573,7 @@ fn story_is_coherent_with_many_cpus_forks_and_small_packets() {
         seed: 3,
         ..GeneratorConfig::default()
     };
-    let Some((_dir, summary, events)) = generate_and_read(&cfg) else {
-        return;
-    };
+    let (_dir, summary, events) = generate_and_read(&cfg);
     check_counts(&summary, &events);
     let seen = check_story(&events, cfg.cpus);
     for kind in [
@@ -624,9 +608,7 @@ fn single_cpu_and_byte_cap() {
         seed: 5,
         ..GeneratorConfig::default()
     };
-    let Some((dir, summary, events)) = generate_and_read(&cfg) else {
-        return;
-    };
+    let (dir, summary, events) = generate_and_read(&cfg);
     check_counts(&summary, &events);
     check_story(&events, 1);
     let size = fs::metadata(dir.path().join("channel0_0")).unwrap().len();
@@ -651,9 +633,7 @@ fn long_idle_gaps_decode_right() {
         seed: 8,
         ..GeneratorConfig::default()
     };
-    let Some((_dir, summary, events)) = generate_and_read(&cfg) else {
-        return;
-    };
+    let (_dir, summary, events) = generate_and_read(&cfg);
     check_counts(&summary, &events);
     check_story(&events, cfg.cpus);
     let mut last_on_cpu: HashMap<u32, u64> = HashMap::new();

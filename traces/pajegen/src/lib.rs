@@ -1,8 +1,8 @@
 //! Synthetic Pajé traces of an MPI + threads HPC run, at any size.
 //!
-//! The trace looks like what MPI/task-runtime tracers write (the shared
-//! traces under `shared/traces/paje` — StarPU's `native_sample`, SimGrid's
-//! `g5k` — are the models): an `%EventDef` header (some definitions with
+//! The trace looks like what MPI/task-runtime tracers write (the bundled
+//! pajeng examples under `traces/paje` — StarPU's `native_sample`,
+//! SimGrid's `g5k` — are the models): an `%EventDef` header (some definitions with
 //! extra user fields, two definitions for the same event, fields in
 //! varying orders), then a container tree `machine > node > MPI process >
 //! thread` with typed states, events, variables and links:

@@ -1,20 +1,14 @@
 //! Test helpers: a writer of small LTTng-shaped CTF 1.8 traces (plain-text
 //! metadata, compact/extended event headers) and the location of the
-//! shared real traces.
+//! bundled real traces.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
-/// The shared real traces, or `None` (tests then skip with a note).
-pub fn shared_traces() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/ctf");
-    if p.is_dir() {
-        Some(p.canonicalize().unwrap_or(p))
-    } else {
-        eprintln!("note: shared traces not found at {}, skipping", p.display());
-        None
-    }
+/// The bundled real CTF traces (`traces/ctf`); panics when missing.
+pub fn real_traces() -> PathBuf {
+    traceloom_testdata::ctf_root()
 }
 
 pub const UUID: [u8; 16] = [
