@@ -6,6 +6,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use traceloom_base::TimeRange;
 
 use clap::{Args, ValueEnum};
 use traceloom_viewers::export::{
@@ -13,7 +14,7 @@ use traceloom_viewers::export::{
 };
 use traceloom_viewers::model::histogram;
 use traceloom_viewers::model::{ControlFlowModel, KernelAnalysis, PajeModel, ResourcesModel};
-use traceloom_viewers::{PresentationConfig, TimeRange};
+use traceloom_viewers::PresentationConfig;
 
 use crate::stats::{compute, open_session, request_filter, resolve_range};
 use crate::CliError;

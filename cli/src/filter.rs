@@ -3,9 +3,9 @@
 //! the expression reads `state.*`.
 
 use traceloom_ctf::Event;
-use traceloom_engine::filter::Filter;
 use traceloom_engine::state::{Handlers, TracesetState};
 use traceloom_engine::subject::EventSubject;
+use traceloom_filter::Filter;
 
 use crate::CliError;
 

@@ -7,26 +7,22 @@
 //!   event name;
 //! * `traceloom export PATH... --view VIEW -o OUT.svg|.png`: a view drawn
 //!   to an image without a display ([`export`]);
-//! * `traceloom stats PATH...`: the statistics tree ([`stats`]);
-//! * `traceloom bench decode PATH...`: decoding speed against babeltrace2,
-//!   packet index speed and memory ([`bench`]).
+//! * `traceloom stats PATH...`: the statistics tree ([`stats`]).
 //!
-//! The `traceloom` binary (crate `gui`) calls [`main`]. With no subcommand
-//! it prints the help; the viewer window will take that place (`traceloom
-//! [PATH...]`), which is why the subcommand is optional rather than
-//! required.
+//! The benchmarks are not part of the product: they are `traceloom-bench`
+//! (`tools/bench`).
+//!
+//! The `traceloom` binary (the workspace's root package) calls [`main`]
+//! when its first argument is a subcommand ([`subcommand_names`]), and
+//! opens the window otherwise (`traceloom [PATH...]`), which is why the
+//! subcommand is optional rather than required.
 
-pub mod bench;
-pub mod bench_engine;
-pub mod bench_paje;
-pub mod bench_viewers;
 pub mod clock;
 pub mod export;
 pub mod filter;
 pub mod num;
 pub mod pretty;
 pub mod stats;
-pub mod timespec;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -39,7 +35,7 @@ use traceloom_ctf::{Cursor, Traceset};
 use crate::clock::WallOptions;
 use crate::filter::EventFilter;
 use crate::pretty::{ClockRangeError, Colors, FieldOptions, NameOptions, PrettyOptions, Printer};
-use crate::timespec::{TimeSpec, TimeSpecError};
+use traceloom_base::timespec::{self, TimeSpec, TimeSpecError};
 
 /// `traceloom`: a trace viewer for parallel systems.
 #[derive(Debug, Parser)]
@@ -62,8 +58,6 @@ pub enum Command {
     Dump(DumpArgs),
     /// Count the events, in total and per event name.
     Count(CountArgs),
-    /// Measure reading speed and memory (see `traceloom bench decode --help`).
-    Bench(bench::BenchArgs),
     /// Draw a view (control flow, resources, histogram, statistics) to an
     /// SVG or PNG file, without a display.
     Export(export::ExportArgs),
@@ -297,10 +291,6 @@ pub enum CliError {
     /// The `--filter` expression does not parse (the message gives the column).
     #[error("invalid filter: {0}")]
     Filter(String),
-    /// A benchmark could not run, missed a target, or its measurements
-    /// disagree.
-    #[error("benchmark: {0}")]
-    Bench(String),
     /// Writing the output failed.
     #[error("cannot write the output: {0}")]
     Io(#[from] io::Error),
@@ -751,7 +741,6 @@ where
             run_dump(a, colors, out, err)
         }
         Some(Command::Count(a)) => run_count(a, out, err),
-        Some(Command::Bench(a)) => bench::run_bench(a, out),
         Some(Command::Export(a)) => export::run_export(a, out),
         Some(Command::Stats(a)) => stats::run_stats(a, out),
     };
@@ -870,8 +859,8 @@ fn dump_paje(args: &DumpArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             "--format pj_dump reads exactly one Pajé trace file".into(),
         ));
     };
-    let options = traceloom_engine::paje::PjDumpOptions::default();
-    let diagnostics = traceloom_engine::paje::pj_dump(path, &options, &mut *out)
+    let options = traceloom_paje::PjDumpOptions::default();
+    let diagnostics = traceloom_paje::pj_dump(path, &options, &mut *out)
         .map_err(|e| CliError::Trace(e.to_string()))?;
     out.flush()?;
     for d in diagnostics.items() {

@@ -24,7 +24,7 @@ use std::rc::Rc;
 
 use traceloom_ctf::event::{is_text_element, value_span, Discarded, Event, FieldValue};
 use traceloom_ctf::trace::{StreamInfo, TraceInfo};
-use traceloom_ctf::tsdl::ir::{
+use traceloom_tsdl::ir::{
     ClockClass, DisplayBase, EnumType, EnvValue, EventClass, FieldPath, FieldType, IntegerType,
     Scope, StreamClass,
 };
@@ -1291,7 +1291,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use traceloom_ctf::tsdl::ir::{
+    use traceloom_tsdl::ir::{
         ArrayType, ByteOrder, Encoding, EnumMapping, FloatType, NamedField, SequenceType,
         StructType, VariantType,
     };
@@ -1705,7 +1705,7 @@ mod tests {
 #[cfg(test)]
 mod color_tests {
     use super::*;
-    use traceloom_ctf::tsdl::ir::{ByteOrder, Encoding, EnumMapping, NamedField, StructType};
+    use traceloom_tsdl::ir::{ByteOrder, Encoding, EnumMapping, NamedField, StructType};
 
     #[test]
     fn colored_fields() {
@@ -1780,7 +1780,7 @@ mod header_tests {
     use std::sync::Arc;
 
     use super::*;
-    use traceloom_ctf::tsdl::ir::{ByteOrder, TraceClass};
+    use traceloom_tsdl::ir::{ByteOrder, TraceClass};
 
     fn trace(env: Vec<(&str, EnvValue)>) -> TraceInfo {
         TraceInfo {

@@ -6,13 +6,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use traceloom_engine::filter::Filter;
 use traceloom_engine::subject::EventSubject;
+use traceloom_filter::Filter;
 use traceloom_viewers::model::stats::range_request;
 use traceloom_viewers::model::{Session, Statistics};
 
-use crate::timespec;
 use crate::CliError;
+use traceloom_base::timespec;
 
 /// Arguments of `traceloom stats`.
 #[derive(Debug, Clone, Default, Args)]

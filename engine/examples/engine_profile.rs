@@ -1,4 +1,4 @@
-//! Profiling driver (not a benchmark with targets: see `traceloom bench
+//! Profiling driver (not a benchmark with targets: see `traceloom-bench
 //! engine`): times the layers of the state pass separately on one trace —
 //! the merged decode alone, the [`CtfSource`] walk, and the checkpoint pass
 //! (state hooks through the scheduler).
@@ -11,8 +11,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use traceloom_ctf::Traceset;
 use traceloom_engine::checkpoint;
-use traceloom_engine::ctf::Traceset;
 use traceloom_engine::request::{
     Budget, EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, Start,
 };

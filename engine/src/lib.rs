@@ -1,13 +1,10 @@
-//! The traceset engine: trace formats, traceset, events requests and their
-//! scheduler, state computation, filter.
-
-pub use traceloom_ctf as ctf;
-pub use traceloom_filter as filter;
-pub use traceloom_paje as paje;
-pub use traceloom_tsdl as tsdl;
+//! The traceset engine: the traceset as an event source, events requests
+//! and their scheduler, state computation, checkpoints, the seek index and
+//! the filter's view of an event. The format readers are crates of their
+//! own (`traceloom-ctf`, `traceloom-paje`, `traceloom-tsdl`) and so is the
+//! filter language (`traceloom-filter`): callers import them directly.
 
 pub mod checkpoint;
-pub mod class_map;
 pub mod request;
 pub mod seek_index;
 pub mod source;

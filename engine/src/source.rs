@@ -32,11 +32,12 @@
 //! its error is kept ([`CtfSource::errors`]) and the other streams go on.
 
 use std::sync::Arc;
+use traceloom_base::Time;
 
 use serde::{Deserialize, Serialize};
 use traceloom_ctf::{Cursor, Event, Message, ReadError, Traceset};
 
-use crate::request::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+use crate::request::{EventSource, SourceEvent, SourcePosition, StreamId};
 use crate::seek_index::SeekIndex;
 
 self_cell::self_cell!(

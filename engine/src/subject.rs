@@ -2,9 +2,9 @@
 //! language: the [`FilterSubject`] the engine evaluates filters on.
 
 use traceloom_ctf::event::FieldRef;
-use traceloom_ctf::tsdl::ir::{FieldType, Scope};
 use traceloom_ctf::{Event, FieldValue};
 use traceloom_filter::{FieldScope, FilterSubject, PathElem, StateKey, Value};
+use traceloom_tsdl::ir::{FieldType, Scope};
 
 use crate::state::TracesetState;
 

@@ -26,9 +26,7 @@ fn check_path(path: PathBuf, rel: &str) -> usize {
         if ev.name() == "sched_switch" {
             switches += 1;
             let cpu = ev.cpu_id().unwrap() as u32;
-            let payload = ev
-                .scope(traceloom_ctf::tsdl::ir::Scope::EventPayload)
-                .unwrap();
+            let payload = ev.scope(traceloom_tsdl::ir::Scope::EventPayload).unwrap();
             let names: Vec<String> = payload
                 .fields()
                 .map(|(n, f)| format!("{n}={:?}", f.value()))

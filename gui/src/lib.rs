@@ -16,21 +16,7 @@ pub mod tab;
 pub mod views;
 pub mod worker;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Whether `args` (without the program name) are for the command line: a
-/// known subcommand first, or `--help`/`--version` anywhere before a `--`.
-pub fn is_cli_invocation(args: &[OsString]) -> bool {
-    if let Some(first) = args.first().and_then(|a| a.to_str()) {
-        if traceloom_cli::subcommand_names().iter().any(|n| n == first) {
-            return true;
-        }
-    }
-    args.iter()
-        .map_while(|a| a.to_str().filter(|s| *s != "--"))
-        .any(|a| matches!(a, "-h" | "--help" | "-V" | "--version"))
-}
 
 /// The bundled sample kernel trace: next to the executable's workspace
 /// (`target/<profile>/traceloom` → `traces/sample-kernel`), else where the
@@ -94,21 +80,6 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn os(v: &[&str]) -> Vec<OsString> {
-        v.iter().map(OsString::from).collect()
-    }
-
-    #[test]
-    fn cli_or_window() {
-        assert!(is_cli_invocation(&os(&["dump", "x"])));
-        assert!(is_cli_invocation(&os(&["count"])));
-        assert!(is_cli_invocation(&os(&["--help"])));
-        assert!(is_cli_invocation(&os(&["trace", "--version"])));
-        assert!(!is_cli_invocation(&os(&[])));
-        assert!(!is_cli_invocation(&os(&["/traces/k"])));
-        assert!(!is_cli_invocation(&os(&["--", "--help"])));
-    }
 
     #[test]
     fn sample_trace_is_found() {

@@ -23,11 +23,13 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
-use traceloom_engine::ctf::Traceset;
-use traceloom_engine::filter::Filter;
+use traceloom_ctf::Traceset;
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
+use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::StatisticsTask;
@@ -36,7 +38,7 @@ use traceloom_viewers::model::{
     KernelRequest, Payload, ResourcesModel, Session, Statistics,
 };
 use traceloom_viewers::time::format_duration;
-use traceloom_viewers::{HistogramRender, StatisticsRender, Time, TimeGraphRender, TimeRange};
+use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
 
 use crate::stalls;
 use crate::tab::format_time;

@@ -25,14 +25,16 @@ use std::path::PathBuf;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_engine::filter::Filter;
 use traceloom_engine::request::{Budget, ServiceStatus};
+use traceloom_filter::Filter;
 use traceloom_viewers::model::Session;
 use traceloom_viewers::time::{format_absolute, AbsoluteTimeFormat};
-use traceloom_viewers::{PresentationConfig, Time, TimeRange};
+use traceloom_viewers::PresentationConfig;
 
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::models::{ListModels, Search, TabModels};
@@ -138,7 +140,7 @@ pub fn format_time(t: Time) -> String {
 /// on the trace's first day), `YYYY-MM-DD HH:MM:SS.ns`, or seconds since
 /// the Epoch `SEC[.ns]` (the command line's `--begin` syntax).
 pub fn parse_time(text: &str, first: Time) -> Result<Time, String> {
-    let spec = traceloom_cli::timespec::parse(text.trim(), true).map_err(|e| e.to_string())?;
+    let spec = traceloom_base::timespec::parse(text.trim(), true).map_err(|e| e.to_string())?;
     spec.resolve(first, true)
         .ok_or_else(|| format!("{text}: not a representable time"))
 }

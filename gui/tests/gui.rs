@@ -30,6 +30,8 @@ use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
@@ -38,7 +40,6 @@ use traceloom_gui::app::{App, AppInit};
 use traceloom_gui::stalls;
 use traceloom_gui::tab::Tab;
 use traceloom_gui::views::Nav;
-use traceloom_viewers::{Time, TimeRange};
 
 /// Size of the generated trace of the latency test, in MB, when
 /// `TRACELOOM_GUI_LATENCY_MB` is not set.

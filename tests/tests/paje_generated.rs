@@ -87,7 +87,7 @@ fn generated_traces_dump_like_pj_dump() {
 /// and line, and every other line is still used.
 #[test]
 fn truncated_and_corrupted_generated_traces_are_reported_by_line() {
-    use traceloom_engine::paje::{stream_file, LoadOptions, NullSink};
+    use traceloom_paje::{stream_file, LoadOptions, NullSink};
 
     let dir = tempfile::tempdir().unwrap();
     let cfg = GeneratorConfig {

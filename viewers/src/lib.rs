@@ -18,7 +18,6 @@
 
 pub mod draw;
 pub mod export;
-pub mod fasthash;
 pub mod lod;
 pub mod model;
 pub mod render;
@@ -31,4 +30,3 @@ pub use render::{
     StyleKey, TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
 };
 pub use style::{DataConfig, PresentationConfig, Rgba};
-pub use time::{Time, TimeRange};

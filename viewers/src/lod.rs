@@ -22,9 +22,10 @@
 //! plus the interval coming from its left.
 
 use std::collections::HashMap;
+use traceloom_base::Time;
 
 use crate::render::{Arrow, CounterSample, DrawnEvent, RowId, StateInterval, StyleKey};
-use crate::time::{PixelScale, Time};
+use crate::time::PixelScale;
 
 /// Most intervals a [`RowIntervalsBuilder`] output can overlap within one
 /// pixel column (see the module documentation).
@@ -403,8 +404,8 @@ impl CounterBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::TimeRange;
     use proptest::prelude::*;
+    use traceloom_base::TimeRange;
 
     const STATES: [&str; 4] = ["run", "wait", "sys", "irq"];
 

@@ -12,10 +12,12 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use crate::lod::{ArrowsBuilder, CounterBuilder, RowEventsBuilder, RowIntervalsBuilder};
 use crate::style::{DataConfig, TreeOrder};
-use crate::time::{PixelScale, Time, TimeRange};
+use crate::time::PixelScale;
 
 /// Key into the presentation configuration: a state, an event kind, an
 /// arrow series or a counter. Cheap to clone (an `Arc<str>`).
@@ -788,7 +790,7 @@ impl TimeGraphRenderBuilder {
             .collect();
         // A fast hasher: this hashes every interval of the render, and
         // the hash only detects changes within the process.
-        let mut h = crate::fasthash::IntHasher::default();
+        let mut h = traceloom_base::FastHasher::default();
         self.scale.hash(&mut h);
         tree.content_hash().hash(&mut h);
         states.hash(&mut h);

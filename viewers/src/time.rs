@@ -3,51 +3,7 @@
 
 use std::fmt::Write as _;
 
-/// A timestamp in nanoseconds, the engine's unit (`engine::request::Time`).
-pub type Time = i64;
-
-/// A closed time range `[start, end]` in nanoseconds.
-///
-/// A range is never empty: [`TimeRange::new`] widens `end` to `start + 1`
-/// when needed, so that the time ↔ pixel mapping never divides by zero.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TimeRange {
-    /// First nanosecond of the range.
-    pub start: Time,
-    /// Last nanosecond of the range (`> start`).
-    pub end: Time,
-}
-
-impl TimeRange {
-    /// The range `[start, end]`, swapped if given backwards and widened to at
-    /// least one nanosecond.
-    pub fn new(start: Time, end: Time) -> Self {
-        let (start, end) = if end < start {
-            (end, start)
-        } else {
-            (start, end)
-        };
-        TimeRange {
-            start,
-            end: end.max(start.saturating_add(1)),
-        }
-    }
-
-    /// Length of the range in nanoseconds (always `>= 1`).
-    pub fn span(&self) -> u64 {
-        self.end.abs_diff(self.start)
-    }
-
-    /// Whether `t` lies in the range (both ends included).
-    pub fn contains(&self, t: Time) -> bool {
-        t >= self.start && t <= self.end
-    }
-
-    /// Whether `[start, end]` overlaps the range by more than one instant.
-    pub fn overlaps(&self, start: Time, end: Time) -> bool {
-        start < self.end && end > self.start
-    }
-}
+use traceloom_base::{Time, TimeRange};
 
 /// The time range and pixel width a render was made for.
 ///

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use proptest::prelude::*;
-use traceloom_engine::ctf::{Message, Traceset};
-use traceloom_engine::filter::Filter;
+use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::subject::EventSubject;
+use traceloom_filter::Filter;
 use traceloom_viewers::model::fields::format_fields;
 use traceloom_viewers::model::{EventListModel, Session};
 

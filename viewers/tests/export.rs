@@ -4,6 +4,7 @@
 //! `$CARGO_TARGET_TMPDIR/demo.png` (and `.svg`) for people to look at.
 
 use std::path::PathBuf;
+use traceloom_base::TimeRange;
 
 use traceloom_viewers::draw::{
     tooltip, CairoMeasure, HitItem, HitPart, LegendKind, StatisticsOptions,
@@ -17,7 +18,7 @@ use traceloom_viewers::style::control_flow as cf;
 use traceloom_viewers::{
     Arrow, DataConfig, DrawnEvent, HistogramBuilder, PresentationConfig, Properties, Rgba, RowId,
     StatRow, StatValue, StateInterval, StatisticsRender, TimeGraphRender, TimeGraphRenderBuilder,
-    TimeRange, TreeBuilder, TreeNode,
+    TreeBuilder, TreeNode,
 };
 
 const T0: i64 = 1_700_000_000_100_000_000; // 22:13:20.100 UTC

@@ -5,16 +5,17 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
+use traceloom_base::TimeRange;
 
-use traceloom_engine::ctf::tsdl::ir::Scope;
-use traceloom_engine::ctf::{Message, Traceset};
+use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::state::ThreadStatus;
+use traceloom_tsdl::ir::Scope;
 use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData, NO_THREAD};
 use traceloom_viewers::model::stats::range_request;
 use traceloom_viewers::model::steps::{blocks_of, NO_CLASS};
 use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel, Session};
 use traceloom_viewers::style::control_flow as cf;
-use traceloom_viewers::{DataConfig, TimeRange};
+use traceloom_viewers::DataConfig;
 
 fn shared(rel: &str) -> PathBuf {
     traceloom_testdata::ctf(rel)

@@ -47,7 +47,7 @@ fn main() {
                 Ok(Message::Event(e)) => {
                     events += 1;
                     values += e
-                        .scope_values(traceloom_ctf::tsdl::ir::Scope::EventPayload)
+                        .scope_values(traceloom_tsdl::ir::Scope::EventPayload)
                         .len();
                 }
                 _ => other += 1,

@@ -10,7 +10,7 @@
 //! Every read is bounds-checked against the slice and returns
 //! [`OutOfBounds`] instead of panicking.
 
-use crate::tsdl::ir::ByteOrder;
+use traceloom_tsdl::ir::ByteOrder;
 
 /// A read would go past the end of the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

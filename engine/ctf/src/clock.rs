@@ -2,7 +2,7 @@
 //! rebuilt into full clock values, and cycles converted to nanoseconds from
 //! the clock's origin.
 
-use crate::tsdl::ir::ClockClass;
+use traceloom_tsdl::ir::ClockClass;
 
 /// Updates a full 64-bit clock value with a field of `size` bits mapped to
 /// the clock (CTF 1.8 §8): the low `size` bits are replaced, and when they

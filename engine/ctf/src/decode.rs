@@ -21,7 +21,7 @@ use thiserror::Error;
 use crate::bits::{align_up, read_float, read_uint, sign_extend};
 use crate::clock::update_clock;
 use crate::event::{is_text_element, FieldValue};
-use crate::tsdl::ir::{ByteOrder, EnumType, FieldPath, FieldType, IntegerType, Scope};
+use traceloom_tsdl::ir::{ByteOrder, EnumType, FieldPath, FieldType, IntegerType, Scope};
 
 /// No register.
 pub(crate) const NO_REG: u16 = u16::MAX;
@@ -1386,7 +1386,7 @@ fn build_table<'a>(tag: &EnumType, options: impl Iterator<Item = &'a str>) -> Va
 mod tests {
     use super::*;
     use crate::event::FieldRef;
-    use crate::tsdl::ir::{
+    use traceloom_tsdl::ir::{
         ArrayType, DisplayBase, Encoding, EnumMapping, FloatType, NamedField, SequenceType,
         StructType, VariantType,
     };

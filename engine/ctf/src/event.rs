@@ -22,7 +22,7 @@
 //! [`FieldRef`] navigates a scope by name without knowing the layout:
 //!
 //! ```no_run
-//! use traceloom_ctf::tsdl::ir::Scope;
+//! use traceloom_tsdl::ir::Scope;
 //! use traceloom_ctf::{FieldValue, Message, Traceset};
 //!
 //! let traceset = Traceset::open(&["/path/to/trace".into()])?;
@@ -55,7 +55,7 @@
 use crate::batch::EvRec;
 use crate::schema::CompiledStream;
 use crate::trace::{StreamInfo, TraceInfo};
-use crate::tsdl::ir::{
+use traceloom_tsdl::ir::{
     ClockClass, Encoding, EventClass, FieldType, NamedField, Scope, StreamClass,
 };
 
@@ -63,7 +63,7 @@ use crate::tsdl::ir::{
 ///
 /// 16 bytes; `Copy`. Enumerations are stored as [`FieldValue::UInt`] or
 /// [`FieldValue::SInt`] (per the container's signedness); their labels come
-/// from the type ([`crate::tsdl::ir::EnumType::labels_for`]).
+/// from the type ([`traceloom_tsdl::ir::EnumType::labels_for`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 // A `u64` tag and 8 bytes of payload in every variant: see `words`.
 #[repr(u64)]
@@ -87,7 +87,7 @@ pub enum FieldValue {
     /// The element count of an array or sequence; the elements' values follow.
     Len(u64),
     /// The index of the selected option of a variant (into
-    /// [`crate::tsdl::ir::VariantType::options`]); the option's values follow.
+    /// [`traceloom_tsdl::ir::VariantType::options`]); the option's values follow.
     Variant(u64),
 }
 
@@ -691,7 +691,7 @@ impl<'a> Message<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tsdl::ir::{
+    use traceloom_tsdl::ir::{
         ArrayType, ByteOrder, DisplayBase, EnumMapping, EnumType, FieldPath, IntegerType,
         SequenceType, StructType, VariantType,
     };

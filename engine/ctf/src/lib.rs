@@ -20,8 +20,6 @@
 //!   [`error`] name the file and byte offset of damage, and a damaged
 //!   stream stops there while the others go on.
 
-pub use traceloom_tsdl as tsdl;
-
 pub(crate) mod batch;
 pub mod bits;
 pub mod clock;

@@ -476,7 +476,7 @@ mod tests {
                 e.timestamp_cycles(),
                 e.name(),
                 e.event_values(),
-                e.scope_values(crate::tsdl::ir::Scope::PacketContext),
+                e.scope_values(traceloom_tsdl::ir::Scope::PacketContext),
             ),
             Ok(Message::DiscardedEvents(d)) => format!(
                 "lost events {} {:?} {:?} {:?}",

@@ -5,7 +5,7 @@ use crate::decode::{run, DecodeState, Program};
 use crate::error::CorruptKind;
 use crate::event::{FieldRef, FieldValue};
 use crate::schema::{CompiledStream, CompiledTrace};
-use crate::tsdl::ir::FieldType;
+use traceloom_tsdl::ir::FieldType;
 
 /// CTF packet magic number.
 pub const CTF_MAGIC: u64 = 0xC1FC_1FC1;

@@ -20,7 +20,7 @@ use crate::decode::{
     DecodeState, Op, Program, VariantTable, FLAG_CLOCK, FLAG_EVENT_ID, MAX_SCOPE_VALUES, NO_REG,
 };
 use crate::event::FieldValue;
-use crate::tsdl::ir::ByteOrder;
+use traceloom_tsdl::ir::ByteOrder;
 
 mod fast;
 pub(crate) use fast::FastEvents;
@@ -1044,7 +1044,7 @@ mod tests {
     "#;
 
     pub(super) fn compiled() -> CompiledTrace {
-        let class = crate::tsdl::parse_tsdl(METADATA).expect("metadata parses");
+        let class = traceloom_tsdl::parse_tsdl(METADATA).expect("metadata parses");
         CompiledTrace::new(Arc::new(class)).expect("metadata compiles")
     }
 

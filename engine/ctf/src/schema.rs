@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::clock::ClockConv;
 use crate::decode::{CompileError, Compiler, Program};
 use crate::plan::{FastEvents, Plan};
-use crate::tsdl::ir::{ClockClass, EventClass, FieldType, Scope, TraceClass};
+use traceloom_tsdl::ir::{ClockClass, EventClass, FieldType, Scope, TraceClass};
 
 /// Compiled event class.
 #[derive(Debug)]
@@ -275,7 +275,7 @@ impl CompiledTrace {
 /// 1 GHz clock named `default` when the trace declares none).
 fn stream_clock(
     class: &TraceClass,
-    sc: &crate::tsdl::ir::StreamClass,
+    sc: &traceloom_tsdl::ir::StreamClass,
 ) -> Result<Option<ClockClass>, SchemaError> {
     let mut names = Vec::new();
     for ty in [&sc.packet_context, &sc.event_header, &sc.event_context]

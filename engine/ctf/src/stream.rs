@@ -11,7 +11,7 @@ use crate::packet::PacketInfo;
 use crate::prefetch::Shared;
 use crate::schema::CompiledStream;
 use crate::traceset::{StreamData, TraceData, TracesetData};
-use crate::tsdl::ir::StreamClass;
+use traceloom_tsdl::ir::StreamClass;
 
 /// Placeholder for the stream class of a stream whose class is missing
 /// (such a stream has no events to show).

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::tsdl::ir::{EnvValue, TraceClass};
+use traceloom_tsdl::ir::{EnvValue, TraceClass};
 
 /// One CTF trace of a traceset: a directory with a `metadata` file and its
 /// data stream files.

@@ -28,7 +28,7 @@ use crate::merge::Cursor;
 use crate::packet::PacketInfo;
 use crate::schema::{CompiledStream, CompiledTrace};
 use crate::trace::{StreamInfo, TraceInfo};
-use crate::tsdl::ir::{EnvValue, TraceClass};
+use traceloom_tsdl::ir::{EnvValue, TraceClass};
 
 /// A trace of the traceset with its compiled decoder.
 #[derive(Debug)]
@@ -133,7 +133,7 @@ pub type MetadataLoader<'l> = dyn Fn(&Path) -> Result<TraceClass, String> + 'l;
 
 /// Reads `dir/metadata` with the TSDL parser.
 pub fn load_metadata(dir: &Path) -> Result<TraceClass, String> {
-    crate::tsdl::read_metadata_file(&dir.join("metadata")).map_err(|e| e.to_string())
+    traceloom_tsdl::read_metadata_file(&dir.join("metadata")).map_err(|e| e.to_string())
 }
 
 /// babeltrace2's trace name: `hostname` and the relative path, joined by

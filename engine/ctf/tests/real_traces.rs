@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{copy_tree, real_traces};
-use traceloom_ctf::tsdl::ir::Scope;
 use traceloom_ctf::{Event, FieldRef, FieldValue, Message, Traceset};
+use traceloom_tsdl::ir::Scope;
 
 /// Traces babeltrace2 reads completely, with its event counts.
 const COMPLETE: &[(&str, u64)] = &[

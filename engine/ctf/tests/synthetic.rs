@@ -7,8 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use traceloom_ctf::tsdl::ir::Scope;
 use traceloom_ctf::{Checkpoint, Cursor, FieldValue, Message, Traceset};
+use traceloom_tsdl::ir::Scope;
 
 const BASE_NS: i64 = 1000 * 1_000_000_000;
 

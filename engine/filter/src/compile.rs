@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use traceloom_base::TimeRange;
 
 use crate::ast::{CmpOp, Expr, GlobPattern, GlobPiece, Literal, Operand, Term};
 use crate::error::ParseError;
@@ -17,28 +18,6 @@ pub struct Filter {
     root: Node,
     fields: Vec<FieldRef>,
     state_keys: Vec<StateKey>,
-}
-
-/// An inclusive range of timestamps, in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimeRange {
-    /// First timestamp that can match.
-    pub start: i64,
-    /// Last timestamp that can match.
-    pub end: i64,
-}
-
-impl TimeRange {
-    /// Every timestamp.
-    pub const ALL: TimeRange = TimeRange {
-        start: i64::MIN,
-        end: i64::MAX,
-    };
-
-    /// Whether `t` is in the range.
-    pub fn contains(&self, t: i64) -> bool {
-        self.start <= t && t <= self.end
-    }
 }
 
 impl Filter {

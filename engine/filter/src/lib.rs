@@ -140,7 +140,7 @@ mod parser;
 mod value;
 
 pub use ast::{CmpOp, Expr, GlobPattern, GlobPiece, Literal, Operand, OperandType, RegexLit, Term};
-pub use compile::{Filter, TimeRange};
+pub use compile::Filter;
 pub use error::{ParseError, ParseErrorKind};
 pub use parser::{parse, MAX_DEPTH};
 pub use value::{FieldRef, FieldScope, FilterSubject, PathElem, StateKey, Value, STATE_MODES};

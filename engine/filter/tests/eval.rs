@@ -3,9 +3,9 @@
 mod common;
 
 use common::Subject;
+use traceloom_base::TimeRange;
 use traceloom_filter::{
     Expr, FieldRef, FieldScope, Filter, GlobPattern, Literal, Operand, PathElem, StateKey, Term,
-    TimeRange,
 };
 
 fn f(src: &str) -> Filter {

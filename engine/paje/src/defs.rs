@@ -2,8 +2,8 @@
 //! names and types, and the table mapping event ids to definitions.
 
 use crate::error::{Diagnostics, Location, Severity};
-use crate::hash::FxHashMap;
 use crate::lexer::MAX_FIELDS;
+use traceloom_base::FastMap;
 
 /// The Pajé events (plus `PajeTraceFile`, used by multi-file traces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -360,7 +360,7 @@ enum State {
 pub struct Definitions {
     defs: Vec<EventDef>,
     dense: Vec<u32>,
-    sparse: FxHashMap<Box<[u8]>, DefId>,
+    sparse: FastMap<Box<[u8]>, DefId>,
     state: State,
     opts: DefOptions,
 }
@@ -384,7 +384,7 @@ impl Definitions {
         Definitions {
             defs: Vec::new(),
             dense: vec![0; DENSE_IDS],
-            sparse: FxHashMap::default(),
+            sparse: FastMap::default(),
             state: State::Outside,
             opts,
         }

@@ -1,93 +1,10 @@
-//! A small, fast, non-cryptographic hasher for the simulator's name tables.
+//! Name tables for the simulator's hot path.
 //!
-//! Every event line looks up a container, a type and often a value by name,
-//! so SipHash's per-lookup cost would be a noticeable share of the hot path.
-//! The multiply-rotate scheme below is the one popularised by rustc's FxHash;
-//! it is written here so the crate needs no extra dependency.
+//! Every event line looks up a container, a type and often a value by name;
+//! the tables hash with the workspace's one fast hasher
+//! (`traceloom_base::FastHasher`).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-/// Multiply-rotate hasher with a final mix; not DoS-resistant.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            // Mixing in the length keeps "a" and "a\0" apart.
-            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_u128(&mut self, i: u128) {
-        self.add(i as u64);
-        self.add((i >> 64) as u64);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        // The multiply only carries information upwards, so the low bits
-        // (which pick the bucket) would depend on the first bytes of a key
-        // alone: "k1", "k2", ... would all collide. A final avalanche step
-        // (murmur3's fmix64) spreads every input bit over the output.
-        let mut h = self.hash;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
-    }
-}
-
-/// Builder for [`FxHasher`].
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
-/// `HashMap` using [`FxHasher`].
-pub(crate) type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
-/// `HashSet` using [`FxHasher`].
-pub(crate) type FxHashSet<K> = HashSet<K, FxBuild>;
+use traceloom_base::FastMap;
 
 /// A map from names (byte strings) to small ids.
 ///
@@ -97,15 +14,15 @@ pub(crate) type FxHashSet<K> = HashSet<K, FxBuild>;
 /// in one, with no call to `memcmp`. Longer names go to an ordinary map.
 #[derive(Debug, Clone)]
 pub(crate) struct NameMap<V> {
-    short: FxHashMap<u128, V>,
-    long: FxHashMap<Box<[u8]>, V>,
+    short: FastMap<u128, V>,
+    long: FastMap<Box<[u8]>, V>,
 }
 
 impl<V> Default for NameMap<V> {
     fn default() -> Self {
         NameMap {
-            short: FxHashMap::default(),
-            long: FxHashMap::default(),
+            short: FastMap::default(),
+            long: FastMap::default(),
         }
     }
 }
@@ -170,7 +87,6 @@ impl<V: Copy> NameMap<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::BuildHasher;
 
     #[test]
     fn packing_is_bytes_then_length() {
@@ -201,18 +117,5 @@ mod tests {
         assert_eq!(m.get(b"sixteen bytes!!!"), Some(5));
         assert_eq!(m.get(b"sixteen bytes!!"), None);
         assert_eq!(m.get(b"b"), None);
-    }
-
-    #[test]
-    fn similar_keys_spread_over_low_bits() {
-        let b = FxBuild::default();
-        let buckets: FxHashSet<u64> = (0..1000)
-            .map(|i| b.hash_one(format!("k{i}").into_bytes().into_boxed_slice()) & 1023)
-            .collect();
-        assert!(
-            buckets.len() > 500,
-            "only {} distinct buckets",
-            buckets.len()
-        );
     }
 }

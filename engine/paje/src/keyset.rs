@@ -11,7 +11,7 @@
 //! bytes per key, and 1 bit when keys are dense. Any other key is kept as
 //! is. The set is exact: distinct keys never collide.
 
-use crate::hash::{FxHashMap, FxHashSet};
+use traceloom_base::{FastMap, FastSet};
 
 /// Values of a 65,536-wide chunk, sorted, up to this many; a bitmap above.
 const ARRAY_MAX: usize = 4096;
@@ -57,7 +57,7 @@ impl Chunk {
 /// A compressed set of `u64`.
 #[derive(Debug, Clone, Default)]
 struct IntSet {
-    chunks: FxHashMap<u64, Chunk>,
+    chunks: FastMap<u64, Chunk>,
 }
 
 impl IntSet {
@@ -93,8 +93,8 @@ fn split(key: &[u8]) -> Option<(&[u8], u64)> {
 /// The keys used by the finished links of one list.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct UsedKeys {
-    numbered: FxHashMap<Box<[u8]>, IntSet>,
-    other: FxHashSet<Box<[u8]>>,
+    numbered: FastMap<Box<[u8]>, IntSet>,
+    other: FastSet<Box<[u8]>>,
 }
 
 impl UsedKeys {

@@ -21,11 +21,11 @@
 
 use crate::defs::{EventKind, Field};
 use crate::error::{Diagnostics, Location, Severity};
-use crate::hash::FxHashMap;
 use crate::keyset::UsedKeys;
 use crate::model::{ContainerId, Model, TypeId, TypeNature, ValueId, ROOT_CONTAINER};
 use crate::numparse::{parse_color, parse_strtof, Color};
 use crate::reader::PajeEvent;
+use traceloom_base::FastMap;
 
 /// pajeng's "not set yet" time.
 const UNSET: f64 = -1.0;
@@ -192,7 +192,7 @@ struct List {
     last_end: f64,
     stack: Vec<OpenState>,
     var: Option<OpenVariable>,
-    pending: FxHashMap<Box<[u8]>, PendingLink>,
+    pending: FastMap<Box<[u8]>, PendingLink>,
     used_keys: UsedKeys,
     deferred: Option<Deferred>,
 }
@@ -207,7 +207,7 @@ impl List {
             last_end: UNSET,
             stack: Vec::new(),
             var: None,
-            pending: FxHashMap::default(),
+            pending: FastMap::default(),
             used_keys: UsedKeys::default(),
             deferred: None,
         }

@@ -1,9 +1,9 @@
 //! An [`EntitySink`] that keeps every entity in memory, per (container,
 //! type) list and in pj_dump's list order, in a compact form.
 
-use crate::hash::FxHashMap;
 use crate::model::{ContainerId, TypeId, ValueId};
 use crate::simulate::{EntitySink, EventRecord, LinkRecord, StateRecord, VariableRecord};
+use traceloom_base::FastMap;
 
 /// A state interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,7 +101,7 @@ impl EntityList {
 /// Every entity of a simulated trace.
 #[derive(Debug, Default, Clone)]
 pub struct EntityStore {
-    lists: FxHashMap<(u32, u32), EntityList>,
+    lists: FastMap<(u32, u32), EntityList>,
     keys: Vec<u8>,
     entities: u64,
 }

@@ -1,6 +1,7 @@
 //! An in-memory [`EventSource`], for tests and examples.
 
-use super::source::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+use super::source::{EventSource, SourceEvent, SourcePosition, StreamId};
+use traceloom_base::Time;
 
 /// An event held by [`MemorySource`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -199,5 +199,5 @@ pub use scheduler::{
     ServiceStatus, DEADLINE_EVERY,
 };
 pub use seek::{seek_n_events_backward, seek_n_events_forward, EventPredicate, ForwardSeek};
-pub use source::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+pub use source::{EventSource, SourceEvent, SourcePosition, StreamId};
 pub use state::{SavedState, StateComputation, StateHooks, StateHooksById};

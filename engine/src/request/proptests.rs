@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::time::Duration;
+use traceloom_base::Time;
 
 use proptest::prelude::*;
 use traceloom_hooks::{Flow, Priority};

@@ -1,10 +1,11 @@
 //! [`EventsRequest`]: what a viewer asks the scheduler for.
 
 use std::fmt;
+use traceloom_base::Time;
 
 use traceloom_hooks::{Hooks, HooksById, Priority};
 
-use super::source::{EventSource, StreamId, Time};
+use super::source::{EventSource, StreamId};
 
 /// The event type of source `Src`.
 pub type EventOf<Src> = <Src as EventSource>::Event;

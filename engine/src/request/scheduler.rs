@@ -5,16 +5,17 @@
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use traceloom_base::Time;
 
 use traceloom_hooks::{Flow, HookContext, HookHandle, Priority};
 
-use crate::class_map::FastMap;
+use traceloom_base::FastMap;
 
 use super::request::{
     Boundary, BoundaryHooks, EventOf, EventsRequest, OwnerId, PositionOf, RequestId, Start,
 };
 use super::seek::{self, EventPredicate, ForwardSeek};
-use super::source::{EventSource, SourceEvent, SourcePosition, StreamId, Time};
+use super::source::{EventSource, SourceEvent, SourcePosition, StreamId};
 use super::state::{SavedState, StateComputation, StateHooks, StateHooksById};
 
 /// Tunables of a [`Scheduler`].

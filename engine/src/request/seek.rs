@@ -11,8 +11,9 @@
 //! never overlap, so no event is read twice.
 
 use std::collections::VecDeque;
+use traceloom_base::Time;
 
-use super::source::{EventSource, SourcePosition, Time};
+use super::source::{EventSource, SourcePosition};
 
 /// A predicate selecting the events to count (a filter); `None` counts all.
 pub type EventPredicate<E> = dyn FnMut(&E) -> bool;

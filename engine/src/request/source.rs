@@ -8,9 +8,7 @@
 
 use std::fmt::Debug;
 
-/// A timestamp, in nanoseconds (signed, as CTF clocks may have negative
-/// offsets).
-pub type Time = i64;
+use traceloom_base::Time;
 
 /// Identifies one stream (LTTV: a tracefile) of one trace in a traceset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

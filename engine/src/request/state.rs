@@ -1,9 +1,10 @@
 //! State computation attached to a scheduler, and saved states.
 
+use traceloom_base::Time;
 use traceloom_hooks::{Hooks, HooksById};
 
 use super::request::{EventOf, PositionOf};
-use super::source::{EventSource, Time};
+use super::source::EventSource;
 
 /// Hooks computing the traceset state. They receive the state as their own
 /// data (`ctx.data`, mutable) and `()` as `ctx.state`. Add them at

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use traceloom_base::Time;
 
 use traceloom_hooks::{Flow, Priority};
 

@@ -11,10 +11,10 @@
 use std::sync::Arc;
 
 use traceloom_ctf::event::{fixed_span, FieldRef};
-use traceloom_ctf::tsdl::ir::{EnvValue, FieldType, Scope};
 use traceloom_ctf::{Event, FieldValue};
+use traceloom_tsdl::ir::{EnvValue, FieldType, Scope};
 
-use crate::class_map::FastMap;
+use traceloom_base::FastMap;
 
 use super::{ExecMode, ModeFrame, ThreadKey, ThreadStatus, TraceState, TracesetState};
 

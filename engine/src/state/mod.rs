@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 use traceloom_ctf::Event;
 use traceloom_hooks::{Flow, HookContext, Priority};
 
-use crate::class_map::FastMap;
 use crate::request::StateComputation;
 use crate::source::{CtfCurrent, CtfPosition, CtfSource};
+use traceloom_base::FastMap;
 
 pub use kernel::Handlers;
 

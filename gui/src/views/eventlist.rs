@@ -24,10 +24,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use traceloom_base::Time;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_viewers::Time;
 
 use super::{Nav, NavSink};
 

@@ -6,11 +6,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
 use traceloom_viewers::draw::{draw_histogram, HistogramLayout, HistogramOptions};
-use traceloom_viewers::{HistogramRender, PresentationConfig, TimeRange};
+use traceloom_viewers::{HistogramRender, PresentationConfig};
 
 use super::{draw_bookmarks, Cursor, Nav, NavSink};
 

@@ -11,8 +11,8 @@ pub mod timegraph;
 
 use std::rc::Rc;
 use std::sync::{mpsc, Mutex, OnceLock};
-
-use traceloom_viewers::{Time, TimeRange};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use crate::config::Bookmark;
 

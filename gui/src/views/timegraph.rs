@@ -13,13 +13,15 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
 use traceloom_viewers::draw::{
     draw_time_graph, tooltip, HitItem, HitPart, TimeGraphLayout, TimeGraphOptions,
 };
-use traceloom_viewers::{PresentationConfig, Time, TimeGraphRender, TimeRange};
+use traceloom_viewers::{PresentationConfig, TimeGraphRender};
 
 use super::painter::Painter;
 use super::{draw_bookmarks, Cursor, Nav, NavSink};

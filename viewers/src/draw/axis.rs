@@ -6,8 +6,9 @@ use super::canvas::{Anchor, Canvas, Font, Rect, Stroke, TextMeasure};
 use crate::style::PresentationConfig;
 use crate::time::{
     decimals_for, digits_for_step, format_absolute, format_in_unit, nice_step, ticks,
-    AbsoluteTimeFormat, Time, TimeUnit, XMap,
+    AbsoluteTimeFormat, TimeUnit, XMap,
 };
+use traceloom_base::Time;
 
 /// Ticks and their labels for an axis.
 #[derive(Debug, Clone, PartialEq)]
@@ -154,7 +155,7 @@ pub fn draw_axis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::TimeRange;
+    use traceloom_base::TimeRange;
 
     struct Fixed;
     impl TextMeasure for Fixed {

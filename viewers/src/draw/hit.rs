@@ -4,7 +4,8 @@
 use super::timegraph::{arrow_segment, format_value, LegendKind, TimeGraphLayout};
 use crate::render::{RowId, TimeGraphRender};
 use crate::style::PresentationConfig;
-use crate::time::{format_absolute, format_duration, AbsoluteTimeFormat, Time};
+use crate::time::{format_absolute, format_duration, AbsoluteTimeFormat};
+use traceloom_base::Time;
 
 /// The part of the drawing a point is in.
 #[derive(Debug, Clone, PartialEq)]

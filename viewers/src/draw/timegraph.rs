@@ -7,7 +7,9 @@ use super::canvas::{
 };
 use crate::render::{Counter, RowId, StyleKey, TimeGraphRender};
 use crate::style::{PresentationConfig, Rgba};
-use crate::time::{AbsoluteTimeFormat, Time, TimeRange, XMap};
+use crate::time::{AbsoluteTimeFormat, XMap};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 /// How to draw a time graph (what is not in the render nor the presentation
 /// configuration: sizes, scrolling, the GUI's current time and selection).

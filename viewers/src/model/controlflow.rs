@@ -10,12 +10,13 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use traceloom_engine::state::ThreadStatus;
 
 use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, ThreadRecord};
 use crate::model::series::Series;
-use crate::model::stats::IntMap;
 use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
@@ -23,7 +24,8 @@ use crate::render::{
 };
 use crate::style::control_flow::{self as keys, state_key};
 use crate::style::DataConfig;
-use crate::time::{PixelScale, Time, TimeRange};
+use crate::time::PixelScale;
+use traceloom_base::FastMap;
 
 /// Most arrows of one series per pixel of width: beyond, arrows are
 /// sampled evenly (each kept arrow counting for those it stands for), as
@@ -40,7 +42,7 @@ pub struct ControlFlowModel {
     config: DataConfig,
     nodes: TreeBuilder,
     tree: TreeRender,
-    rec_of_row: IntMap<RowId, u32>,
+    rec_of_row: FastMap<RowId, u32>,
     keys: Vec<StyleKey>,
     /// Tooltip properties of a state interval, by thread code: what is the
     /// interval's own (status and mode). The thread's name, TID, PID and
@@ -64,7 +66,7 @@ impl ControlFlowModel {
     /// A model over the kernel pass's data, with the default configuration.
     pub fn new(data: Arc<KernelData>) -> Self {
         let mut nodes = TreeBuilder::new();
-        let mut rec_of_row = IntMap::default();
+        let mut rec_of_row = FastMap::default();
         // The main thread of each process: the latest record with TID ==
         // PID in the same trace.
         let mut main: HashMap<(u32, i64), RowId> = HashMap::new();

@@ -10,11 +10,12 @@
 //! before, during and without any pre-parsing pass.
 
 use std::sync::Arc;
+use traceloom_base::Time;
 
-use traceloom_engine::filter::Filter;
-use traceloom_engine::request::{OwnerId, SourceEvent, Start, Time};
+use traceloom_engine::request::{OwnerId, SourceEvent, Start};
 use traceloom_engine::source::{CtfCurrent, CtfPosition};
 use traceloom_engine::subject::EventSubject;
+use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
 
 use super::fields::format_fields;

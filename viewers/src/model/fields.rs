@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use traceloom_engine::ctf::event::{display_name, FieldRef};
-use traceloom_engine::ctf::tsdl::ir::{FieldType, Scope};
-use traceloom_engine::ctf::{Event, FieldValue};
+use traceloom_ctf::event::{display_name, FieldRef};
+use traceloom_ctf::{Event, FieldValue};
+use traceloom_tsdl::ir::{FieldType, Scope};
 
 fn quote(out: &mut String, bytes: &[u8]) {
     out.push('"');

@@ -3,15 +3,16 @@
 //! the tracer reported lost marked where their packet begins.
 
 use std::sync::Arc;
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
-use traceloom_engine::ctf::Traceset;
-use traceloom_engine::request::{OwnerId, RequestId, SourceEvent, Start, Time};
+use traceloom_ctf::Traceset;
+use traceloom_engine::request::{OwnerId, RequestId, SourceEvent, Start};
 use traceloom_engine::source::CtfCurrent;
 use traceloom_hooks::{Flow, Priority};
 
 use super::session::{KernelRequest, Payload, Session};
 use crate::render::{HistogramBuilder, HistogramRender};
-use crate::time::TimeRange;
 
 /// A per-event predicate (a filter) for the histogram.
 pub type HistogramFilter = Box<dyn FnMut(&CtfCurrent) -> bool + Send>;

@@ -21,21 +21,23 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use traceloom_base::Time;
 
-use traceloom_engine::ctf::tsdl::ir::Scope;
-use traceloom_engine::ctf::{Event, Traceset};
-use traceloom_engine::request::{OwnerId, SourceEvent, Start, Time};
+use traceloom_ctf::{Event, Traceset};
+use traceloom_engine::request::{OwnerId, SourceEvent, Start};
 use traceloom_engine::source::CtfCurrent;
 use traceloom_engine::state::{
     CpuMode, ExecMode, ThreadKey, ThreadStatus, TraceState, TracesetState,
 };
 use traceloom_hooks::{Flow, Priority};
+use traceloom_tsdl::ir::Scope;
 
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
-use super::stats::{self, IntMap, Statistics, StatsCollector, StatsPart};
+use super::stats::{self, Statistics, StatsCollector, StatsPart};
 use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
+use traceloom_base::FastMap;
 
 /// Marks "no thread" in CPU records.
 pub const NO_THREAD: u32 = u32::MAX;
@@ -412,14 +414,14 @@ pub struct KernelCollector {
     wakeups: SeriesBuilder<ArrowRecord>,
     max_wakeup_span: Time,
     switches: SeriesBuilder<ArrowRecord>,
-    alive: IntMap<(u32, ThreadKey), u32>,
-    generations: IntMap<(u32, i64), u16>,
+    alive: FastMap<(u32, ThreadKey), u32>,
+    generations: FastMap<(u32, i64), u16>,
     cpu_index: Vec<Vec<u32>>,
     line_index: HashMap<(u32, LineKind, u64), u32>,
-    kinds: IntMap<u64, Kind>,
+    kinds: FastMap<u64, Kind>,
     last_kind: Option<(u64, Kind)>,
     pre_running: Option<ThreadKey>,
-    pending_wakeups: IntMap<u32, Vec<(Time, u32)>>,
+    pending_wakeups: FastMap<u32, Vec<(Time, u32)>>,
     wakeup_events: u64,
     stats: Option<StatsCollector>,
     /// The statistics once the pass ended, before their conversion (done
@@ -452,14 +454,14 @@ impl KernelCollector {
             wakeups: SeriesBuilder::new(),
             max_wakeup_span: 0,
             switches: SeriesBuilder::new(),
-            alive: IntMap::default(),
-            generations: IntMap::default(),
+            alive: FastMap::default(),
+            generations: FastMap::default(),
             cpu_index: Vec::new(),
             line_index: HashMap::new(),
-            kinds: IntMap::default(),
+            kinds: FastMap::default(),
             last_kind: None,
             pre_running: None,
-            pending_wakeups: IntMap::default(),
+            pending_wakeups: FastMap::default(),
             wakeup_events: 0,
             stats: Some(StatsCollector::new(None, None)),
             closed_stats: None,

@@ -9,8 +9,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
-use traceloom_engine::paje::{ContainerId, PajeError, Trace, TypeId, TypeNature};
+use traceloom_paje::{ContainerId, PajeError, Trace, TypeId, TypeNature};
 
 use crate::model::steps::{push_steps, Blocks, NONE};
 use crate::render::{
@@ -18,7 +20,7 @@ use crate::render::{
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
 };
 use crate::style::{DataConfig, PresentationConfig, Rgba, StateStyle};
-use crate::time::{format_duration, Time, TimeRange};
+use crate::time::format_duration;
 
 /// Pajé seconds to nanoseconds.
 pub fn ns(seconds: f64) -> Time {

@@ -3,6 +3,7 @@
 //! kernel pass's records.
 
 use std::sync::Arc;
+use traceloom_base::TimeRange;
 
 use crate::model::kernel::{KernelData, LineKind, CPU_MODES, NO_THREAD};
 use crate::model::steps::{push_steps, NONE};
@@ -11,7 +12,7 @@ use crate::render::{
     TreeBuilder, TreeNode, TreeRender,
 };
 use crate::style::{control_flow as cf, DataConfig, PresentationConfig, Rgba, StateStyle};
-use crate::time::{format_duration, TimeRange};
+use crate::time::format_duration;
 
 /// State key of an idle CPU.
 pub const CPU_IDLE: &str = "cpu-idle";

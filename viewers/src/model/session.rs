@@ -10,12 +10,13 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use traceloom_base::Time;
 
-use traceloom_engine::ctf::Traceset;
+use traceloom_ctf::Traceset;
 use traceloom_engine::request::EventSource;
 use traceloom_engine::request::{
     Budget, EndReason, EventsRequest, OwnerId, RequestId, Scheduler, SchedulerConfig,
-    ServiceReport, ServiceStatus, Time,
+    ServiceReport, ServiceStatus,
 };
 use traceloom_engine::source::{CtfPosition, CtfSource};
 use traceloom_engine::state::{self, TracesetState};

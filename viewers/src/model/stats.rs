@@ -30,10 +30,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
+use traceloom_base::Time;
 
-use traceloom_engine::ctf::Event;
+use traceloom_ctf::Event;
 use traceloom_engine::request::{
-    Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, SourceEvent, Start, Time,
+    Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, SourceEvent, Start,
 };
 use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
 use traceloom_engine::state::{self, CpuMode, ExecMode, Thread, TraceState, TracesetState};
@@ -117,7 +118,7 @@ const ABSENT: CpuAcc = CpuAcc {
 /// through a direct table; larger ones through a hash map.
 const DIRECT_CLASS_IDS: u64 = 1 << 16;
 
-pub use crate::fasthash::{IntHasher, IntMap};
+use traceloom_base::FastMap;
 
 /// Accumulates statistics from events seen with the state before them.
 ///
@@ -134,9 +135,9 @@ pub struct StatsCollector {
     cells: Vec<Cell>,
     /// The key of each cell.
     keys: Vec<CellKey>,
-    index: IntMap<CellKey, u32>,
+    index: FastMap<CellKey, u32>,
     /// Threads per CPU, and their cells per mode slot.
-    run_index: IntMap<RunKey, u32>,
+    run_index: FastMap<RunKey, u32>,
     runs: Vec<[u32; 7]>,
     /// Per trace, per CPU slot (0: no CPU, `cpu + 1` otherwise).
     cpus: Vec<Vec<CpuAcc>>,
@@ -144,7 +145,7 @@ pub struct StatsCollector {
     /// index by event id (`NO_CELL` when not seen yet).
     class_pages: Vec<(u64, Vec<u32>)>,
     /// Dense class index of the classes the pages do not hold.
-    class_index: IntMap<u64, u32>,
+    class_index: FastMap<u64, u32>,
     class_names: Vec<Arc<str>>,
     last_time: Option<Time>,
     events: u64,
@@ -238,7 +239,7 @@ fn acc_mut(cpus: &mut Vec<Vec<CpuAcc>>, trace: usize, slot: usize) -> &mut CpuAc
 fn cell_index(
     cells: &mut Vec<Cell>,
     keys: &mut Vec<CellKey>,
-    index: &mut IntMap<CellKey, u32>,
+    index: &mut FastMap<CellKey, u32>,
     key: CellKey,
     name: &Arc<str>,
 ) -> u32 {
@@ -269,12 +270,12 @@ impl StatsCollector {
             end,
             cells: Vec::new(),
             keys: Vec::new(),
-            index: IntMap::default(),
-            run_index: IntMap::default(),
+            index: FastMap::default(),
+            run_index: FastMap::default(),
             runs: Vec::new(),
             cpus: Vec::new(),
             class_pages: Vec::new(),
-            class_index: IntMap::default(),
+            class_index: FastMap::default(),
             class_names: Vec::new(),
             last_time: None,
             events: 0,
@@ -483,7 +484,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         .unwrap_or(begin)
         .max(begin);
     let mut cells: Vec<Merged> = Vec::new();
-    let mut index: IntMap<CellKey, usize> = IntMap::default();
+    let mut index: FastMap<CellKey, usize> = FastMap::default();
     let mut cell = |cells: &mut Vec<Merged>, key: CellKey, name: &Arc<str>| -> usize {
         if let Some(&i) = index.get(&key) {
             if !name.is_empty() && *cells[i].name != **name {
@@ -559,7 +560,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         }
         v[slot].0 = true;
     }
-    let mut at_end: IntMap<(u32, u32), usize> = IntMap::default();
+    let mut at_end: FastMap<(u32, u32), usize> = FastMap::default();
     for (i, (key, _)) in tail.iter().enumerate() {
         at_end.insert((key.trace, key.cpu), i);
     }
@@ -980,7 +981,7 @@ pub struct ParallelConfig {
 impl Default for ParallelConfig {
     /// One part per available core, each decoding inline: the parts
     /// already keep every core busy, and decoding threads add hand-offs
-    /// (`traceloom bench viewers --part-decode-threads N` compares).
+    /// (`traceloom-bench viewers --part-decode-threads N` compares).
     fn default() -> Self {
         ParallelConfig {
             parts: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -1168,7 +1169,7 @@ impl Drop for StatisticsJob {
 
 /// Reads one part with a scheduler of its own; `None` when cancelled.
 fn run_part(
-    traceset: Arc<traceloom_engine::ctf::Traceset>,
+    traceset: Arc<traceloom_ctf::Traceset>,
     spec: PartSpec,
     begin: Time,
     end: Time,

@@ -32,7 +32,8 @@
 use crate::lod::RowIntervalsBuilder;
 use crate::model::series::{Series, SeriesBuilder};
 use crate::render::{StateInterval, StyleKey};
-use crate::time::{PixelScale, Time};
+use crate::time::PixelScale;
+use traceloom_base::Time;
 
 /// Sorted change times, however stored.
 pub trait Times {
@@ -454,7 +455,7 @@ pub fn push_steps<T: Times + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::TimeRange;
+    use traceloom_base::TimeRange;
 
     fn render(
         times: &[Time],

@@ -1,4 +1,4 @@
-//! `traceloom bench paje TRACE [--runs N]`: the Pajé reading benchmark.
+//! `traceloom-bench paje TRACE [--runs N]`: the Pajé reading benchmark.
 //!
 //! In one run of the command, on the same file, `N` times each
 //! (interleaved, so that a change of load on the machine affects both
@@ -31,13 +31,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use traceloom_engine::paje::{
+use traceloom_paje::{
     stream_file, ContainerId, EntitySink, EventRecord, LinkRecord, LoadOptions, StateRecord,
     VariableRecord,
 };
 
-use crate::bench::{cpu_time, list, load_average, median, rss_anon_bytes, secs, verdict, Checksum};
-use crate::CliError;
+use crate::checksum::Checksum;
+use crate::measure::{cpu_time, list, load_average, median, rss_anon_bytes, secs, verdict};
+use crate::BenchError;
 
 /// traceloom's read over `pj_dump`'s, in speed (pj_dump's time over
 /// traceloom's), at least.
@@ -49,7 +50,7 @@ pub const RSS_MB_TARGET: f64 = 200.0;
 /// Entities between two samples of the resident memory.
 const RSS_SAMPLE_EVERY: u64 = 1 << 16;
 
-/// Arguments of `traceloom bench paje`.
+/// Arguments of `traceloom-bench paje`.
 #[derive(Debug, Clone, Args)]
 pub struct PajeBenchArgs {
     /// The Pajé trace (a single file, or the main file of a multi-file
@@ -215,12 +216,12 @@ fn trim_heap() {
 
 /// Reads and simulates the trace at `path` as `pj_dump` does, folding every
 /// entity into a checksum and sampling the resident memory.
-pub fn read_once(path: &Path) -> Result<PajeRun, CliError> {
+pub fn read_once(path: &Path) -> Result<PajeRun, BenchError> {
     trim_heap();
     let rss_before = rss_anon_bytes();
     let mut sink = FoldSink::new(rss_before.is_some());
     let o = stream_file(path, &LoadOptions::pj_dump(), &mut sink)
-        .map_err(|e| CliError::Trace(e.to_string()))?;
+        .map_err(|e| BenchError::Trace(e.to_string()))?;
     sink.sample();
     // The model is the rest of the result: fold its size too.
     sink.sum.word(o.model.containers().len() as u64);
@@ -253,7 +254,7 @@ fn children_max_rss() -> Option<u64> {
 
 /// Runs `pj_dump TRACE > /dev/null`; returns its wall and CPU times. A
 /// failure of pj_dump is an error.
-fn run_pj_dump(program: &Path, trace: &Path) -> Result<(Duration, Duration), CliError> {
+fn run_pj_dump(program: &Path, trace: &Path) -> Result<(Duration, Duration), BenchError> {
     let cpu0 = cpu_time(libc::RUSAGE_CHILDREN);
     let t = Instant::now();
     let o = Command::new(program)
@@ -262,11 +263,11 @@ fn run_pj_dump(program: &Path, trace: &Path) -> Result<(Duration, Duration), Cli
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| CliError::Bench(format!("cannot run {}: {e}", program.display())))?;
+        .map_err(|e| BenchError::Failed(format!("cannot run {}: {e}", program.display())))?;
     let wall = t.elapsed();
     let cpu = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu0);
     if !o.status.success() {
-        return Err(CliError::Bench(format!(
+        return Err(BenchError::Failed(format!(
             "{} {} failed ({}): {}",
             program.display(),
             trace.display(),
@@ -277,17 +278,17 @@ fn run_pj_dump(program: &Path, trace: &Path) -> Result<(Duration, Duration), Cli
     Ok((wall, cpu))
 }
 
-/// `traceloom bench paje`: measures and prints; fails when a target is
+/// `traceloom-bench paje`: measures and prints; fails when a target is
 /// missed or the measurements disagree.
-pub fn run(args: &PajeBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run(args: &PajeBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
     let runs = args.runs as usize;
     let trace = &args.trace;
     let bytes = std::fs::metadata(trace)
-        .map_err(|e| CliError::Trace(format!("{}: {e}", trace.display())))?
+        .map_err(|e| BenchError::Trace(format!("{}: {e}", trace.display())))?
         .len();
     writeln!(
         out,
-        "traceloom bench paje: {} ({:.1} MB); {runs} run(s) of each, interleaved, medians; load average {}",
+        "traceloom-bench paje: {} ({:.1} MB); {runs} run(s) of each, interleaved, medians; load average {}",
         trace.display(),
         bytes as f64 / 1e6,
         load_average()
@@ -398,7 +399,7 @@ pub fn run(args: &PajeBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if problems.is_empty() && ok {
         Ok(())
     } else {
-        Err(CliError::Bench(
+        Err(BenchError::Failed(
             "a target was missed or the measurements disagree (see above)".into(),
         ))
     }

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::clock::{gmt, local, mktime_local, timegm, Civil};
+use crate::civil::{gmt, local, mktime_local, timegm, Civil};
 
 const NS_PER_S: i64 = 1_000_000_000;
 

@@ -1,4 +1,4 @@
-//! `traceloom bench engine`: the traceset engine's performance targets on a
+//! `traceloom-bench engine`: the traceset engine's performance targets on a
 //! (generated) kernel trace — state computation with checkpoints, seeking
 //! to a random time and delivering the next 50 events, a cold
 //! `traceloom dump --begin T` process printing 50 lines, and the size of
@@ -20,9 +20,10 @@ use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
 use traceloom_engine::state::{self, TracesetState};
 use traceloom_hooks::{Flow, HookContext, Priority};
 
-use crate::CliError;
+use crate::measure::{median, pass_fail};
+use crate::BenchError;
 
-/// Arguments of `traceloom bench engine`.
+/// Arguments of `traceloom-bench engine`.
 #[derive(Debug, Clone, Args)]
 pub struct EngineBenchArgs {
     /// CTF trace directories (a generated kernel trace of ~1 GB for the
@@ -38,11 +39,29 @@ pub struct EngineBenchArgs {
     /// Events between checkpoints.
     #[arg(long, default_value_t = DEFAULT_INTERVAL)]
     pub interval: u64,
+    /// The `traceloom` binary for the cold `dump --begin` runs; default:
+    /// the one beside this benchmark's binary (`cargo build --release`
+    /// builds both into `target/release/`).
+    #[arg(long, value_name = "PROGRAM")]
+    pub traceloom: Option<PathBuf>,
 }
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
+/// The `traceloom` binary to time: `given`, or the one beside this
+/// process's executable.
+fn traceloom_binary(given: Option<&PathBuf>) -> Result<PathBuf, BenchError> {
+    if let Some(p) = given {
+        return Ok(p.clone());
+    }
+    let exe = std::env::current_exe().map_err(|e| BenchError::Failed(e.to_string()))?;
+    let beside = exe.with_file_name("traceloom");
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(BenchError::Failed(format!(
+            "no traceloom binary at {}: build it (cargo build --release -p traceloom) or pass --traceloom PROGRAM",
+            beside.display()
+        )))
+    }
 }
 
 /// A small deterministic generator for the random seek times.
@@ -62,8 +81,8 @@ type Delivered = Vec<CtfPosition>;
 
 /// Runs the engine benchmark and prints its figures with PASS/FAIL against
 /// the targets of the traceset-engine issue.
-pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let ts = Arc::new(Traceset::open(&args.paths).map_err(|e| CliError::Trace(e.to_string()))?);
+pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
+    let ts = Arc::new(Traceset::open(&args.paths).map_err(|e| BenchError::Trace(e.to_string()))?);
     let bytes = ts.total_bytes();
     writeln!(out, "trace: {} MB of stream data", bytes / 1_000_000)?;
 
@@ -91,23 +110,23 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
         "state + checkpoints: {events} events in {:.2} s = {:.2} M events/s (target >= 10) {}",
         state_time.as_secs_f64(),
         state_rate / 1e6,
-        verdict(state_rate >= 10e6)
+        pass_fail(state_rate >= 10e6)
     )?;
 
     // Cache size.
     let dir = std::env::temp_dir().join(format!("traceloom-bench-{}", std::process::id()));
     let fp = checkpoint::fingerprint(&ts);
     let path = checkpoint::cache_path(&dir, fp);
-    checkpoint::store(&path, fp, &built).map_err(|e| CliError::Bench(e.to_string()))?;
+    checkpoint::store(&path, fp, &built).map_err(|e| BenchError::Failed(e.to_string()))?;
     let cache = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     // What a later session pays before its first seek: reading the file,
     // inflating it and applying every delta.
     let t0 = Instant::now();
-    let loaded = checkpoint::load(&path, fp).map_err(|e| CliError::Bench(e.to_string()));
+    let loaded = checkpoint::load(&path, fp).map_err(|e| BenchError::Failed(e.to_string()));
     let load_time = t0.elapsed();
     let _ = std::fs::remove_dir_all(&dir);
     if loaded?.states.len() != built.states.len() {
-        return Err(CliError::Bench("the cache read back differs".into()));
+        return Err(BenchError::Failed("the cache read back differs".into()));
     }
     let ratio = cache as f64 / bytes.max(1) as f64;
     writeln!(
@@ -118,7 +137,7 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
         built.seek_index.len(),
         cache / 1000,
         ratio * 100.0,
-        verdict(ratio < 0.01)
+        pass_fail(ratio < 0.01)
     )?;
     writeln!(
         out,
@@ -132,7 +151,7 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
     //    request reading the state (checkpoint restore and replay).
     let (begin, end) = ts
         .time_range_ns()
-        .ok_or_else(|| CliError::Bench("empty trace".into()))?;
+        .ok_or_else(|| BenchError::Failed("empty trace".into()))?;
     let traces = ts.traces().len();
     let mut source = CtfSource::new(ts.clone());
     source.set_seek_index(Arc::new(built.seek_index.clone()));
@@ -179,10 +198,10 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
             }
             times.push(t0.elapsed());
             if got == 0 && t < end {
-                return Err(CliError::Bench(format!("seek to {t} delivered nothing")));
+                return Err(BenchError::Failed(format!("seek to {t} delivered nothing")));
             }
         }
-        let seek = median(&mut times);
+        let seek = median(&times);
         let replayed = sched.stats().replayed_events - before.replayed_events;
         writeln!(
             out,
@@ -191,12 +210,12 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
             args.seeks,
             times.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
             replayed / u64::from(args.seeks.max(1)),
-            verdict(seek <= Duration::from_millis(1))
+            pass_fail(seek <= Duration::from_millis(1))
         )?;
     }
 
     // 3. A cold process: `traceloom dump --begin T`, until 50 lines.
-    let exe = std::env::current_exe().map_err(|e| CliError::Bench(e.to_string()))?;
+    let exe = traceloom_binary(args.traceloom.as_ref())?;
     let mut cold = Vec::new();
     for _ in 0..args.cold_runs {
         let t = begin + (rng.next() % (end - begin).max(1) as u64) as i64;
@@ -212,33 +231,25 @@ pub fn run(args: &EngineBenchArgs, out: &mut dyn Write) -> Result<(), CliError> 
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| CliError::Bench(e.to_string()))?;
+            .map_err(|e| BenchError::Failed(e.to_string()))?;
         let stdout = child.stdout.take().expect("piped stdout");
         let lines = BufReader::new(stdout).lines().take(50).count();
         let _ = child.kill();
         let _ = child.wait();
         cold.push(t0.elapsed());
         if lines < 50 && t < end - (end - begin) / 100 {
-            return Err(CliError::Bench(format!(
+            return Err(BenchError::Failed(format!(
                 "cold dump at {spec} printed {lines} lines"
             )));
         }
     }
-    let cold = median(&mut cold);
+    let cold = median(&cold);
     writeln!(
         out,
         "cold `traceloom dump --begin T` printing 50 lines: median {:.1} ms over {} runs (target <= 50 ms) {}",
         cold.as_secs_f64() * 1e3,
         args.cold_runs,
-        verdict(cold <= Duration::from_millis(50))
+        pass_fail(cold <= Duration::from_millis(50))
     )?;
     Ok(())
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "PASS"
-    } else {
-        "FAIL"
-    }
 }

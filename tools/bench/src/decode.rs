@@ -1,4 +1,4 @@
-//! `traceloom bench decode PATH... [--runs N]`: the reading benchmark.
+//! `traceloom-bench decode PATH... [--runs N]`: the reading benchmark.
 //!
 //! In one run of the command, on the same traces, `N` times each
 //! (interleaved, so that a change of load on the machine affects all of
@@ -34,12 +34,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clap::{Args, Subcommand};
-use traceloom_ctf::event::{value_kind, Event, FieldValue, Message};
-use traceloom_ctf::tsdl::ir::Scope;
+use clap::Args;
+use traceloom_ctf::event::{Event, Message};
 use traceloom_ctf::Traceset;
+use traceloom_tsdl::ir::Scope;
 
-use crate::CliError;
+use crate::checksum::Checksum;
+use crate::measure::{cpu_time, list, load_average, median, secs, verdict, RssProbe};
+use crate::BenchError;
 
 /// Events per second of traceloom's decode over those of
 /// `babeltrace2 -o dummy`, at least.
@@ -57,31 +59,7 @@ const PACKET_SCOPES: [Scope; 2] = [Scope::PacketHeader, Scope::PacketContext];
 /// Messages between two samples of the resident memory.
 const RSS_SAMPLE_EVERY: u64 = 1 << 16;
 
-/// Arguments of `traceloom bench`.
-#[derive(Debug, Clone, Args)]
-pub struct BenchArgs {
-    /// What to measure.
-    #[command(subcommand)]
-    pub what: BenchCommand,
-}
-
-/// The benchmarks.
-#[derive(Debug, Clone, Subcommand)]
-pub enum BenchCommand {
-    /// Full decode against `babeltrace2 -o dummy`, packet index building,
-    /// and memory.
-    Decode(DecodeBenchArgs),
-    /// State computation with checkpoints, seeks, a cold `dump --begin`,
-    /// and the checkpoint cache size.
-    Engine(crate::bench_engine::EngineBenchArgs),
-    /// Pajé read and simulation against `pj_dump`, and memory.
-    Paje(crate::bench_paje::PajeBenchArgs),
-    /// Control flow and resources renders (full range, 1 ms windows),
-    /// whole-trace statistics, and the analysis's memory.
-    Viewers(crate::bench_viewers::ViewersBenchArgs),
-}
-
-/// Arguments of `traceloom bench decode`.
+/// Arguments of `traceloom-bench decode`.
 #[derive(Debug, Clone, Args)]
 pub struct DecodeBenchArgs {
     /// CTF trace directories, or trees holding several traces.
@@ -94,211 +72,6 @@ pub struct DecodeBenchArgs {
     /// The babeltrace2 program to compare with.
     #[arg(long, default_value = "babeltrace2", value_name = "PROGRAM")]
     pub babeltrace2: PathBuf,
-}
-
-/// An order-sensitive checksum of 64-bit words (Fletcher-style: two running
-/// sums, one instruction of dependency per word, so that folding costs
-/// little next to decoding). Decoded values ([`Checksum::value`]) go to
-/// sums of their own in two lanes, kinds and payloads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Checksum {
-    a: u64,
-    b: u64,
-    values: lanes::Lanes,
-}
-
-/// Fletcher sums in two 64-bit lanes, each sum taking one vector addition
-/// per pair of words where vectors are part of the architecture's
-/// baseline (SSE2 on x86-64): half the additions of folding the words one
-/// by one, on the benchmark's hottest loop.
-mod lanes {
-    #[cfg(target_arch = "x86_64")]
-    use std::arch::x86_64::{__m128i, _mm_add_epi64, _mm_set_epi64x, _mm_setzero_si128};
-
-    /// The sums.
-    #[cfg(target_arch = "x86_64")]
-    #[derive(Clone, Copy)]
-    pub struct Lanes {
-        a: __m128i,
-        b: __m128i,
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    impl Lanes {
-        /// Folds `w[0]` into the first lane and `w[1]` into the second.
-        #[inline(always)]
-        pub fn fold(&mut self, w: [u64; 2]) {
-            // SAFETY: SSE2 is part of the x86-64 baseline (every x86-64
-            // processor has it), and these intrinsics touch no memory.
-            unsafe {
-                let v = _mm_set_epi64x(w[1] as i64, w[0] as i64);
-                self.a = _mm_add_epi64(self.a, v);
-                self.b = _mm_add_epi64(self.b, self.a);
-            }
-        }
-
-        /// `[a, b]` of each lane.
-        pub fn sums(&self) -> [[u64; 2]; 2] {
-            // SAFETY: a vector of two 64-bit lanes is 16 bytes of plain
-            // data, the first lane first (x86-64 is little-endian).
-            let lane = |x: __m128i| unsafe { std::mem::transmute::<__m128i, [u64; 2]>(x) };
-            let (a, b) = (lane(self.a), lane(self.b));
-            [[a[0], b[0]], [a[1], b[1]]]
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    impl Default for Lanes {
-        fn default() -> Self {
-            // SAFETY: as in `fold`.
-            let zero = unsafe { _mm_setzero_si128() };
-            Lanes { a: zero, b: zero }
-        }
-    }
-
-    /// The sums.
-    #[cfg(not(target_arch = "x86_64"))]
-    #[derive(Clone, Copy, Default)]
-    pub struct Lanes {
-        a: [u64; 2],
-        b: [u64; 2],
-    }
-
-    #[cfg(not(target_arch = "x86_64"))]
-    impl Lanes {
-        /// Folds `w[0]` into the first lane and `w[1]` into the second.
-        #[inline(always)]
-        pub fn fold(&mut self, w: [u64; 2]) {
-            for i in 0..2 {
-                self.a[i] = self.a[i].wrapping_add(w[i]);
-                self.b[i] = self.b[i].wrapping_add(self.a[i]);
-            }
-        }
-
-        /// `[a, b]` of each lane.
-        pub fn sums(&self) -> [[u64; 2]; 2] {
-            [[self.a[0], self.b[0]], [self.a[1], self.b[1]]]
-        }
-    }
-
-    impl PartialEq for Lanes {
-        fn eq(&self, other: &Self) -> bool {
-            self.sums() == other.sums()
-        }
-    }
-
-    impl Eq for Lanes {}
-
-    impl std::fmt::Debug for Lanes {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.debug_tuple("Lanes").field(&self.sums()).finish()
-        }
-    }
-}
-
-impl Checksum {
-    /// Folds one word.
-    #[inline(always)]
-    pub fn word(&mut self, x: u64) {
-        self.a = self.a.wrapping_add(x);
-        self.b = self.b.wrapping_add(self.a);
-    }
-
-    /// Folds a value's two words ([`FieldValue::words`]): the first into
-    /// the kinds' lane, the second into the payloads'.
-    #[inline(always)]
-    pub fn pair(&mut self, w: [u64; 2]) {
-        self.values.fold(w);
-    }
-
-    /// Folds a byte string: its bytes, 8 at a time, then its length.
-    #[inline]
-    pub fn bytes(&mut self, s: &[u8]) {
-        let mut chunks = s.chunks_exact(8);
-        for c in &mut chunks {
-            self.word(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = 0u64;
-            for (i, &c) in rest.iter().enumerate() {
-                last |= u64::from(c) << (8 * i);
-            }
-            self.word(last);
-        }
-        self.word(s.len() as u64);
-    }
-
-    /// Folds one decoded value; `packet` holds the bytes of strings.
-    ///
-    /// A value is folded as its kind and its payload, one per lane
-    /// ([`Checksum::pair`] of [`FieldValue::words`]: a number's 64 bits, a
-    /// string's position and length), a string then as its bytes
-    /// ([`Checksum::bytes`]).
-    #[inline(always)]
-    pub fn value(&mut self, packet: &[u8], v: FieldValue) {
-        // No jump on the kind (a jump table mispredicted as kinds
-        // interleave, half of the folding's time): the words of all kinds
-        // alike, and a test for strings, which are rare.
-        let [kind, payload] = v.words();
-        self.pair([kind, payload]);
-        if kind == value_kind::STR {
-            self.packet_str(packet, payload as u32 as usize, (payload >> 32) as usize);
-        }
-    }
-
-    /// Folds the string of `len` bytes at `start` in `packet` exactly as
-    /// [`Checksum::bytes`] does (an empty string when the range is out of
-    /// the packet, which the decoder never makes), reading its last
-    /// partial word with one load that ends at the string's end instead of
-    /// byte by byte.
-    #[inline(always)]
-    fn packet_str(&mut self, packet: &[u8], start: usize, len: usize) {
-        let end = start.wrapping_add(len);
-        let Some(s) = packet.get(start..end) else {
-            self.bytes(&[]);
-            return;
-        };
-        let rest = len % 8;
-        if rest == 0 || end < 8 {
-            self.bytes(s);
-            return;
-        }
-        // Whole words straight from the packet (`chunks_exact` costs more
-        // to set up than these strings, 12 bytes on average, have words).
-        let mut at = start;
-        while at + 8 <= end {
-            let w: [u8; 8] = packet[at..at + 8].try_into().expect("8 bytes");
-            self.word(u64::from_le_bytes(w));
-            at += 8;
-        }
-        // The 8 bytes ending at the string's end, the first `8 - rest` of
-        // them (before the tail) shifted out: the tail bytes, the first in
-        // the low byte, as `bytes` folds them.
-        let last: [u8; 8] = packet[end - 8..end].try_into().expect("8 bytes");
-        self.word(u64::from_le_bytes(last) >> (64 - 8 * rest as u32));
-        self.word(len as u64);
-    }
-
-    /// Folds every value of `scopes` of `ev`.
-    #[inline]
-    pub fn scopes(&mut self, ev: &Event<'_>, scopes: &[Scope]) {
-        let packet = ev.packet_bytes();
-        for &scope in scopes {
-            for &v in ev.scope_values(scope) {
-                self.value(packet, v);
-            }
-        }
-    }
-
-    /// The checksum so far.
-    pub fn get(&self) -> u64 {
-        let [kinds, payloads] = self.values.sums();
-        let sum = |[a, b]: [u64; 2]| a ^ b.rotate_left(32);
-        sum([self.a, self.b])
-            ^ sum(kinds).rotate_left(16)
-            ^ sum(payloads).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    }
 }
 
 /// Folds events into a checksum: every value of their six scopes (string
@@ -373,62 +146,9 @@ pub struct DecodeRun {
     pub rss_peak_bytes: Option<u64>,
 }
 
-/// `RssAnon` of a `/proc/PID/status` text, in bytes.
-pub fn parse_rss_anon(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
-    let mut words = line["RssAnon:".len()..].split_whitespace();
-    let n: u64 = words.next()?.parse().ok()?;
-    match words.next() {
-        Some("kB") => Some(n * 1024),
-        _ => None,
-    }
-}
-
-/// This process's anonymous resident memory, in bytes.
-pub fn rss_anon_bytes() -> Option<u64> {
-    parse_rss_anon(&std::fs::read_to_string("/proc/self/status").ok()?)
-}
-
-/// This process's anonymous resident memory, read again and again at
-/// little cost: `/proc/self/statm` kept open and read from its start each
-/// time (no path lookup, and a line of seven numbers rather than
-/// `status`'s fifty lines). Resident minus shared pages is what `status`
-/// calls `RssAnon` (shared pages are the file and shared-memory ones).
-#[derive(Debug)]
-pub struct RssProbe {
-    statm: std::fs::File,
-    page_bytes: u64,
-}
-
-impl RssProbe {
-    /// `None` where `/proc/self/statm` cannot be opened.
-    pub fn open() -> Option<Self> {
-        // SAFETY: `sysconf` only reads a system constant.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        Some(RssProbe {
-            statm: std::fs::File::open("/proc/self/statm").ok()?,
-            page_bytes: u64::try_from(page).ok().filter(|&p| p > 0)?,
-        })
-    }
-
-    /// The anonymous resident memory now, in bytes.
-    pub fn bytes(&self) -> Option<u64> {
-        use std::os::unix::fs::FileExt;
-        let mut buf = [0u8; 256];
-        let n = self.statm.read_at(&mut buf, 0).ok()?;
-        let text = std::str::from_utf8(&buf[..n]).ok()?;
-        let mut pages = text
-            .split_whitespace()
-            .skip(1)
-            .map(|w| w.parse::<u64>().ok());
-        let (resident, shared) = (pages.next()??, pages.next()??);
-        Some(resident.saturating_sub(shared) * self.page_bytes)
-    }
-}
-
 /// Opens the traces under `paths` and reads all their messages, folding
 /// every value into a checksum and sampling the resident memory.
-pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
+pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, BenchError> {
     let probe = RssProbe::open();
     let rss_before = probe.as_ref().and_then(RssProbe::bytes);
     let mut rss_peak = rss_before;
@@ -441,7 +161,7 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
             *p = (*p).max(now);
         }
     }
-    let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+    let ts = Traceset::open(paths).map_err(|e| BenchError::Trace(e.to_string()))?;
     let mut sum = EventFolder::default();
     let (mut discarded, mut errors, mut messages) = (0u64, 0u64, 0u64);
     let mut first_error = None;
@@ -481,18 +201,6 @@ pub fn decode_once(paths: &[PathBuf]) -> Result<DecodeRun, CliError> {
     })
 }
 
-/// The median of some durations (the mean of the two middle ones for an
-/// even count); zero for none.
-pub fn median(times: &[Duration]) -> Duration {
-    let mut t = times.to_vec();
-    t.sort();
-    match t.len() {
-        0 => Duration::ZERO,
-        n if n % 2 == 1 => t[n / 2],
-        n => (t[n / 2 - 1] + t[n / 2]) / 2,
-    }
-}
-
 /// The `Event messages` count of babeltrace2's `sink.utils.counter`
 /// output.
 pub fn parse_counter_events(text: &str) -> Option<u64> {
@@ -501,20 +209,6 @@ pub fn parse_counter_events(text: &str) -> Option<u64> {
         let n = l.strip_suffix("Event messages")?;
         n.trim().parse().ok()
     })
-}
-
-/// User + system CPU time of this process (`who` = `RUSAGE_SELF`) or of its
-/// waited-for children (`RUSAGE_CHILDREN`).
-pub(crate) fn cpu_time(who: libc::c_int) -> Duration {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// A copy of trace directory trees made of symbolic links to the original
@@ -616,42 +310,6 @@ fn packet_list(ts: &Traceset) -> Vec<Vec<PacketKey>> {
         .collect()
 }
 
-/// A line of the report: `label: text   target ...   PASS|FAIL`.
-pub(crate) fn verdict(
-    out: &mut dyn Write,
-    label: &str,
-    text: &str,
-    target: &str,
-    ok: bool,
-) -> io::Result<()> {
-    writeln!(
-        out,
-        "{label:<22}{text}   (target {target})   {}",
-        if ok { "PASS" } else { "FAIL" }
-    )
-}
-
-/// A duration in seconds, three decimals.
-pub(crate) fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
-}
-
-/// The runs' times in seconds, comma-separated.
-pub(crate) fn list(times: &[Duration]) -> String {
-    times
-        .iter()
-        .map(|t| format!("{:.3}", t.as_secs_f64()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The machine's three load averages (`/proc/loadavg`), or "unknown".
-pub(crate) fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 /// Runs `babeltrace2 ARGS PATHS` (its standard output kept when
 /// `capture`, else discarded); returns its wall time, CPU time and
 /// standard output. A failure of babeltrace2 is an error.
@@ -660,7 +318,7 @@ fn run_babeltrace2(
     args: &[&str],
     paths: &[PathBuf],
     capture: bool,
-) -> Result<(Duration, Duration, String), CliError> {
+) -> Result<(Duration, Duration, String), BenchError> {
     let cpu0 = cpu_time(libc::RUSAGE_CHILDREN);
     let t = Instant::now();
     let o = Command::new(program)
@@ -675,11 +333,11 @@ fn run_babeltrace2(
         })
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| CliError::Bench(format!("cannot run {}: {e}", program.display())))?;
+        .map_err(|e| BenchError::Failed(format!("cannot run {}: {e}", program.display())))?;
     let wall = t.elapsed();
     let cpu = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu0);
     if !o.status.success() {
-        return Err(CliError::Bench(format!(
+        return Err(BenchError::Failed(format!(
             "{} {} failed ({}): {}",
             program.display(),
             args.join(" "),
@@ -690,20 +348,20 @@ fn run_babeltrace2(
     Ok((wall, cpu, String::from_utf8_lossy(&o.stdout).into_owned()))
 }
 
-/// `traceloom bench decode`: measures and prints; fails when a target is
+/// `traceloom-bench decode`: measures and prints; fails when a target is
 /// missed or the measurements disagree (event counts, checksums, packets).
-pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
     let runs = args.runs as usize;
     let paths = &args.paths;
 
     // Describe the input (and check it opens).
-    let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+    let ts = Traceset::open(paths).map_err(|e| BenchError::Trace(e.to_string()))?;
     let bytes = ts.total_bytes();
     let packets: usize = ts.streams().map(|s| ts.packets(s.index).len()).sum();
     let reference_packets = packet_list(&ts);
     writeln!(
         out,
-        "traceloom bench decode: {} trace(s), {} stream(s), {packets} packets, {:.1} MB of stream files; {runs} run(s) of each, medians; {} decoding thread(s); load average {}",
+        "traceloom-bench decode: {} trace(s), {} stream(s), {packets} packets, {:.1} MB of stream files; {runs} run(s) of each, medians; {} decoding thread(s); load average {}",
         ts.traces().len(),
         ts.streams().len(),
         bytes as f64 / 1e6,
@@ -721,13 +379,13 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
         true,
     )?;
     let bt2_events = parse_counter_events(&counter).ok_or_else(|| {
-        CliError::Bench(format!(
+        BenchError::Failed(format!(
             "no `Event messages` count in babeltrace2's sink.utils.counter output:\n{counter}"
         ))
     })?;
 
     let mirror = IndexlessMirror::new(paths, &std::env::temp_dir())
-        .map_err(|e| CliError::Bench(format!("cannot mirror the traces without .idx: {e}")))?;
+        .map_err(|e| BenchError::Failed(format!("cannot mirror the traces without .idx: {e}")))?;
 
     let mut bt2_wall = Vec::new();
     let mut bt2_cpu = Vec::new();
@@ -749,7 +407,8 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
         decoded.push(d);
 
         let t = Instant::now();
-        let scanned = Traceset::open(&mirror.paths).map_err(|e| CliError::Trace(e.to_string()))?;
+        let scanned =
+            Traceset::open(&mirror.paths).map_err(|e| BenchError::Trace(e.to_string()))?;
         index_wall.push(t.elapsed());
         if packet_list(&scanned) != reference_packets {
             problems.push(
@@ -868,76 +527,17 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
     if problems.is_empty() && ok {
         Ok(())
     } else {
-        Err(CliError::Bench(
+        Err(BenchError::Failed(
             "a target was missed or the measurements disagree (see above)".into(),
         ))
-    }
-}
-
-/// `traceloom bench`.
-pub fn run_bench(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    match &args.what {
-        BenchCommand::Decode(a) => run_decode_bench(a, out),
-        BenchCommand::Engine(a) => crate::bench_engine::run(a, out),
-        BenchCommand::Paje(a) => crate::bench_paje::run(a, out),
-        BenchCommand::Viewers(a) => crate::bench_viewers::run(a, out),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn checksum_depends_on_values_and_order() {
-        let fold = |words: &[u64]| {
-            let mut c = Checksum::default();
-            for &w in words {
-                c.word(w);
-            }
-            c.get()
-        };
-        assert_ne!(fold(&[1, 2]), fold(&[2, 1]));
-        assert_ne!(fold(&[1, 2]), fold(&[1, 3]));
-        assert_eq!(fold(&[1, 2]), fold(&[1, 2]));
-        let bytes = |s: &[u8]| {
-            let mut c = Checksum::default();
-            c.bytes(s);
-            c.get()
-        };
-        // Lengths count: a trailing NUL is not lost in the padding.
-        assert_ne!(bytes(b"abc"), bytes(b"abc\0"));
-        assert_ne!(bytes(b"abcdefgh1"), bytes(b"abcdefgh2"));
-    }
-
-    #[test]
-    fn lanes_are_two_fletcher_sums() {
-        // The vector sums against the plain definition, on words that
-        // overflow.
-        let mut lanes = lanes::Lanes::default();
-        let mut sums = [[0u64; 2]; 2];
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..1000 {
-            let w = [x, x.rotate_left(29) ^ 0xdead_beef];
-            lanes.fold(w);
-            for (lane, &word) in sums.iter_mut().zip(&w) {
-                lane[0] = lane[0].wrapping_add(word);
-                lane[1] = lane[1].wrapping_add(lane[0]);
-            }
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-        }
-        assert_eq!(lanes.sums(), sums);
-        // Order and lanes count.
-        let fold = |ws: &[[u64; 2]]| {
-            let mut c = Checksum::default();
-            ws.iter().for_each(|&w| c.pair(w));
-            c.get()
-        };
-        assert_ne!(fold(&[[1, 2], [3, 4]]), fold(&[[3, 4], [1, 2]]));
-        assert_ne!(fold(&[[1, 2]]), fold(&[[2, 1]]));
-    }
+    use crate::measure::{parse_rss_anon, rss_anon_bytes};
+    use traceloom_ctf::event::{value_kind, FieldValue};
 
     #[test]
     fn packet_strings_fold_like_their_bytes() {
@@ -1095,25 +695,18 @@ mod tests {
     #[test]
     fn bench_command_reports_every_figure() {
         let trace = shared_ust("ust_uid_blocking");
-        if Command::new("babeltrace2")
-            .arg("--version")
-            .output()
-            .is_err()
-        {
-            eprintln!("note: babeltrace2 is not installed: test skipped");
-            return;
-        }
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let argv = ["traceloom", "bench", "decode", "--runs", "1"];
-        let status = crate::run(
+        traceloom_testdata::require(traceloom_testdata::Tool::Babeltrace2);
+        let mut out = Vec::new();
+        let argv = ["traceloom-bench", "decode", "--runs", "1"];
+        let result = crate::run(
             argv.iter()
                 .map(|a| a.into())
                 .chain([trace.into_os_string()]),
             &mut out,
-            &mut err,
         );
+        let status = i32::from(result.is_err());
         let out = String::from_utf8(out).unwrap();
-        let err = String::from_utf8(err).unwrap();
+        let err = result.err().map(|e| e.to_string()).unwrap_or_default();
         for line in [
             "babeltrace2 -o dummy",
             "traceloom decode",

@@ -1,4 +1,4 @@
-//! `traceloom bench viewers TRACE [--runs N]`: the viewers' performance
+//! `traceloom-bench viewers TRACE [--runs N]`: the viewers' performance
 //! targets (issue #4, point 4) on a generated kernel trace of ~1 GB.
 //!
 //! 1. The checkpoints are loaded from the engine's cache (built and stored
@@ -30,20 +30,21 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use traceloom_base::Time;
+use traceloom_base::TimeRange;
 
 use clap::Args;
 use traceloom_engine::checkpoint::{self, CacheOutcome, DEFAULT_INTERVAL};
-use traceloom_engine::request::{Start, Time};
+use traceloom_engine::request::Start;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::session::Payload;
 use traceloom_viewers::model::stats::{self, ParallelConfig, Statistics};
 use traceloom_viewers::model::{
     ControlFlowModel, KernelAnalysis, KernelData, KernelRequest, ResourcesModel, Session,
 };
-use traceloom_viewers::time::TimeRange;
 
-use crate::bench::{load_average, median, rss_anon_bytes};
-use crate::CliError;
+use crate::measure::{load_average, median, pass_fail, rss_anon_bytes};
+use crate::BenchError;
 
 /// Full-range control flow render at [`WIDTH`] px, at most.
 pub const FULL_RENDER_TARGET: Duration = Duration::from_millis(100);
@@ -58,7 +59,7 @@ pub const ZOOM_SPAN: Time = 1_000_000;
 /// Zoomed windows rendered per run.
 pub const ZOOMS_PER_RUN: usize = 50;
 
-/// Arguments of `traceloom bench viewers`.
+/// Arguments of `traceloom-bench viewers`.
 #[derive(Debug, Clone, Args)]
 pub struct ViewersBenchArgs {
     /// CTF trace directories (a generated kernel trace of ~1 GB for the
@@ -92,22 +93,14 @@ impl SplitMix {
     }
 }
 
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "PASS"
-    } else {
-        "FAIL"
-    }
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
 /// Opens a session on `paths` whose scheduler has the traceset's
 /// checkpoints (from the cache, built there when missing).
-fn session_with_checkpoints(paths: &[PathBuf], out: &mut dyn Write) -> Result<Session, CliError> {
-    let mut session = Session::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+fn session_with_checkpoints(paths: &[PathBuf], out: &mut dyn Write) -> Result<Session, BenchError> {
+    let mut session = Session::open(paths).map_err(|e| BenchError::Trace(e.to_string()))?;
     let dir =
         checkpoint::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("traceloom-cache"));
     let t0 = Instant::now();
@@ -182,12 +175,12 @@ fn time_runs(runs: u32, mut f: impl FnMut()) -> Vec<Duration> {
 }
 
 /// Runs the viewers benchmark and prints its figures with PASS/FAIL.
-pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
     writeln!(out, "load average before: {}", load_average())?;
     let mut session = session_with_checkpoints(&args.paths, out)?;
     let (begin, end) = session
         .time_span()
-        .ok_or_else(|| CliError::Bench("empty trace".into()))?;
+        .ok_or_else(|| BenchError::Failed("empty trace".into()))?;
     writeln!(
         out,
         "trace: {} MB of stream data, {:.3} s of events",
@@ -272,7 +265,7 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         ms(median(&cf_full_cpu)),
         cf_full.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", "),
         ms(FULL_RENDER_TARGET),
-        verdict(pass)
+        pass_fail(pass)
     )?;
     let res = median(&res_full);
     let pass = res <= FULL_RENDER_TARGET;
@@ -283,7 +276,7 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         ms(res),
         ms(median(&res_full_cpu)),
         ms(FULL_RENDER_TARGET),
-        verdict(pass)
+        pass_fail(pass)
     )?;
 
     // Zoomed renders of 1 ms windows at random places.
@@ -322,7 +315,7 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
             times.len(),
             ms(worst),
             ms(ZOOM_RENDER_TARGET),
-            verdict(pass)
+            pass_fail(pass)
         )?;
     }
     drop((cfm, resm));
@@ -353,7 +346,7 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         parts_used = task.parts();
         let par: Statistics = session
             .wait_statistics(task)
-            .ok_or_else(|| CliError::Bench("the parallel statistics gave no data".into()))?;
+            .ok_or_else(|| BenchError::Failed("the parallel statistics gave no data".into()))?;
         par_times.push(t0.elapsed());
         par_cpu.push(process_cpu() - c0);
         par_counted = par.total_events;
@@ -364,12 +357,12 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         let id = session.add(req);
         let s: Statistics = session
             .wait(id)
-            .ok_or_else(|| CliError::Bench("the statistics request gave no data".into()))?;
+            .ok_or_else(|| BenchError::Failed("the statistics request gave no data".into()))?;
         stats_times.push(t0.elapsed());
         stats_cpu.push(thread_cpu() - c0);
         counted = s.total_events;
         if s != par {
-            return Err(CliError::Bench(
+            return Err(BenchError::Failed(
                 "the parallel statistics differ from the single pass's".into(),
             ));
         }
@@ -380,12 +373,12 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         let id = session.add(req);
         bare_counted = session
             .wait::<u64>(id)
-            .ok_or_else(|| CliError::Bench("the counting request gave no data".into()))?;
+            .ok_or_else(|| BenchError::Failed("the counting request gave no data".into()))?;
         bare_times.push(t0.elapsed());
         bare_cpu.push(thread_cpu() - c0);
     }
     if counted != data.events || par_counted != data.events || bare_counted != data.events {
-        return Err(CliError::Bench(format!(
+        return Err(BenchError::Failed(format!(
             "event counts disagree: analysis {}, statistics {par_counted} (parallel) and {counted} (one pass), counting pass {bare_counted}",
             data.events
         )));
@@ -409,7 +402,7 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
         median(&par_cpu).as_secs_f64(),
         secs(&par_times),
         STATS_RATE_TARGET / 1e6,
-        verdict(pass)
+        pass_fail(pass)
     )?;
     let st = median(&stats_times);
     let bare = median(&bare_times);
@@ -440,6 +433,6 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), CliError>
     if ok {
         Ok(())
     } else {
-        Err(CliError::Bench("a target was missed (see above)".into()))
+        Err(BenchError::Failed("a target was missed (see above)".into()))
     }
 }
