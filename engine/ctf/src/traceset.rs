@@ -170,8 +170,8 @@ fn map_file(path: &Path) -> Result<FileBytes, std::io::Error> {
     // Where the page cache holds the file in 2 MB folios (as after a
     // first read through such a mapping: the kernel's readahead then makes
     // them), each is mapped with one page-table entry: far fewer page
-    // faults and TLB misses for a whole read (docs/performance.md, session
-    // 7). Only advice: refused, nothing changes.
+    // faults and TLB misses for a whole read (docs/performance.md, "Page
+    // cache"). Only advice: refused, nothing changes.
     #[cfg(target_os = "linux")]
     let _ = m.advise(memmap2::Advice::HugePage);
     Ok(FileBytes::Mapped(m))
