@@ -43,7 +43,7 @@ use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::TimeGraphView;
-use crate::views::{Cursor, Nav, NavSink};
+use crate::views::{Nav, NavSink, TimeFocus};
 use crate::worker::SERVICE_BUDGET;
 
 /// Smallest window span, in ns, zooming in stops at.
@@ -89,7 +89,7 @@ struct TabState {
     list: ListModels,
     /// First and last event times of the traceset.
     span: TimeRange,
-    cursor: Cursor,
+    cursor: TimeFocus,
     filter: Option<Arc<Filter>>,
     filter_text: String,
 }
@@ -219,7 +219,7 @@ impl Tab {
                     last_progress: None,
                     list,
                     span,
-                    cursor: Cursor::default(),
+                    cursor: TimeFocus::default(),
                     filter: None,
                     filter_text: String::new(),
                 },
@@ -272,7 +272,7 @@ impl Tab {
     }
 
     /// The tab's time state.
-    pub fn cursor(&self) -> Cursor {
+    pub fn time_focus(&self) -> TimeFocus {
         self.state.borrow().cursor.clone()
     }
 
@@ -340,10 +340,10 @@ impl Tab {
     /// Sends the cursor to every view and the time bar.
     fn push_cursor(&self) {
         self.pushing.set(true);
-        let c = self.cursor();
-        self.control_flow.set_cursor(&c);
-        self.resources.set_cursor(&c);
-        self.histogram.set_cursor(&c);
+        let c = self.time_focus();
+        self.control_flow.set_time_focus(&c);
+        self.resources.set_time_focus(&c);
+        self.histogram.set_time_focus(&c);
         if let Some(w) = c.window {
             self.start_entry.set_text(&format_time(w.start));
             self.end_entry.set_text(&format_time(w.end));
@@ -386,7 +386,7 @@ impl Tab {
             stalls::time("tab:list-move", || st.list.list_move(mv))
         };
         self.events.show(&page.rows, &page.status, page.top);
-        if let Some(t) = self.cursor().current {
+        if let Some(t) = self.time_focus().current {
             // Select the current event when it is shown (no scrolling).
             self.pushing.set(true);
             if page.rows.first().is_some_and(|r| r.time <= t)
@@ -542,7 +542,7 @@ impl Tab {
             match found {
                 Some(t) => {
                     self.navigate(Nav::Current(t));
-                    let w = self.cursor().window.unwrap_or(self.span());
+                    let w = self.time_focus().window.unwrap_or(self.span());
                     if !w.contains(t) {
                         let half = (w.span() / 2) as i64;
                         self.navigate(Nav::Window(TimeRange::new(t - half, t + half)));
@@ -582,7 +582,7 @@ impl Tab {
 
     /// Zooms to the selection, if any.
     pub fn zoom_selection(&self) {
-        if let Some(s) = self.cursor().selection {
+        if let Some(s) = self.time_focus().selection {
             self.navigate(Nav::Window(s));
         }
     }
@@ -590,7 +590,7 @@ impl Tab {
     /// Adds a bookmark named `name` at the current time (the window's middle
     /// without one).
     pub fn add_bookmark(&self, name: &str) {
-        let c = self.cursor();
+        let c = self.time_focus();
         let t = c
             .current
             .or(c.window.map(|w| w.start + (w.span() / 2) as i64))
@@ -606,7 +606,7 @@ impl Tab {
 
     fn refresh_bookmarks(&self) {
         let names: Vec<String> = self
-            .cursor()
+            .time_focus()
             .bookmarks
             .iter()
             .map(|b| format!("{} ({})", b.name, format_time(b.time)))
@@ -779,7 +779,7 @@ impl Tab {
     /// trace's ends, F zooms to fit, S to the selection, B bookmarks.
     pub fn key(&self, key: gtk::gdk::Key) -> bool {
         use gtk::gdk::Key;
-        let c = self.cursor();
+        let c = self.time_focus();
         let w = c.window.unwrap_or(self.span());
         let mid = w.start + (w.span() / 2) as i64;
         let anchor = c.current.filter(|t| w.contains(*t)).unwrap_or(mid);
@@ -805,7 +805,7 @@ impl Tab {
             Key::f | Key::F => self.zoom_fit(),
             Key::s | Key::S => self.zoom_selection(),
             Key::b | Key::B => {
-                let n = self.cursor().bookmarks.len() + 1;
+                let n = self.time_focus().bookmarks.len() + 1;
                 self.add_bookmark(&format!("B{n}"));
             }
             _ => return false,
@@ -823,7 +823,7 @@ impl Tab {
                 match parse_time(&e.text(), first) {
                     Ok(t) => {
                         e.remove_css_class("error");
-                        let w = tab.cursor().window.unwrap_or(tab.span());
+                        let w = tab.time_focus().window.unwrap_or(tab.span());
                         match which {
                             0 if t < w.end => tab.navigate(Nav::Window(TimeRange::new(t, w.end))),
                             1 if t > w.start => {
@@ -862,7 +862,7 @@ impl Tab {
         self.bookmarks_box.connect_selected_notify(move |d| {
             let Some(t) = me.upgrade() else { return };
             let i = d.selected() as usize;
-            let b = t.cursor().bookmarks.get(i).cloned();
+            let b = t.time_focus().bookmarks.get(i).cloned();
             if let Some(b) = b {
                 t.navigate(Nav::Current(b.time));
             }

@@ -424,7 +424,7 @@ fn config_restored(out: &mut Outcome, path: &Path) {
                     .row_text(i)
                     .is_some_and(|t| t.contains("sched_switch"))
             });
-        let window_ok = tab.cursor().window == Some(TimeRange::new(s, e))
+        let window_ok = tab.time_focus().window == Some(TimeRange::new(s, e))
             && tab.control_flow.options().view_range == Some(TimeRange::new(s, e));
         if bar[0] == s_text
             && bar[1] == e_text
@@ -440,7 +440,7 @@ fn config_restored(out: &mut Outcome, path: &Path) {
             Err(format!(
                 "time bar {bar:?} (want {s_text}, {e_text}), window {:?}, filter {:?}, \
                  rows filtered {rows_filtered}, bookmarks {marks:?} (shown before {:?})",
-                tab.cursor().window,
+                tab.time_focus().window,
                 tab.filter_text(),
                 shown.2
             ))
@@ -524,7 +524,7 @@ fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
         Some(tab) => {
             settle(tab);
             let shown = info_bar(&window);
-            let defaults = tab.cursor().window == Some(tab.span())
+            let defaults = tab.time_focus().window == Some(tab.span())
                 && tab.filter_text().is_empty()
                 && tab.bookmarks_listed().is_empty();
             // The views fill in once the list has its laid-out page (on a
@@ -544,7 +544,7 @@ fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
                 Err(format!(
                     "defaults {defaults} (window {:?} of {:?}, filter {:?}, bookmarks {:?}), \
                      {} rows listed, control flow drawn {}, info bar {shown:?}",
-                    tab.cursor().window,
+                    tab.time_focus().window,
                     tab.span(),
                     tab.filter_text(),
                     tab.bookmarks_listed(),
@@ -937,13 +937,13 @@ fn main() {
     pump(200);
     out.check(
         "list_click_moves_current_time",
-        tab.cursor().current == Some(t)
+        tab.time_focus().current == Some(t)
             && tab.control_flow.options().current_time == Some(t)
             && tab.resources.options().current_time == Some(t),
         || {
             format!(
                 "want {t}: tab {:?}, control flow {:?}, resources {:?}",
-                tab.cursor().current,
+                tab.time_focus().current,
                 tab.control_flow.options().current_time,
                 tab.resources.options().current_time
             )
@@ -998,13 +998,13 @@ fn main() {
 
     // 6. Zoom in around the current time: the time graphs are re-rendered
     // for the narrower window.
-    let before = tab.cursor().window.expect("a window");
+    let before = tab.time_focus().window.expect("a window");
     tab.navigate(Nav::Zoom {
         factor: 0.02,
         anchor: t,
     });
     settle(&tab);
-    let w = tab.cursor().window.expect("a window");
+    let w = tab.time_focus().window.expect("a window");
     let cf = tab.control_flow.render();
     out.check(
         "zoom_renders_window",

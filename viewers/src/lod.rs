@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use traceloom_base::Time;
 
-use crate::render::{Arrow, CounterSample, DrawnEvent, RowId, StateInterval, StyleKey};
+use crate::render::types::{Arrow, CounterSample, DrawnEvent, RowId, StateInterval, StyleKey};
 use crate::time::PixelScale;
 
 /// Most intervals a [`RowIntervalsBuilder`] output can overlap within one

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use crate::render::{RowId, StyleKey};
+use crate::render::types::{RowId, StyleKey};
 
 /// An sRGB colour with alpha, 8 bits per channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::value::{FieldRef, StateKey};
+use crate::value::{FieldOperand, StateKey};
 
 /// A filter expression (a condition).
 #[derive(Debug, Clone, PartialEq)]
@@ -74,7 +74,7 @@ pub enum Operand {
     /// `trace`.
     Trace,
     /// `event.field.PATH`, `event.context.PATH`, `event.packet.PATH`.
-    Field(FieldRef),
+    Field(FieldOperand),
     /// `state.KEY`.
     State(StateKey),
 }
@@ -591,7 +591,7 @@ mod tests {
     #[test]
     fn printing_parenthesizes_only_where_needed() {
         let t = |n: &str| {
-            Expr::Test(Operand::Field(FieldRef {
+            Expr::Test(Operand::Field(FieldOperand {
                 scope: crate::FieldScope::Payload,
                 path: vec![crate::PathElem::Name(n.into())],
             }))

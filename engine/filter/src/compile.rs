@@ -6,7 +6,7 @@ use traceloom_base::TimeRange;
 
 use crate::ast::{CmpOp, Expr, GlobPattern, GlobPiece, Literal, Operand, Term};
 use crate::error::ParseError;
-use crate::value::{FieldRef, FieldScope, FilterSubject, PathElem, StateKey, Value};
+use crate::value::{FieldOperand, FieldScope, FilterSubject, PathElem, StateKey, Value};
 
 /// A compiled filter: parse once, then test many events.
 ///
@@ -16,7 +16,7 @@ use crate::value::{FieldRef, FieldScope, FilterSubject, PathElem, StateKey, Valu
 pub struct Filter {
     expr: Expr,
     root: Node,
-    fields: Vec<FieldRef>,
+    fields: Vec<FieldOperand>,
     state_keys: Vec<StateKey>,
 }
 
@@ -92,7 +92,7 @@ impl Filter {
 
     /// The payload, context and packet fields the filter reads, sorted,
     /// without duplicates.
-    pub fn fields(&self) -> &[FieldRef] {
+    pub fn fields(&self) -> &[FieldOperand] {
         &self.fields
     }
 
@@ -126,7 +126,7 @@ impl fmt::Display for Filter {
     }
 }
 
-fn collect_refs(expr: &Expr, fields: &mut Vec<FieldRef>, state: &mut Vec<StateKey>) {
+fn collect_refs(expr: &Expr, fields: &mut Vec<FieldOperand>, state: &mut Vec<StateKey>) {
     let mut operand = |op: &Operand| match op {
         Operand::Field(r) => fields.push(r.clone()),
         Operand::State(k) => state.push(*k),

@@ -16,12 +16,12 @@ pub(crate) struct Token {
 
 impl Token {
     /// Width in characters, at least 1 so an error always underlines something.
-    pub fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.text.chars().count().max(1)
     }
 
     /// The token as shown in "found ..." messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.kind == TokKind::End {
             return "end of input".to_string();
         }

@@ -143,4 +143,4 @@ pub use ast::{CmpOp, Expr, GlobPattern, GlobPiece, Literal, Operand, OperandType
 pub use compile::Filter;
 pub use error::{ParseError, ParseErrorKind};
 pub use parser::{parse, MAX_DEPTH};
-pub use value::{FieldRef, FieldScope, FilterSubject, PathElem, StateKey, Value, STATE_MODES};
+pub use value::{FieldOperand, FieldScope, FilterSubject, PathElem, StateKey, Value, STATE_MODES};

@@ -18,7 +18,7 @@
 use crate::ast::{CmpOp, Expr, Literal, Operand, OperandType, RegexLit, Term};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::{decode_string, tokenize, Segment, StrLit, TokKind, Token};
-use crate::value::{FieldRef, FieldScope, PathElem, StateKey, STATE_MODES};
+use crate::value::{FieldOperand, FieldScope, PathElem, StateKey, STATE_MODES};
 
 /// The deepest nesting of parentheses and `!` the parser accepts. It bounds
 /// the recursion of parsing, compiling and evaluating, so that no input can
@@ -366,7 +366,7 @@ fn classify_path(segs: &[Segment], tok: &Token) -> Result<RawTerm, ParseError> {
                 match segs.get(2) {
                     Some(Segment { elem: PathElem::Name(_), .. }) => {
                         let path = segs[2..].iter().map(|s| s.elem.clone()).collect();
-                        Ok(RawTerm::Operand(Operand::Field(FieldRef { scope, path })))
+                        Ok(RawTerm::Operand(Operand::Field(FieldOperand { scope, path })))
                     }
                     other => {
                         let col = other.map_or(tok.col + tok.width(), |s| s.col);
@@ -670,7 +670,7 @@ mod tests {
     }
 
     fn field(name: &str) -> Operand {
-        Operand::Field(FieldRef {
+        Operand::Field(FieldOperand {
             scope: FieldScope::Payload,
             path: vec![PathElem::Name(name.into())],
         })
@@ -716,7 +716,7 @@ mod tests {
                 "{src}"
             );
         }
-        let nested = FieldRef {
+        let nested = FieldOperand {
             scope: FieldScope::Payload,
             path: vec![
                 PathElem::Name("a".into()),
@@ -728,7 +728,7 @@ mod tests {
             p("event.field.a.b[2] == 1"),
             cmp(Operand::Field(nested), CmpOp::Eq, Literal::Int(1))
         );
-        let ctx = FieldRef {
+        let ctx = FieldOperand {
             scope: FieldScope::Context,
             path: vec![PathElem::Name("vtid".into())],
         };
@@ -736,7 +736,7 @@ mod tests {
             p("event.context.vtid == 1"),
             cmp(Operand::Field(ctx), CmpOp::Eq, Literal::Int(1))
         );
-        let pkt = FieldRef {
+        let pkt = FieldOperand {
             scope: FieldScope::Packet,
             path: vec![PathElem::Name("cpu_id".into())],
         };
@@ -745,7 +745,7 @@ mod tests {
             cmp(Operand::Field(pkt), CmpOp::Eq, Literal::Int(1))
         );
         // Keywords are ordinary names inside a path.
-        let kw = FieldRef {
+        let kw = FieldOperand {
             scope: FieldScope::Payload,
             path: vec![PathElem::Name("true".into())],
         };

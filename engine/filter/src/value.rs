@@ -162,14 +162,14 @@ pub enum PathElem {
 /// A field operand: a scope and a non-empty path whose first element is a
 /// [`PathElem::Name`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FieldRef {
+pub struct FieldOperand {
     /// Where the field is looked up.
     pub scope: FieldScope,
     /// The path below the scope.
     pub path: Vec<PathElem>,
 }
 
-impl fmt::Display for FieldRef {
+impl fmt::Display for FieldOperand {
     /// Prints the operand as written in a filter, e.g. `event.field.a.b[2]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.scope.prefix())?;
@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn field_ref_display() {
-        let r = FieldRef {
+        let r = FieldOperand {
             scope: FieldScope::Payload,
             path: vec![
                 PathElem::Name("a".into()),

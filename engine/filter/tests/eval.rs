@@ -5,7 +5,7 @@ mod common;
 use common::Subject;
 use traceloom_base::TimeRange;
 use traceloom_filter::{
-    Expr, FieldRef, FieldScope, Filter, GlobPattern, Literal, Operand, PathElem, StateKey, Term,
+    Expr, FieldOperand, FieldScope, Filter, GlobPattern, Literal, Operand, PathElem, StateKey, Term,
 };
 
 fn f(src: &str) -> Filter {
@@ -422,7 +422,7 @@ fn hand_built_trees() {
     };
     assert!(!Filter::from_expr(mismatch).matches(&s));
     let glob = Expr::Glob {
-        operand: Operand::Field(FieldRef {
+        operand: Operand::Field(FieldOperand {
             scope: FieldScope::Payload,
             path: vec![PathElem::Name("x".into())],
         }),

@@ -7,7 +7,7 @@ use common::{Subject, Val};
 use proptest::prelude::*;
 use proptest::sample::select;
 use traceloom_filter::{
-    parse, CmpOp, Expr, FieldRef, FieldScope, Filter, GlobPattern, GlobPiece, Literal, Operand,
+    parse, CmpOp, Expr, FieldOperand, FieldScope, Filter, GlobPattern, GlobPiece, Literal, Operand,
     OperandType, RegexLit, StateKey, Term, STATE_MODES,
 };
 
@@ -35,7 +35,7 @@ const NAMES: &[&str] = &[
 
 fn field_operand(i: usize) -> Operand {
     let (scope, p) = FIELDS[i];
-    Operand::Field(FieldRef {
+    Operand::Field(FieldOperand {
         scope,
         path: common::path(p),
     })

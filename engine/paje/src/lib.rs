@@ -40,6 +40,7 @@ pub mod model;
 pub mod multifile;
 pub mod numfmt;
 pub mod numparse;
+pub mod options;
 pub mod pjdump;
 pub mod reader;
 pub mod simulate;
@@ -56,6 +57,7 @@ pub use model::{
 };
 pub use multifile::{MergedEvents, TraceSet};
 pub use numparse::Color;
+pub use options::LoadOptions;
 pub use pjdump::{write_pj_dump_parts, PjDumpOptions};
 pub use reader::{EventReader, PajeEvent, ReaderOptions, ReaderPosition, TraceFile};
 pub use simulate::{
@@ -64,4 +66,4 @@ pub use simulate::{
 };
 pub use store::{EntityList, EntityStore, Event, Link, State, Variable};
 pub use stream::{stream_file, stream_set, StreamOutcome};
-pub use trace::{pj_dump, write_pj_dump, LoadOptions, Trace};
+pub use trace::{pj_dump, write_pj_dump, Trace};

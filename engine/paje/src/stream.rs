@@ -13,8 +13,8 @@ use crate::error::{Diagnostics, PajeError};
 use crate::index::TraceIndex;
 use crate::model::Model;
 use crate::multifile::TraceSet;
+use crate::options::LoadOptions;
 use crate::simulate::{EntitySink, Simulator};
-use crate::trace::LoadOptions;
 
 /// What a streaming pass leaves behind besides the entities it handed out.
 pub struct StreamOutcome {

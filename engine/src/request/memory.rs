@@ -1,6 +1,6 @@
 //! An in-memory [`EventSource`], for tests and examples.
 
-use super::source::{EventSource, SourceEvent, SourcePosition, StreamId};
+use super::event_source::{EventSource, SourceEvent, SourcePosition, StreamId};
 use traceloom_base::Time;
 
 /// An event held by [`MemorySource`].

@@ -176,28 +176,27 @@
 //! assert_eq!(report.completed[0].data, vec![25, 26, 27]);
 //! ```
 
+mod event_source;
+mod events_request;
 mod memory;
-#[allow(clippy::module_inception)]
-mod request;
 mod scheduler;
 mod seek;
-mod source;
-mod state;
+mod state_computation;
 
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use memory::{MemoryEvent, MemoryPosition, MemorySource};
-pub use request::{
+pub use event_source::{EventSource, SourceEvent, SourcePosition, StreamId};
+pub use events_request::{
     Boundary, BoundaryHooks, EventFilter, EventHooks, EventHooksById, EventOf, EventsRequest,
     OwnerId, PositionOf, RequestId, Start,
 };
+pub use memory::{MemoryEvent, MemoryPosition, MemorySource};
 pub use scheduler::{
     Budget, Completed, EndReason, Scheduler, SchedulerConfig, SchedulerStats, ServiceReport,
     ServiceStatus, DEADLINE_EVERY,
 };
 pub use seek::{seek_n_events_backward, seek_n_events_forward, EventPredicate, ForwardSeek};
-pub use source::{EventSource, SourceEvent, SourcePosition, StreamId};
-pub use state::{SavedState, StateComputation, StateHooks, StateHooksById};
+pub use state_computation::{SavedState, StateComputation, StateHooks, StateHooksById};

@@ -11,12 +11,12 @@ use traceloom_hooks::{Flow, HookContext, HookHandle, Priority};
 
 use traceloom_base::FastMap;
 
-use super::request::{
+use super::event_source::{EventSource, SourceEvent, SourcePosition, StreamId};
+use super::events_request::{
     Boundary, BoundaryHooks, EventOf, EventsRequest, OwnerId, PositionOf, RequestId, Start,
 };
 use super::seek::{self, EventPredicate, ForwardSeek};
-use super::source::{EventSource, SourceEvent, SourcePosition, StreamId};
-use super::state::{SavedState, StateComputation, StateHooks, StateHooksById};
+use super::state_computation::{SavedState, StateComputation, StateHooks, StateHooksById};
 
 /// Tunables of a [`Scheduler`].
 #[derive(Debug, Clone, PartialEq, Eq)]

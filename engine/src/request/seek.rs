@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use traceloom_base::Time;
 
-use super::source::{EventSource, SourcePosition};
+use super::event_source::{EventSource, SourcePosition};
 
 /// A predicate selecting the events to count (a filter); `None` counts all.
 pub type EventPredicate<E> = dyn FnMut(&E) -> bool;
@@ -119,8 +119,8 @@ pub fn seek_n_events_backward<Src: EventSource>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::event_source::{SourceEvent, StreamId};
     use crate::request::memory::{MemoryEvent, MemoryPosition, MemorySource};
-    use crate::request::source::{SourceEvent, StreamId};
 
     /// Wraps a source to record the times it is sought to.
     struct Recording {

@@ -18,7 +18,7 @@ pub(super) struct Tally {
 
 impl Tally {
     /// Applies one event, as the state hooks do.
-    pub fn apply(&mut self, e: &MemoryEvent) {
+    pub(crate) fn apply(&mut self, e: &MemoryEvent) {
         self.count += 1;
         self.hash = self
             .hash
@@ -70,7 +70,7 @@ pub(super) struct Rec {
 }
 
 impl Rec {
-    pub fn count(&self, b: Boundary) -> usize {
+    pub(crate) fn count(&self, b: Boundary) -> usize {
         self.boundaries.iter().filter(|x| **x == b).count()
     }
 }

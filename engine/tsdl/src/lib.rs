@@ -17,12 +17,12 @@ mod resolve;
 mod types;
 
 pub use error::{MetadataError, Pos, TsdlError};
+pub use link::MAX_NODES;
 pub use metadata::{
     is_ctf2, metadata_text, packetized_byte_order, parse_metadata, read_metadata_file,
     read_metadata_text, MAX_METADATA_FILE_LEN, METADATA_PACKET_HEADER_LEN, METADATA_PACKET_MAGIC,
 };
 pub use parser::MAX_DEPTH;
-pub use resolve::MAX_NODES;
 
 /// Parses and resolves TSDL text into a trace class.
 ///

@@ -13,13 +13,13 @@ use gtk4::prelude::*;
 use traceloom_viewers::draw::{draw_histogram, HistogramLayout, HistogramOptions};
 use traceloom_viewers::{HistogramRender, PresentationConfig};
 
-use super::{draw_bookmarks, Cursor, Nav, NavSink};
+use super::{draw_bookmarks, Nav, NavSink, TimeFocus};
 
 struct State {
     render: Option<Arc<HistogramRender>>,
     config: PresentationConfig,
     opts: HistogramOptions,
-    cursor: Cursor,
+    cursor: TimeFocus,
     layout: Option<HistogramLayout>,
     /// Drag in progress: the window when it began, and whether it moves
     /// that window (true) or draws a new one.
@@ -49,7 +49,7 @@ impl HistogramView {
             render: None,
             config,
             opts: HistogramOptions::default(),
-            cursor: Cursor::default(),
+            cursor: TimeFocus::default(),
             layout: None,
             drag: None,
             preview: None,
@@ -82,7 +82,7 @@ impl HistogramView {
     }
 
     /// Updates the highlighted window, markers and bookmarks.
-    pub fn set_cursor(&self, cursor: &Cursor) {
+    pub fn set_time_focus(&self, cursor: &TimeFocus) {
         let mut s = self.state.borrow_mut();
         if s.cursor == *cursor {
             return;

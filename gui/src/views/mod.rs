@@ -1,7 +1,8 @@
 //! The widgets of a tab. They only draw what the models produced (render
 //! objects) and turn pointer input into [`Nav`] requests for their tab,
 //! which owns the time window, the current time and the selection and pushes
-//! them back to every view ([`Cursor`]).
+//! them back to every view ([`TimeFocus`]: the window, current time,
+//! selection and bookmarks every view focuses on).
 
 pub mod eventlist;
 pub mod histogram;
@@ -43,7 +44,7 @@ pub type NavSink = Rc<dyn Fn(Nav)>;
 
 /// The tab's time state, pushed to every view.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cursor {
+pub struct TimeFocus {
     /// Visible window.
     pub window: Option<TimeRange>,
     /// Current time marker.
@@ -63,7 +64,7 @@ pub const BOOKMARK_RGB: (f64, f64, f64) = (0.55, 0.2, 0.75);
 /// `[x_min, x_max]` are skipped.
 pub fn draw_bookmarks(
     cr: &cairo::Context,
-    cursor: &Cursor,
+    cursor: &TimeFocus,
     x_of: impl Fn(Time) -> f64,
     (x_min, x_max): (f64, f64),
     (top, bottom): (f64, f64),

@@ -24,7 +24,7 @@ use traceloom_viewers::draw::{
 use traceloom_viewers::{PresentationConfig, TimeGraphRender};
 
 use super::painter::Painter;
-use super::{draw_bookmarks, Cursor, Nav, NavSink};
+use super::{draw_bookmarks, Nav, NavSink, TimeFocus};
 
 /// Pointer travel under which a press-release is a click, not a drag.
 const CLICK_SLOP: f64 = 3.0;
@@ -33,7 +33,7 @@ struct State {
     render: Option<Arc<TimeGraphRender>>,
     config: PresentationConfig,
     opts: TimeGraphOptions,
-    cursor: Cursor,
+    cursor: TimeFocus,
     layout: Option<TimeGraphLayout>,
     /// x of the pointer, for zooming around it.
     pointer_x: Option<f64>,
@@ -92,7 +92,7 @@ impl TimeGraphView {
             render: None,
             config,
             opts,
-            cursor: Cursor::default(),
+            cursor: TimeFocus::default(),
             layout: None,
             pointer_x: None,
             drag: None,
@@ -132,7 +132,7 @@ impl TimeGraphView {
     }
 
     /// Updates window, current time, selection and bookmarks.
-    pub fn set_cursor(&self, cursor: &Cursor) {
+    pub fn set_time_focus(&self, cursor: &TimeFocus) {
         let mut s = self.state.borrow_mut();
         if s.cursor == *cursor {
             return;

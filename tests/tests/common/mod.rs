@@ -2,7 +2,7 @@
 //! on the bundled traces and comparing their output.
 
 // Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::path::PathBuf;
 use std::process::Command;

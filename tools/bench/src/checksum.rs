@@ -26,7 +26,7 @@ mod lanes {
     /// The sums.
     #[cfg(target_arch = "x86_64")]
     #[derive(Clone, Copy)]
-    pub struct Lanes {
+    pub(super) struct Lanes {
         a: __m128i,
         b: __m128i,
     }
@@ -35,7 +35,7 @@ mod lanes {
     impl Lanes {
         /// Folds `w[0]` into the first lane and `w[1]` into the second.
         #[inline(always)]
-        pub fn fold(&mut self, w: [u64; 2]) {
+        pub(super) fn fold(&mut self, w: [u64; 2]) {
             // SAFETY: SSE2 is part of the x86-64 baseline (every x86-64
             // processor has it), and these intrinsics touch no memory.
             unsafe {
@@ -46,7 +46,7 @@ mod lanes {
         }
 
         /// `[a, b]` of each lane.
-        pub fn sums(&self) -> [[u64; 2]; 2] {
+        pub(super) fn sums(&self) -> [[u64; 2]; 2] {
             // SAFETY: a vector of two 64-bit lanes is 16 bytes of plain
             // data, the first lane first (x86-64 is little-endian).
             let lane = |x: __m128i| unsafe { std::mem::transmute::<__m128i, [u64; 2]>(x) };
@@ -67,7 +67,7 @@ mod lanes {
     /// The sums.
     #[cfg(not(target_arch = "x86_64"))]
     #[derive(Clone, Copy, Default)]
-    pub struct Lanes {
+    pub(super) struct Lanes {
         a: [u64; 2],
         b: [u64; 2],
     }
@@ -76,7 +76,7 @@ mod lanes {
     impl Lanes {
         /// Folds `w[0]` into the first lane and `w[1]` into the second.
         #[inline(always)]
-        pub fn fold(&mut self, w: [u64; 2]) {
+        pub(super) fn fold(&mut self, w: [u64; 2]) {
             for i in 0..2 {
                 self.a[i] = self.a[i].wrapping_add(w[i]);
                 self.b[i] = self.b[i].wrapping_add(self.a[i]);
@@ -84,7 +84,7 @@ mod lanes {
         }
 
         /// `[a, b]` of each lane.
-        pub fn sums(&self) -> [[u64; 2]; 2] {
+        pub(super) fn sums(&self) -> [[u64; 2]; 2] {
             [[self.a[0], self.b[0]], [self.a[1], self.b[1]]]
         }
     }

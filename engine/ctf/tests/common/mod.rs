@@ -2,7 +2,7 @@
 //! metadata, compact/extended event headers) and the location of the
 //! bundled real traces.
 
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 

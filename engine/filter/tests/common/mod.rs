@@ -1,7 +1,7 @@
 //! Shared test helpers: an event implementing `FilterSubject`, and a
 //! reference evaluator written independently of the crate's compiled form.
 
-#![allow(dead_code)] // Each test binary uses a different part.
+#![allow(dead_code, unreachable_pub)] // Each test binary uses a different part.
 
 use std::cmp::Ordering;
 

@@ -23,11 +23,7 @@ use crate::ir::{
 use crate::parser::MAX_DEPTH;
 use crate::types::{RNode, RType};
 
-/// Maximum number of type nodes in the whole resolved trace class. Aliases
-/// are copied into every use, so a few lines of hostile metadata could
-/// otherwise expand exponentially. Real traces stay far below (the largest
-/// shared kernel trace, bug446190 with 541 event classes, has about 2 300).
-pub const MAX_NODES: u64 = 2_000_000;
+pub(crate) use crate::link::MAX_NODES;
 
 /// Resolves a parsed metadata text into a trace class.
 pub(crate) fn resolve(items: &[Item]) -> Result<TraceClass, TsdlError> {

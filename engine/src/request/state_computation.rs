@@ -3,8 +3,8 @@
 use traceloom_base::Time;
 use traceloom_hooks::{Hooks, HooksById};
 
-use super::request::{EventOf, PositionOf};
-use super::source::EventSource;
+use super::event_source::EventSource;
+use super::events_request::{EventOf, PositionOf};
 
 /// Hooks computing the traceset state. They receive the state as their own
 /// data (`ctx.data`, mutable) and `()` as `ctx.state`. Add them at

@@ -5,7 +5,7 @@ use traceloom_base::Time;
 
 use traceloom_hooks::{Hooks, HooksById, Priority};
 
-use super::source::{EventSource, StreamId};
+use super::event_source::{EventSource, StreamId};
 
 /// The event type of source `Src`.
 pub type EventOf<Src> = <Src as EventSource>::Event;
