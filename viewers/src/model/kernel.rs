@@ -32,6 +32,7 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
 
+use super::histogram::FineHistogram;
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
@@ -121,7 +122,7 @@ pub mod mark {
 
 /// One thread's life (a TID reused after the thread was freed gets a new
 /// record).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThreadRecord {
     /// Trace index.
     pub trace: u32,
@@ -154,7 +155,7 @@ pub struct ThreadRecord {
 }
 
 /// What one CPU ran over time.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CpuRecord {
     /// Trace index.
     pub trace: u32,
@@ -181,7 +182,7 @@ pub enum LineKind {
 }
 
 /// Activity of an IRQ line or softirq vector.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LineRecord {
     /// Trace index.
     pub trace: u32,
@@ -215,7 +216,7 @@ pub struct ArrowRecord {
 }
 
 /// Everything the kernel pass collected, immutable once complete.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KernelData {
     /// First and last event times.
     pub span: (Time, Time),
@@ -241,6 +242,8 @@ pub struct KernelData {
     pub wakeup_events: (u64, u64),
     /// Whole-trace statistics.
     pub stats: Statistics,
+    /// Whole-trace event counts in fine bins (full-range histograms).
+    pub histogram: FineHistogram,
     /// Events read.
     pub events: u64,
 }
@@ -429,6 +432,7 @@ pub struct KernelCollector {
     /// GUI).
     closed_stats: Option<StatsPart>,
     result: Option<Statistics>,
+    histogram: FineHistogram,
     last_time: Time,
     events: u64,
 }
@@ -466,6 +470,7 @@ impl KernelCollector {
             stats: Some(StatsCollector::new(None, None)),
             closed_stats: None,
             result: None,
+            histogram: FineHistogram::new(span),
             last_time: span.0,
             events: 0,
         }
@@ -694,6 +699,7 @@ impl KernelCollector {
         let t = ev.time();
         self.events += 1;
         self.last_time = t;
+        self.histogram.add(t);
         let trace = e.trace().index as u32;
         let Some(ts) = state.traces.get(trace as usize) else {
             return;
@@ -873,6 +879,7 @@ impl KernelCollector {
                 cells: Vec::new(),
                 trace_names: self.trace_names.clone(),
             }),
+            histogram: self.histogram.clone(),
             events: self.events,
         };
         finalize(&mut d);

@@ -43,6 +43,35 @@ impl<T: Copy> From<Vec<T>> for Series<T> {
     }
 }
 
+/// Equal items, however chunked.
+impl<T: PartialEq> PartialEq for Series<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: Copy> FromIterator<T> for Series<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut b = SeriesBuilder::new();
+        for x in iter {
+            b.push(x);
+        }
+        b.snapshot()
+    }
+}
+
+impl<T: Copy> Series<T> {
+    /// A copy of `items`, chunked as a builder would have.
+    pub fn from_slice(items: &[T]) -> Self {
+        let mut chunks = items.chunks_exact(CHUNK);
+        let full: Vec<Arc<[T]>> = chunks.by_ref().map(Arc::from).collect();
+        Series {
+            full: Arc::new(full),
+            tail: Arc::from(chunks.remainder()),
+        }
+    }
+}
+
 impl<T> Series<T> {
     /// Number of items.
     #[inline]
