@@ -811,6 +811,11 @@ impl KernelCollector {
         }
     }
 
+    /// Events read so far, and the time of the last one (progress).
+    pub fn progress(&self) -> (u64, Time) {
+        (self.events, self.last_time)
+    }
+
     /// The collected data so far, closed at the last event read (for
     /// partial renders while the pass goes on, and for the final result).
     ///
@@ -945,11 +950,28 @@ impl KernelAnalysis {
 
     /// Runs the pass to completion on `session` (command line, tests).
     pub fn run(session: &mut Session) -> Arc<KernelData> {
+        Self::run_with_progress(session, |_, _| {})
+    }
+
+    /// [`run`](Self::run), calling `progress` with the events read and
+    /// the time of the last one every million events or so (a progress
+    /// bar).
+    pub fn run_with_progress(
+        session: &mut Session,
+        mut progress: impl FnMut(u64, Time),
+    ) -> Arc<KernelData> {
         let owner = session.new_owner();
         let req = Self::request(session, owner);
         let id = session.add(req);
+        while !session.is_complete(id) && session.scheduler().request(id).is_some() {
+            session.service(traceloom_engine::request::Budget::events(1 << 20), || false);
+            if let Some(c) = session.peek::<KernelCollector>(id) {
+                let (n, t) = c.progress();
+                progress(n, t);
+            }
+        }
         let mut collector = session
-            .wait::<KernelCollector>(id)
+            .take::<KernelCollector>(id)
             .expect("the kernel pass completes");
         Arc::new(collector.snapshot())
     }
