@@ -7,9 +7,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use traceloom_viewers::model::{KernelAnalysis, KernelData, Session};
+use traceloom_base::TimeRange;
+use traceloom_viewers::model::kernel::ThreadRecord;
+use traceloom_viewers::model::{
+    ControlFlowModel, KernelAnalysis, KernelData, ResourcesModel, Session,
+};
 use traceloom_viewers::store::identity::{store_path, TracesetIdentity};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome};
+use traceloom_viewers::TimeGraphRender;
 
 fn kernel_traces() -> Vec<Vec<PathBuf>> {
     vec![
@@ -80,6 +85,15 @@ fn session(paths: &[PathBuf]) -> Session {
     Session::open(paths).unwrap()
 }
 
+/// A render as text, in a canonical order (its row index is a hash map).
+fn canon(r: &TimeGraphRender) -> String {
+    let mut out = format!("{:?}\n{}\n", r.tree().rows(), r.content_hash());
+    for k in 0..r.tree().len() {
+        out += &format!("{:?}\n{:?}\n", r.states(k), r.events(k));
+    }
+    out + &format!("{:?}", r.arrow_series())
+}
+
 fn check_round_trip(paths: &[PathBuf], cache: &Path) {
     let name = format!("{paths:?}");
     let before: Vec<_> = paths.iter().map(|p| listing(p)).collect();
@@ -100,6 +114,36 @@ fn check_round_trip(paths: &[PathBuf], cache: &Path) {
     );
     assert!(loaded.events > 0, "{name}: no events");
     assert_eq!(*loaded, *fresh, "{name}: store round trip");
+    // Read in place from the map: no change list on the heap.
+    assert!(loaded
+        .threads
+        .iter()
+        .all(|t| t.times.is_mapped() && t.blocks.is_mapped()));
+    assert_eq!(
+        loaded.heap_bytes(),
+        loaded.threads.capacity() * std::mem::size_of::<ThreadRecord>()
+    );
+    // The same renders, full range and a window.
+    let (b, e) = fresh.span;
+    for (range, width) in [
+        (TimeRange::new(b, e), 1920),
+        (
+            TimeRange::new(b + (e - b) / 3, b + (e - b) / 3 + (e - b) / 50),
+            700,
+        ),
+    ] {
+        let cf =
+            |d: &Arc<KernelData>| canon(&ControlFlowModel::new(d.clone()).render(range, width));
+        let rs = |d: &Arc<KernelData>| canon(&ResourcesModel::new(d.clone()).render(range, width));
+        assert!(
+            cf(&loaded) == cf(&fresh),
+            "{name}: control flow render differs"
+        );
+        assert!(
+            rs(&loaded) == rs(&fresh),
+            "{name}: resources render differs"
+        );
+    }
     assert_eq!(loaded.histogram.total(), loaded.events, "{name}");
     // Nothing was written next to the traces.
     let after: Vec<_> = paths.iter().map(|p| listing(p)).collect();

@@ -120,6 +120,30 @@ pub mod mark {
     pub const EXIT: u8 = 3;
 }
 
+/// A drawn event of a thread: its time and [`mark`] kind. Plain data of a
+/// fixed layout (the analysis store maps it back as it is).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Mark {
+    /// When.
+    pub time: Time,
+    /// A [`mark`] kind.
+    pub kind: u8,
+    /// Zero (explicit padding).
+    pub pad: [u8; 7],
+}
+
+impl Mark {
+    /// A mark of `kind` at `time`.
+    pub fn new(time: Time, kind: u8) -> Self {
+        Mark {
+            time,
+            kind,
+            pad: [0; 7],
+        }
+    }
+}
+
 /// One thread's life (a TID reused after the thread was freed gets a new
 /// record).
 #[derive(Debug, Clone, PartialEq)]
@@ -151,7 +175,7 @@ pub struct ThreadRecord {
     /// Summary of the changes (class: the state code).
     pub blocks: Blocks,
     /// Drawn events: time and [`mark`] kind, in time order.
-    pub marks: Series<(Time, u8)>,
+    pub marks: Series<Mark>,
 }
 
 /// What one CPU ran over time.
@@ -202,15 +226,17 @@ pub struct LineRecord {
     pub blocks: Blocks,
 }
 
-/// An arrow between two thread records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An arrow between two thread records (plain data of a fixed layout,
+/// which the analysis store maps back as it is).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ArrowRecord {
     /// Where it leaves.
     pub from_time: Time,
-    /// Thread record it leaves from.
-    pub from: u32,
     /// Where it arrives.
     pub to_time: Time,
+    /// Thread record it leaves from.
+    pub from: u32,
     /// Thread record it arrives at.
     pub to: u32,
 }
@@ -339,7 +365,7 @@ struct ThreadSeries {
     times: SeriesBuilder<Time>,
     codes: SeriesBuilder<u8>,
     blocks: BlocksBuilder,
-    marks: SeriesBuilder<(Time, u8)>,
+    marks: SeriesBuilder<Mark>,
 }
 
 impl ThreadSeries {
@@ -746,7 +772,9 @@ impl KernelCollector {
                     if kind == Kind::Wakeup {
                         self.wakeup_events += 1;
                         if let Some(w) = wakee {
-                            self.thread_series[w as usize].marks.push((t, mark::WAKEUP));
+                            self.thread_series[w as usize]
+                                .marks
+                                .push(Mark::new(t, mark::WAKEUP));
                             if let Some(waker) = pre_rec {
                                 self.pending_wakeups.entry(w).or_default().push((t, waker));
                             }
@@ -757,20 +785,26 @@ impl KernelCollector {
             Kind::Fork => {
                 if let Some(tid) = payload_i64(&e, "child_tid") {
                     if let Some(c) = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t) {
-                        self.thread_series[c as usize].marks.push((t, mark::FORK));
+                        self.thread_series[c as usize]
+                            .marks
+                            .push(Mark::new(t, mark::FORK));
                     }
                 }
             }
             Kind::Exec => {
                 if let Some(r) = post_rec {
-                    self.thread_series[r as usize].marks.push((t, mark::EXEC));
+                    self.thread_series[r as usize]
+                        .marks
+                        .push(Mark::new(t, mark::EXEC));
                 }
             }
             Kind::Exit | Kind::Free => {
                 if let Some(tid) = payload_i64(&e, "tid") {
                     let r = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t);
                     if let (Kind::Exit, Some(r)) = (kind, r) {
-                        self.thread_series[r as usize].marks.push((t, mark::EXIT));
+                        self.thread_series[r as usize]
+                            .marks
+                            .push(Mark::new(t, mark::EXIT));
                     }
                 }
             }

@@ -1,52 +1,22 @@
 //! [`KernelData`] to and from a store file: every change list, summary,
-//! mark and arrow list becomes a column; the record headers, statistics
-//! and histogram go to the meta block.
+//! mark and arrow list becomes a column (its items as they are in memory:
+//! plain data of a fixed layout), read back in place from the map; the
+//! record headers, statistics and histogram go to the meta block.
 
 use std::sync::Arc;
 
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Pod;
 use serde::{Deserialize, Serialize};
 
 use super::file::{Col, Mapped, Writer};
 use super::identity::TracesetIdentity;
 use super::StoreError;
 use crate::model::histogram::FineHistogram;
-use crate::model::kernel::{
-    ArrowRecord, CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord,
-};
+use crate::model::kernel::{CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord};
 use crate::model::series::Series;
 use crate::model::stats::Statistics;
 use crate::render::RowId;
 use traceloom_base::Time;
-
-/// A [`Blocks`](crate::model::steps::Blocks) entry as stored.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Pod, Zeroable)]
-struct BlockRec {
-    start: Time,
-    longest: u32,
-    class: u8,
-    pad: [u8; 3],
-}
-
-/// A drawn event of a thread as stored.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Pod, Zeroable)]
-struct MarkRec {
-    time: Time,
-    kind: u8,
-    pad: [u8; 7],
-}
-
-/// An [`ArrowRecord`] as stored.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Pod, Zeroable)]
-struct ArrowRec {
-    from_time: Time,
-    to_time: Time,
-    from: u32,
-    to: u32,
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ThreadMeta {
@@ -116,36 +86,8 @@ struct Meta {
     histogram: FineHistogram,
 }
 
-/// Writes `s` as a column, each chunk converted by `f`.
-fn mapped_column<T, R: Pod>(
-    w: &mut Writer,
-    s: &Series<T>,
-    f: impl Fn(&T) -> R,
-) -> std::io::Result<Col> {
-    let converted: Vec<Vec<R>> = s.chunks().map(|c| c.iter().map(&f).collect()).collect();
-    w.column(converted.iter().map(|c| &c[..]))
-}
-
 fn plain_column<T: Pod>(w: &mut Writer, s: &Series<T>) -> std::io::Result<Col> {
     w.column(s.chunks())
-}
-
-fn block_rec(&(start, class, longest): &(Time, u8, u32)) -> BlockRec {
-    BlockRec {
-        start,
-        longest,
-        class,
-        pad: [0; 3],
-    }
-}
-
-fn arrow_rec(a: &ArrowRecord) -> ArrowRec {
-    ArrowRec {
-        from_time: a.from_time,
-        to_time: a.to_time,
-        from: a.from,
-        to: a.to,
-    }
 }
 
 /// Writes `data`, computed from the traces at `identity`, with `w`;
@@ -169,12 +111,8 @@ pub fn write(
             end: t.end,
             times: plain_column(w, &t.times)?,
             codes: plain_column(w, &t.codes)?,
-            blocks: mapped_column(w, &t.blocks, block_rec)?,
-            marks: mapped_column(w, &t.marks, |&(time, kind)| MarkRec {
-                time,
-                kind,
-                pad: [0; 7],
-            })?,
+            blocks: plain_column(w, &t.blocks)?,
+            marks: plain_column(w, &t.marks)?,
         });
     }
     let mut cpus = Vec::with_capacity(data.cpus.len());
@@ -185,7 +123,7 @@ pub fn write(
             times: plain_column(w, &c.times)?,
             threads: plain_column(w, &c.threads)?,
             modes: plain_column(w, &c.modes)?,
-            blocks: mapped_column(w, &c.blocks, block_rec)?,
+            blocks: plain_column(w, &c.blocks)?,
         });
     }
     let mut lines = Vec::with_capacity(data.lines.len());
@@ -201,11 +139,11 @@ pub fn write(
             times: plain_column(w, &l.times)?,
             codes: plain_column(w, &l.codes)?,
             cpus: plain_column(w, &l.cpus)?,
-            blocks: mapped_column(w, &l.blocks, block_rec)?,
+            blocks: plain_column(w, &l.blocks)?,
         });
     }
-    let wakeups = mapped_column(w, &data.wakeups, arrow_rec)?;
-    let switches = mapped_column(w, &data.switches, arrow_rec)?;
+    let wakeups = plain_column(w, &data.wakeups)?;
+    let switches = plain_column(w, &data.switches)?;
     let meta = Meta {
         head: StoreHead {
             identity: identity.clone(),
@@ -237,8 +175,9 @@ pub fn read_head(m: &Mapped) -> Result<StoreHead, StoreError> {
         .map_err(|e| damaged(m, format!("meta block: {e}")))
 }
 
+/// Column `c` of `m`, in place.
 fn plain<T: Pod>(m: &Mapped, c: Col) -> Result<Series<T>, StoreError> {
-    Ok(Series::from_slice(m.column(c)?))
+    m.series(c)
 }
 
 fn damaged(m: &Mapped, reason: String) -> StoreError {
@@ -253,25 +192,8 @@ fn damaged(m: &Mapped, reason: String) -> StoreError {
 pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
     let meta: Meta =
         postcard::from_bytes(m.meta()?).map_err(|e| damaged(m, format!("meta block: {e}")))?;
-    let blocks = |c: Col| -> Result<Series<(Time, u8, u32)>, StoreError> {
-        let recs: &[BlockRec] = m.column(c)?;
-        Ok(recs.iter().map(|b| (b.start, b.class, b.longest)).collect())
-    };
-    let arrows = |c: Col| -> Result<Series<ArrowRecord>, StoreError> {
-        let recs: &[ArrowRec] = m.column(c)?;
-        Ok(recs
-            .iter()
-            .map(|a| ArrowRecord {
-                from_time: a.from_time,
-                from: a.from,
-                to_time: a.to_time,
-                to: a.to,
-            })
-            .collect())
-    };
     let mut threads = Vec::with_capacity(meta.threads.len());
     for t in meta.threads {
-        let marks: &[MarkRec] = m.column(t.marks)?;
         threads.push(ThreadRecord {
             trace: t.trace,
             tid: t.tid,
@@ -284,8 +206,8 @@ pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             end: t.end,
             times: plain(m, t.times)?,
             codes: plain(m, t.codes)?,
-            blocks: blocks(t.blocks)?,
-            marks: marks.iter().map(|k| (k.time, k.kind)).collect(),
+            blocks: plain(m, t.blocks)?,
+            marks: plain(m, t.marks)?,
         });
     }
     let mut cpus = Vec::with_capacity(meta.cpus.len());
@@ -296,7 +218,7 @@ pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             times: plain(m, c.times)?,
             threads: plain(m, c.threads)?,
             modes: plain(m, c.modes)?,
-            blocks: blocks(c.blocks)?,
+            blocks: plain(m, c.blocks)?,
         });
     }
     let mut lines = Vec::with_capacity(meta.lines.len());
@@ -313,7 +235,7 @@ pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             times: plain(m, l.times)?,
             codes: plain(m, l.codes)?,
             cpus: plain(m, l.cpus)?,
-            blocks: blocks(l.blocks)?,
+            blocks: plain(m, l.blocks)?,
         });
     }
     let data = KernelData {
@@ -322,9 +244,9 @@ pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         threads,
         cpus,
         lines,
-        wakeups: arrows(meta.wakeups)?,
+        wakeups: plain(m, meta.wakeups)?,
         max_wakeup_span: meta.max_wakeup_span,
-        switches: arrows(meta.switches)?,
+        switches: plain(m, meta.switches)?,
         wakeup_events: meta.wakeup_events,
         stats: meta.stats,
         histogram: meta.histogram,

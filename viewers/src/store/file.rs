@@ -34,12 +34,14 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytemuck::Pod;
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+use crate::model::series::{Series, StableBytes};
 
 /// The first bytes of a store file.
 pub const MAGIC: &[u8; 8] = b"TLSTORE\n";
@@ -199,7 +201,7 @@ pub struct Header {
 /// A store file, mapped; its header checked.
 #[derive(Debug)]
 pub struct Mapped {
-    map: Mmap,
+    map: Arc<Mmap>,
     path: PathBuf,
     /// The checked header.
     pub header: Header,
@@ -264,7 +266,7 @@ impl Mapped {
             return Err(damaged("meta block out of the file".into()));
         }
         Ok(Mapped {
-            map,
+            map: Arc::new(map),
             path: path.to_path_buf(),
             header,
         })
@@ -312,6 +314,16 @@ impl Mapped {
                 col.offset, col.len
             ))),
         }
+    }
+
+    /// Column `col` as a series reading the map in place (the series
+    /// keeps the map alive).
+    pub fn series<T: Pod>(&self, col: Col) -> Result<Series<T>, StoreError> {
+        // Bounds within the columns, alignment: checked by `column`.
+        self.column::<T>(col)?;
+        let map: Arc<dyn StableBytes> = self.map.clone();
+        Series::mapped(map, col.offset as usize, col.len as usize)
+            .ok_or_else(|| self.damaged(format!("column at {}", col.offset)))
     }
 
     /// The store file.
