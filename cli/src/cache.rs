@@ -5,8 +5,9 @@
 //! * `traceloom cache list`: the stores, their size, state and traces;
 //! * `traceloom cache clear [PATH]`: removes every store and checkpoint
 //!   cache, or those of the traces under `PATH`;
-//! * [`analysis`]: what `stats` and `export` use — the store when it is
-//!   valid, else a pass over the trace (stored for next time when asked).
+//! * [`analysis`], [`summary`]: what `export` and `stats` use — the store
+//!   when it is valid, else a pass over the trace (stored for next time by
+//!   [`analysis`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use traceloom_viewers::model::{KernelAnalysis, KernelData, Session};
 use traceloom_viewers::store::identity::{FileStamp, TracesetIdentity};
-use traceloom_viewers::store::{self, StoreError, StoreOutcome};
+use traceloom_viewers::store::{self, StoreError, StoreOutcome, Summary};
 
 use crate::progress::Progress;
 use crate::stats::open_session;
@@ -93,17 +94,15 @@ pub fn analyse(session: &mut Session, progress: bool) -> Arc<KernelData> {
     data
 }
 
-/// The whole-trace analysis of `session`'s traces for `stats` and
-/// `export`: from the store when valid; else, when `build`, analysed and
-/// stored (with a warning when a stale or damaged store is replaced), and
-/// `None` when not (a warning when a store was there but unusable).
+/// The whole-trace analysis of `session`'s traces for `export`: from the
+/// store when valid, else analysed and stored (with a warning when a stale
+/// or damaged store is replaced).
 pub fn analysis(
     session: &mut Session,
     opts: &CacheOptions,
-    build: bool,
     progress: bool,
     err: &mut dyn Write,
-) -> Result<Option<Arc<KernelData>>, CliError> {
+) -> Result<Arc<KernelData>, CliError> {
     let Some(dir) = opts.dir() else {
         if opts.verbose {
             writeln!(
@@ -111,43 +110,57 @@ pub fn analysis(
                 "traceloom: no cache directory (no HOME): store not used"
             )?;
         }
-        return Ok(build.then(|| analyse(session, progress)));
+        return Ok(analyse(session, progress));
     };
-    if build {
-        let (data, outcome) = store::load_or_build_with(session, &dir, |s| analyse(s, progress));
-        for w in outcome.warnings() {
-            writeln!(err, "traceloom: warning: {w}")?;
-        }
-        if opts.verbose {
-            match &outcome {
-                StoreOutcome::Loaded { path, bytes } => writeln!(
-                    err,
-                    "traceloom: analysis store used: {} ({})",
-                    path.display(),
-                    mib(*bytes)
-                )?,
-                _ => writeln!(
-                    err,
-                    "traceloom: traces analysed ({} events); analysis store written in {}",
-                    data.events,
-                    dir.display()
-                )?,
-            }
-        }
-        return Ok(Some(data));
+    let (data, outcome) = store::load_or_build_with(session, &dir, |s| analyse(s, progress));
+    for w in outcome.warnings() {
+        writeln!(err, "traceloom: warning: {w}")?;
     }
+    if opts.verbose {
+        match &outcome {
+            StoreOutcome::Loaded { path, bytes } => writeln!(
+                err,
+                "traceloom: analysis store used: {} ({})",
+                path.display(),
+                mib(*bytes)
+            )?,
+            _ => writeln!(
+                err,
+                "traceloom: traces analysed ({} events); analysis store written in {}",
+                data.events,
+                dir.display()
+            )?,
+        }
+    }
+    Ok(data)
+}
+
+/// The whole-trace statistics and histogram of `session`'s traces for
+/// `stats` and `export`, from the store's meta block when the store is
+/// valid; `None` otherwise (with a warning when a store is there but
+/// unusable), and then nothing is built.
+pub fn summary(
+    session: &Session,
+    opts: &CacheOptions,
+    err: &mut dyn Write,
+) -> Result<Option<Summary>, CliError> {
+    let Some(dir) = opts.dir() else {
+        return Ok(None);
+    };
     let identity = TracesetIdentity::of(session.traceset());
-    match store::load(&dir, &identity) {
-        Ok(l) => {
+    let path = store::identity::store_path(&dir, &identity);
+    match store::load_summary(&dir, &identity) {
+        Ok(s) => {
             if opts.verbose {
+                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
                 writeln!(
                     err,
                     "traceloom: analysis store used: {} ({})",
-                    l.path.display(),
-                    mib(l.bytes)
+                    path.display(),
+                    mib(bytes)
                 )?;
             }
-            Ok(Some(Arc::new(l.data)))
+            Ok(Some(s))
         }
         Err(StoreError::Missing(p)) => {
             if opts.verbose {

@@ -136,8 +136,7 @@ pub fn run_export(
     let whole = (b, e) == span && args.filter.is_none();
     match args.view {
         View::Controlflow | View::Resources => {
-            let data = cache::analysis(&mut session, &args.cache, true, progress, err)?
-                .expect("built when absent");
+            let data = cache::analysis(&mut session, &args.cache, progress, err)?;
             let config = traceloom_viewers::model::resources::presentation();
             let render = if args.view == View::Controlflow {
                 ControlFlowModel::new(data).render(range, args.width)
@@ -149,7 +148,7 @@ pub fn run_export(
         View::Histogram => {
             let bins = args.width.min(4096);
             let stored = if args.filter.is_none() {
-                cache::analysis(&mut session, &args.cache, false, progress, err)?
+                cache::summary(&session, &args.cache, err)?
                     .filter(|d| d.histogram.resolves(range, bins, MIN_FINE_BINS_PER_PIXEL))
             } else {
                 None
@@ -181,12 +180,12 @@ pub fn run_export(
         }
         View::Statistics => {
             let stored = if whole {
-                cache::analysis(&mut session, &args.cache, false, progress, err)?
+                cache::summary(&session, &args.cache, err)?
             } else {
                 None
             };
             let st = match stored {
-                Some(d) => d.stats.clone(),
+                Some(d) => d.stats,
                 None => {
                     compute_with_progress(&mut session, (b, e), args.filter.as_deref(), progress)?
                 }

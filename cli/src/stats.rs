@@ -126,12 +126,12 @@ pub fn run_stats(
     };
     let range = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
     let stored = if range == span && args.filter.is_none() {
-        cache::analysis(&mut session, &args.cache, false, progress, err)?
+        cache::summary(&session, &args.cache, err)?
     } else {
         None
     };
     let st = match stored {
-        Some(data) => data.stats.clone(),
+        Some(summary) => summary.stats,
         None => compute_with_progress(&mut session, range, args.filter.as_deref(), progress)?,
     };
     if args.json {

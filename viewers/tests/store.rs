@@ -145,6 +145,11 @@ fn check_round_trip(paths: &[PathBuf], cache: &Path) {
         );
     }
     assert_eq!(loaded.histogram.total(), loaded.events, "{name}");
+    // The summary alone (meta block only) holds the same statistics.
+    let id = TracesetIdentity::of(session(paths).traceset());
+    let summary = store::load_summary(cache, &id).unwrap();
+    assert_eq!(summary.stats, fresh.stats, "{name}");
+    assert_eq!(summary.histogram, fresh.histogram, "{name}");
     // Nothing was written next to the traces.
     let after: Vec<_> = paths.iter().map(|p| listing(p)).collect();
     assert_eq!(before, after, "{name}: trace directory changed");
@@ -204,11 +209,18 @@ fn a_corrupted_store_is_detected_and_rebuilt() {
     let trace = traceloom_testdata::ctf("tracecompass/bug446190");
     let (path, data) = built_store(&trace, cache.path());
     let good = fs::read(&path).unwrap();
+    let id = TracesetIdentity::of(session(std::slice::from_ref(&trace)).traceset());
     // A byte flipped in the columns, in the meta block, in the header.
     for at in [100, good.len() - 10, 20] {
         let mut bad = good.clone();
         bad[at] ^= 0x40;
         fs::write(&path, &bad).unwrap();
+        // The summary reads the header and meta block only.
+        assert_eq!(
+            store::load_summary(cache.path(), &id).is_ok(),
+            at == 100,
+            "{at}"
+        );
         expect_rebuilt(&trace, cache.path(), is_damaged, &data);
     }
 }

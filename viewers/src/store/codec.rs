@@ -187,6 +187,32 @@ fn damaged(m: &Mapped, reason: String) -> StoreError {
     }
 }
 
+/// The whole-trace statistics and histogram of `m`, from its meta block
+/// alone (its columns are neither read nor verified).
+pub fn read_summary(m: &Mapped) -> Result<Summary, StoreError> {
+    let meta: Meta =
+        postcard::from_bytes(m.meta()?).map_err(|e| damaged(m, format!("meta block: {e}")))?;
+    Ok(Summary {
+        head: meta.head,
+        span: meta.span,
+        stats: meta.stats,
+        histogram: meta.histogram,
+    })
+}
+
+/// What a store holds of the whole trace besides its change lists.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The store's head.
+    pub head: StoreHead,
+    /// First and last event times.
+    pub span: (Time, Time),
+    /// Whole-trace statistics.
+    pub stats: Statistics,
+    /// Whole-trace fine histogram.
+    pub histogram: FineHistogram,
+}
+
 /// The analysis held by `m` (its checksums verified by the caller), with
 /// its head.
 pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {

@@ -31,7 +31,7 @@ mod codec;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use codec::StoreHead;
+pub use codec::{StoreHead, Summary};
 use identity::{store_path, TracesetIdentity};
 
 use crate::model::kernel::{KernelAnalysis, KernelData};
@@ -124,6 +124,27 @@ pub fn load(dir: &Path, identity: &TracesetIdentity) -> Result<Loaded, StoreErro
         bytes: m.len(),
         path,
     })
+}
+
+/// The statistics and histogram of the store of the traces at `identity`
+/// in `dir`, if it is valid for them as they are now: only the header and
+/// the meta block are read and verified (what `stats` needs, in
+/// milliseconds whatever the trace size), not the change lists.
+pub fn load_summary(dir: &Path, identity: &TracesetIdentity) -> Result<Summary, StoreError> {
+    let path = store_path(dir, identity);
+    let m = file::Mapped::open(&path)?;
+    let stale = || StoreError::Stale {
+        path: path.clone(),
+        reason: "the trace files changed since it was written".to_string(),
+    };
+    if m.header.digest != identity.digest() {
+        return Err(stale());
+    }
+    let s = codec::read_summary(&m)?;
+    if s.head.identity != *identity {
+        return Err(stale());
+    }
+    Ok(s)
 }
 
 /// Writes `data`, the analysis of the traces at `identity`, as their store
