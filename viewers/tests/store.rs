@@ -314,3 +314,29 @@ fn clear_removes_the_stores_of_a_path_or_all() {
     assert!(store::list(cache.path()).unwrap().is_empty());
     assert!(cache.path().join("other.checkpoints").exists());
 }
+
+#[test]
+fn a_read_only_trace_directory_works() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = copy_trace(
+        &traceloom_testdata::ctf("tracecompass/flipping-endianness"),
+        dir.path(),
+    );
+    let set_mode = |mode: u32| {
+        for (p, _, _) in listing(&trace) {
+            fs::set_permissions(&p, fs::Permissions::from_mode(mode & 0o444)).unwrap();
+        }
+        fs::set_permissions(&trace, fs::Permissions::from_mode(mode)).unwrap();
+    };
+    set_mode(0o555);
+    let before = listing(&trace);
+    let cache = dir.path().join("cache");
+    let (_, outcome) = store::load_or_build(&mut session(std::slice::from_ref(&trace)), &cache);
+    let (_, again) = store::load_or_build(&mut session(std::slice::from_ref(&trace)), &cache);
+    let after = listing(&trace);
+    set_mode(0o755);
+    assert!(matches!(outcome, StoreOutcome::Built(None)), "{outcome:?}");
+    assert!(matches!(again, StoreOutcome::Loaded { .. }), "{again:?}");
+    assert_eq!(before, after);
+}
