@@ -220,7 +220,7 @@ pub fn run(
     )?;
     writeln!(
         out,
-        "store: heap beyond maps with the store loaded and rendered from: RssAnon grew by {} ({} of change lists on the heap) (target <= {}) {}",
+        "store: heap beyond maps with the store loaded and rendered from: RssAnon grew by {} ({} of change lists on the heap; the allocator reuses what the in-memory pass freed, so only a growth is meaningful) (target <= {}) {}",
         mb(grew),
         mb(loaded.heap_bytes() as u64),
         mb(HEAP_TARGET),
