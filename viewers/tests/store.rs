@@ -340,3 +340,63 @@ fn a_read_only_trace_directory_works() {
     assert!(matches!(again, StoreOutcome::Loaded { .. }), "{again:?}");
     assert_eq!(before, after);
 }
+
+/// Set in the child processes of [`concurrent_processes_leave_one_valid_store`]:
+/// the cache directory to write to.
+const CHILD_CACHE: &str = "TRACELOOM_STORE_TEST_CHILD_CACHE";
+
+/// A writer process of [`concurrent_processes_leave_one_valid_store`]
+/// (does nothing when run on its own).
+#[test]
+fn child_writer() {
+    let Some(cache) = std::env::var_os(CHILD_CACHE) else {
+        return;
+    };
+    let trace = traceloom_testdata::ctf("tracecompass/bug446190");
+    let mut s = session(std::slice::from_ref(&trace));
+    let data = KernelAnalysis::run(&mut s);
+    let id = TracesetIdentity::of(s.traceset());
+    for _ in 0..20 {
+        store::save(Path::new(&cache), &id, &data).unwrap();
+    }
+}
+
+#[test]
+fn concurrent_processes_leave_one_valid_store() {
+    let cache = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args(["--exact", "child_writer", "--test-threads", "1"])
+                .env(CHILD_CACHE, cache.path())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // This process reads (and writes) meanwhile.
+    let trace = traceloom_testdata::ctf("tracecompass/bug446190");
+    let mut s = session(std::slice::from_ref(&trace));
+    let data = KernelAnalysis::run(&mut s);
+    let id = TracesetIdentity::of(s.traceset());
+    for k in 0..40 {
+        if k % 4 == 0 {
+            store::save(cache.path(), &id, &data).unwrap();
+        }
+        match store::load(cache.path(), &id) {
+            Ok(l) => assert_eq!(l.data, *data),
+            Err(StoreError::Missing(_)) => {}
+            Err(e) => panic!("a reader saw a partial store: {e}"),
+        }
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a writer process failed");
+    }
+    let files: Vec<_> = fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files.len(), 1, "temporary files left: {files:?}");
+    assert_eq!(store::load(cache.path(), &id).unwrap().data, *data);
+}
