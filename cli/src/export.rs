@@ -13,10 +13,11 @@ use traceloom_viewers::export::{
     export_png, export_svg, Figure, HistogramFigure, StatisticsFigure, TimeGraphFigure,
 };
 use traceloom_viewers::model::histogram;
-use traceloom_viewers::model::{ControlFlowModel, KernelAnalysis, PajeModel, ResourcesModel};
+use traceloom_viewers::model::{ControlFlowModel, PajeModel, ResourcesModel};
 use traceloom_viewers::PresentationConfig;
 
-use crate::stats::{compute, open_session, request_filter, resolve_range};
+use crate::cache::{self, CacheOptions};
+use crate::stats::{compute_with_progress, open_session, request_filter, resolve_range};
 use crate::CliError;
 
 /// The views `export` can draw.
@@ -58,6 +59,10 @@ pub struct ExportArgs {
     /// Output file; `.svg` or `.png`.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// The analysis store (control flow and resources always; histogram
+    /// and statistics of the whole trace without a filter when present).
+    #[command(flatten)]
+    pub cache: CacheOptions,
 }
 
 enum Format {
@@ -103,8 +108,18 @@ fn parse_seconds(t: Option<&str>) -> Result<Option<f64>, CliError> {
     .transpose()
 }
 
-/// `traceloom export`.
-pub fn run_export(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+/// A full-range histogram from the store's fine bins only when each pixel
+/// bin spans at least this many of them (the fine bins straddling a pixel
+/// edge are then at most a quarter of its count).
+const MIN_FINE_BINS_PER_PIXEL: u64 = 4;
+
+/// `traceloom export` (a progress bar on stderr when `progress`).
+pub fn run_export(
+    args: &ExportArgs,
+    progress: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
     let format = format_of(&args.output)?;
     if args.width == 0 {
         return Err(CliError::Trace("--width must be at least 1".into()));
@@ -118,9 +133,10 @@ pub fn run_export(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError
     };
     let (b, e) = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
     let range = TimeRange::new(b, e);
+    let whole = (b, e) == span && args.filter.is_none();
     match args.view {
         View::Controlflow | View::Resources => {
-            let data = KernelAnalysis::run(&mut session);
+            let data = cache::analysis(&mut session, &args.cache, progress, err)?;
             let config = traceloom_viewers::model::resources::presentation();
             let render = if args.view == View::Controlflow {
                 ControlFlowModel::new(data).render(range, args.width)
@@ -130,24 +146,50 @@ pub fn run_export(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError
             write_figure(&TimeGraphFigure::new(&render, &config), args, &format)?;
         }
         View::Histogram => {
-            let owner = session.new_owner();
-            let filter = request_filter(args.filter.as_deref())?;
-            let req = histogram::request(
-                owner,
-                session.traceset(),
-                range,
-                args.width.min(4096),
-                filter,
-            );
-            let id = session.add(req);
-            let render = session
-                .wait::<traceloom_viewers::HistogramRender>(id)
-                .ok_or_else(|| CliError::Trace("the histogram request did not complete".into()))?;
+            let bins = args.width.min(4096);
+            let stored = if args.filter.is_none() {
+                cache::summary(&session, &args.cache, err)?
+                    .filter(|d| d.histogram.resolves(range, bins, MIN_FINE_BINS_PER_PIXEL))
+            } else {
+                None
+            };
+            let render = match stored {
+                Some(d) => {
+                    let lost = histogram::lost_events(session.traceset());
+                    d.histogram.render(range, bins, &lost)
+                }
+                None => {
+                    let owner = session.new_owner();
+                    let filter = request_filter(args.filter.as_deref())?;
+                    let req = histogram::request(owner, session.traceset(), range, bins, filter);
+                    let id = session.add(req);
+                    crate::progress::wait::<traceloom_viewers::HistogramRender>(
+                        &mut session,
+                        id,
+                        progress,
+                        "histogram",
+                        (b, e),
+                    )
+                    .ok_or_else(|| {
+                        CliError::Trace("the histogram request did not complete".into())
+                    })?
+                }
+            };
             let config = PresentationConfig::default();
             write_figure(&HistogramFigure::new(&render, &config), args, &format)?;
         }
         View::Statistics => {
-            let st = compute(&mut session, (b, e), args.filter.as_deref())?;
+            let stored = if whole {
+                cache::summary(&session, &args.cache, err)?
+            } else {
+                None
+            };
+            let st = match stored {
+                Some(d) => d.stats,
+                None => {
+                    compute_with_progress(&mut session, (b, e), args.filter.as_deref(), progress)?
+                }
+            };
             let render = st.render();
             let config = PresentationConfig::default();
             write_figure(&StatisticsFigure::new(&render, &config), args, &format)?;

@@ -7,7 +7,9 @@
 //!   event name;
 //! * `traceloom export PATH... --view VIEW -o OUT.svg|.png`: a view drawn
 //!   to an image without a display ([`export`]);
-//! * `traceloom stats PATH...`: the statistics tree ([`stats`]).
+//! * `traceloom stats PATH...`: the statistics tree ([`stats`]);
+//! * `traceloom index PATH...`, `traceloom cache list|clear [PATH]`: the
+//!   analysis store, built ahead of time, listed, removed ([`cache`]).
 //!
 //! The benchmarks are not part of the product: they are `traceloom-bench`
 //! (`tools/bench`).
@@ -17,11 +19,13 @@
 //! opens the window otherwise (`traceloom [PATH...]`), which is why the
 //! subcommand is optional rather than required.
 
+pub mod cache;
 pub mod clock;
 pub mod export;
 pub mod filter;
 pub mod num;
 pub mod pretty;
+pub mod progress;
 pub mod stats;
 
 use std::collections::HashMap;
@@ -64,6 +68,11 @@ pub enum Command {
     /// Print the statistics tree: events and CPU time per trace, CPU,
     /// process, thread, mode and event name.
     Stats(stats::StatsArgs),
+    /// Analyse the traces and keep the result in the analysis store, so
+    /// that the window, `stats` and `export` open them at once.
+    Index(cache::IndexArgs),
+    /// List or clear the analysis stores and checkpoint caches.
+    Cache(cache::CacheArgs),
 }
 
 /// Names that `--names` accepts (babeltrace2's `-n`).
@@ -741,8 +750,10 @@ where
             run_dump(a, colors, out, err)
         }
         Some(Command::Count(a)) => run_count(a, out, err),
-        Some(Command::Export(a)) => export::run_export(a, out),
-        Some(Command::Stats(a)) => stats::run_stats(a, out),
+        Some(Command::Export(a)) => export::run_export(a, term.stderr_tty, out, err),
+        Some(Command::Stats(a)) => stats::run_stats(a, term.stderr_tty, out, err),
+        Some(Command::Index(a)) => cache::run_index(a, term.stderr_tty, out, err),
+        Some(Command::Cache(a)) => cache::run_cache(a, out),
     };
     match result {
         Ok(()) => 0,

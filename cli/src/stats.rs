@@ -11,6 +11,7 @@ use traceloom_filter::Filter;
 use traceloom_viewers::model::stats::range_request;
 use traceloom_viewers::model::{Session, Statistics};
 
+use crate::cache::{self, CacheOptions};
 use crate::CliError;
 use traceloom_base::timespec;
 
@@ -34,6 +35,9 @@ pub struct StatsArgs {
     /// Print JSON instead of indented text.
     #[arg(long)]
     pub json: bool,
+    /// The analysis store (used for the whole trace without a filter).
+    #[command(flatten)]
+    pub cache: CacheOptions,
 }
 
 /// Opens a CTF session.
@@ -81,11 +85,13 @@ pub(crate) fn request_filter(expr: Option<&str>) -> Result<Option<RequestFilter>
     )))
 }
 
-/// Computes the statistics of `[begin, end]` with an optional filter.
-pub(crate) fn compute(
+/// Computes the statistics of `[begin, end]` with an optional filter, with
+/// a progress bar on stderr when `progress`.
+pub(crate) fn compute_with_progress(
     session: &mut Session,
     range: (i64, i64),
     filter: Option<&str>,
+    progress: bool,
 ) -> Result<Statistics, CliError> {
     let names: Vec<String> = session
         .traceset()
@@ -100,20 +106,34 @@ pub(crate) fn compute(
     let mut req = range_request(owner, range.0, range.1, names);
     req.filter = request_filter(filter)?;
     let id = session.add(req);
-    session
-        .wait::<Statistics>(id)
+    crate::progress::wait(session, id, progress, "statistics", range)
         .ok_or_else(|| CliError::Trace("the statistics request did not complete".into()))
 }
 
-/// `traceloom stats`.
-pub fn run_stats(args: &StatsArgs, out: &mut dyn Write) -> Result<(), CliError> {
+/// `traceloom stats`: the whole trace without a filter comes from the
+/// analysis store when it is valid (`--verbose` says so); a progress bar
+/// on stderr when `progress` (stderr is a terminal).
+pub fn run_stats(
+    args: &StatsArgs,
+    progress: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
     let mut session = open_session(&args.paths)?;
     let Some(span) = session.time_span() else {
         writeln!(out, "no events")?;
         return Ok(());
     };
     let range = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
-    let st = compute(&mut session, range, args.filter.as_deref())?;
+    let stored = if range == span && args.filter.is_none() {
+        cache::summary(&session, &args.cache, err)?
+    } else {
+        None
+    };
+    let st = match stored {
+        Some(summary) => summary.stats,
+        None => compute_with_progress(&mut session, range, args.filter.as_deref(), progress)?,
+    };
     if args.json {
         out.write_all(st.to_json().as_bytes())?;
     } else {

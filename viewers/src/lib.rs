@@ -14,13 +14,15 @@
 //! - [`draw`]: drawing on any cairo context, or straight to SVG with text
 //!   kept as `<text>`; hit-testing for tooltips and clicks;
 //! - [`export`]: PNG and SVG files, without a display;
-//! - [`model`]: the viewer models, producing renders from events requests.
+//! - [`model`]: the viewer models, producing renders from events requests;
+//! - [`store`]: the whole-trace analysis kept on disk (the analysis store).
 
 pub mod draw;
 pub mod export;
 pub mod lod;
 pub mod model;
 pub mod render;
+pub mod store;
 pub mod style;
 pub mod time;
 

@@ -8,7 +8,8 @@
 //! * `traceloom-bench engine PATH...`: state computation with checkpoints,
 //!   seeks, a cold `traceloom dump --begin` ([`engine`]);
 //! * `traceloom-bench viewers PATH...`: control-flow and resources renders,
-//!   whole-trace statistics, the analysis's memory ([`viewers`]);
+//!   whole-trace statistics, the analysis's memory ([`viewers`]), and the
+//!   analysis store's rows ([`store`]);
 //! * `traceloom-bench paje FILE.trace`: Pajé read and simulation against
 //!   `pj_dump` ([`paje`]).
 //!
@@ -24,6 +25,7 @@ pub mod decode;
 pub mod engine;
 pub mod measure;
 pub mod paje;
+pub mod store;
 pub mod viewers;
 
 /// Why a benchmark failed.

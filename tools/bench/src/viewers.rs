@@ -5,7 +5,8 @@
 //!    there when missing) and handed to the session's scheduler.
 //! 2. The whole-trace analysis ([`KernelAnalysis`]) runs once; its time,
 //!    its rate, the heap its data holds and the growth of the process's
-//!    anonymous resident memory are reported.
+//!    anonymous resident memory are reported; then the analysis store's
+//!    rows ([`crate::store`]).
 //! 3. Renders, `N` times each (median reported): a full-range control flow
 //!    render at 1920 px on a freshly built model (the model caches the
 //!    full-range render per width, so a fresh model is what measures the
@@ -221,6 +222,12 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchErro
         "analysis memory: data {:.1} MB on the heap; RssAnon grew by {rss_text} over the pass",
         data.heap_bytes() as f64 / 1e6
     )?;
+
+    // The analysis store (issue #17's rows).
+    let store_dir =
+        checkpoint::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("traceloom-cache"));
+    let identity = traceloom_viewers::store::identity::TracesetIdentity::of(session.traceset());
+    ok &= crate::store::run(&identity, &data, pass_time, &store_dir, args.runs, out)?;
 
     // Model construction (the GUI builds both models for each new data).
     let cf_new = time_runs(args.runs, || drop(ControlFlowModel::new(data.clone())));

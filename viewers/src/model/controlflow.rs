@@ -15,7 +15,7 @@ use traceloom_base::TimeRange;
 
 use traceloom_engine::state::ThreadStatus;
 
-use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, ThreadRecord};
+use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord};
 use crate::model::series::Series;
 use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
@@ -303,11 +303,11 @@ impl ControlFlowModel {
         );
         // Drawn events: one per pixel column at most, by binary search.
         let marks = &t.marks;
-        let mut i = marks.partition_point(|m| m.0 < range.start);
+        let mut i = marks.partition_point(|m| m.time < range.start);
         let mark_times = MarkTimes(marks);
         let ev = b.events(row);
-        while i < marks.len() && marks[i].0 <= range.end {
-            let (time, kind) = marks[i];
+        while i < marks.len() && marks[i].time <= range.end {
+            let Mark { time, kind, .. } = marks[i];
             let key = self.mark_keys[kind as usize & 3].clone();
             let name = self.mark_names[kind as usize & 3].clone();
             let p = scale.pixel_of(time);
@@ -326,16 +326,16 @@ impl ControlFlowModel {
 }
 
 /// The times of a thread's drawn events, for the galloping search.
-struct MarkTimes<'a>(&'a Series<(Time, u8)>);
+struct MarkTimes<'a>(&'a Series<Mark>);
 
 impl Times for MarkTimes<'_> {
     fn count(&self) -> usize {
         self.0.len()
     }
     fn time(&self, k: usize) -> Time {
-        self.0[k].0
+        self.0[k].time
     }
     fn count_until(&self, t: Time) -> usize {
-        self.0.partition_point(|m| m.0 <= t)
+        self.0.partition_point(|m| m.time <= t)
     }
 }

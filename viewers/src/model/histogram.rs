@@ -142,3 +142,92 @@ impl HistogramModel {
         self.poll(session).expect("completed")
     }
 }
+
+/// Most bins of a [`FineHistogram`].
+pub const FINE_BINS: usize = 1 << 16;
+
+/// Events counted over the whole trace in bins of a fixed power-of-two
+/// duration, fine enough that any full-range histogram of a few thousand
+/// pixels is a re-binning of it, not a read of the trace (the kernel pass
+/// fills it, the analysis store keeps it).
+///
+/// Bin `i` covers `[start + i << shift, start + (i + 1) << shift)`: finding
+/// an event's bin is a subtraction and a shift, which the pass can afford
+/// on every event.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct FineHistogram {
+    /// Start of bin 0.
+    pub start: Time,
+    /// Bin width: `1 << shift` ns.
+    pub shift: u32,
+    /// Events per bin.
+    pub counts: Vec<u64>,
+}
+
+impl FineHistogram {
+    /// Empty bins over `span` (at most [`FINE_BINS`] of them).
+    pub fn new(span: (Time, Time)) -> Self {
+        let len = span.1.abs_diff(span.0);
+        let mut shift = 0;
+        while (len >> shift) as usize >= FINE_BINS {
+            shift += 1;
+        }
+        FineHistogram {
+            start: span.0,
+            shift,
+            counts: vec![0; (len >> shift) as usize + 1],
+        }
+    }
+
+    /// Counts one event at `t` (ignored outside the bins).
+    #[inline]
+    pub fn add(&mut self, t: Time) {
+        if t >= self.start {
+            let i = (t.abs_diff(self.start) >> self.shift) as usize;
+            if let Some(c) = self.counts.get_mut(i) {
+                *c += 1;
+            }
+        }
+    }
+
+    /// Width of one bin, in ns.
+    pub fn bin_width(&self) -> u64 {
+        1u64 << self.shift
+    }
+
+    /// Events counted.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Whether re-binning into `bins` bins over `range` is faithful: each
+    /// output bin spans at least `min_per_bin` fine bins, so that the fine
+    /// bins straddling its edges (whose events all go to the bin holding
+    /// their start) are a small part of it.
+    pub fn resolves(&self, range: TimeRange, bins: u32, min_per_bin: u64) -> bool {
+        range.start >= self.start
+            && range.span() / bins.max(1) as u64 >= min_per_bin.saturating_mul(self.bin_width())
+    }
+
+    /// The histogram of `range` in `bins` bins, each fine bin counted in
+    /// the output bin holding its start (or the range start); `lost`
+    /// events ([`lost_events`]) marked as a request would.
+    pub fn render(&self, range: TimeRange, bins: u32, lost: &[(Time, u64)]) -> HistogramRender {
+        let mut hb = HistogramBuilder::new(range, bins);
+        let w = self.bin_width();
+        let first = (range.start.saturating_sub(self.start).max(0) as u64 >> self.shift) as usize;
+        for (i, &n) in self.counts.iter().enumerate().skip(first) {
+            let t = self.start.saturating_add((i as u64 * w) as Time);
+            if t > range.end {
+                break;
+            }
+            if n > 0 {
+                hb.add_count(t.max(range.start), n);
+            }
+        }
+        for &(t, n) in lost {
+            hb.add_lost(t, n);
+        }
+        hb.build(None)
+    }
+}

@@ -32,6 +32,7 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
 
+use super::histogram::FineHistogram;
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
@@ -119,9 +120,33 @@ pub mod mark {
     pub const EXIT: u8 = 3;
 }
 
+/// A drawn event of a thread: its time and [`mark`] kind. Plain data of a
+/// fixed layout (the analysis store maps it back as it is).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Mark {
+    /// When.
+    pub time: Time,
+    /// A [`mark`] kind.
+    pub kind: u8,
+    /// Zero (explicit padding).
+    pub pad: [u8; 7],
+}
+
+impl Mark {
+    /// A mark of `kind` at `time`.
+    pub fn new(time: Time, kind: u8) -> Self {
+        Mark {
+            time,
+            kind,
+            pad: [0; 7],
+        }
+    }
+}
+
 /// One thread's life (a TID reused after the thread was freed gets a new
 /// record).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThreadRecord {
     /// Trace index.
     pub trace: u32,
@@ -150,11 +175,11 @@ pub struct ThreadRecord {
     /// Summary of the changes (class: the state code).
     pub blocks: Blocks,
     /// Drawn events: time and [`mark`] kind, in time order.
-    pub marks: Series<(Time, u8)>,
+    pub marks: Series<Mark>,
 }
 
 /// What one CPU ran over time.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CpuRecord {
     /// Trace index.
     pub trace: u32,
@@ -181,7 +206,7 @@ pub enum LineKind {
 }
 
 /// Activity of an IRQ line or softirq vector.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LineRecord {
     /// Trace index.
     pub trace: u32,
@@ -201,21 +226,23 @@ pub struct LineRecord {
     pub blocks: Blocks,
 }
 
-/// An arrow between two thread records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An arrow between two thread records (plain data of a fixed layout,
+/// which the analysis store maps back as it is).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ArrowRecord {
     /// Where it leaves.
     pub from_time: Time,
-    /// Thread record it leaves from.
-    pub from: u32,
     /// Where it arrives.
     pub to_time: Time,
+    /// Thread record it leaves from.
+    pub from: u32,
     /// Thread record it arrives at.
     pub to: u32,
 }
 
 /// Everything the kernel pass collected, immutable once complete.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KernelData {
     /// First and last event times.
     pub span: (Time, Time),
@@ -241,6 +268,8 @@ pub struct KernelData {
     pub wakeup_events: (u64, u64),
     /// Whole-trace statistics.
     pub stats: Statistics,
+    /// Whole-trace event counts in fine bins (full-range histograms).
+    pub histogram: FineHistogram,
     /// Events read.
     pub events: u64,
 }
@@ -336,7 +365,7 @@ struct ThreadSeries {
     times: SeriesBuilder<Time>,
     codes: SeriesBuilder<u8>,
     blocks: BlocksBuilder,
-    marks: SeriesBuilder<(Time, u8)>,
+    marks: SeriesBuilder<Mark>,
 }
 
 impl ThreadSeries {
@@ -429,6 +458,7 @@ pub struct KernelCollector {
     /// GUI).
     closed_stats: Option<StatsPart>,
     result: Option<Statistics>,
+    histogram: FineHistogram,
     last_time: Time,
     events: u64,
 }
@@ -466,6 +496,7 @@ impl KernelCollector {
             stats: Some(StatsCollector::new(None, None)),
             closed_stats: None,
             result: None,
+            histogram: FineHistogram::new(span),
             last_time: span.0,
             events: 0,
         }
@@ -694,6 +725,7 @@ impl KernelCollector {
         let t = ev.time();
         self.events += 1;
         self.last_time = t;
+        self.histogram.add(t);
         let trace = e.trace().index as u32;
         let Some(ts) = state.traces.get(trace as usize) else {
             return;
@@ -740,7 +772,9 @@ impl KernelCollector {
                     if kind == Kind::Wakeup {
                         self.wakeup_events += 1;
                         if let Some(w) = wakee {
-                            self.thread_series[w as usize].marks.push((t, mark::WAKEUP));
+                            self.thread_series[w as usize]
+                                .marks
+                                .push(Mark::new(t, mark::WAKEUP));
                             if let Some(waker) = pre_rec {
                                 self.pending_wakeups.entry(w).or_default().push((t, waker));
                             }
@@ -751,20 +785,26 @@ impl KernelCollector {
             Kind::Fork => {
                 if let Some(tid) = payload_i64(&e, "child_tid") {
                     if let Some(c) = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t) {
-                        self.thread_series[c as usize].marks.push((t, mark::FORK));
+                        self.thread_series[c as usize]
+                            .marks
+                            .push(Mark::new(t, mark::FORK));
                     }
                 }
             }
             Kind::Exec => {
                 if let Some(r) = post_rec {
-                    self.thread_series[r as usize].marks.push((t, mark::EXEC));
+                    self.thread_series[r as usize]
+                        .marks
+                        .push(Mark::new(t, mark::EXEC));
                 }
             }
             Kind::Exit | Kind::Free => {
                 if let Some(tid) = payload_i64(&e, "tid") {
                     let r = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t);
                     if let (Kind::Exit, Some(r)) = (kind, r) {
-                        self.thread_series[r as usize].marks.push((t, mark::EXIT));
+                        self.thread_series[r as usize]
+                            .marks
+                            .push(Mark::new(t, mark::EXIT));
                     }
                 }
             }
@@ -803,6 +843,11 @@ impl KernelCollector {
         if let Some(s) = self.stats.take() {
             self.closed_stats = Some(s.into_part(Some(state)));
         }
+    }
+
+    /// Events read so far, and the time of the last one (progress).
+    pub fn progress(&self) -> (u64, Time) {
+        (self.events, self.last_time)
     }
 
     /// The collected data so far, closed at the last event read (for
@@ -873,6 +918,7 @@ impl KernelCollector {
                 cells: Vec::new(),
                 trace_names: self.trace_names.clone(),
             }),
+            histogram: self.histogram.clone(),
             events: self.events,
         };
         finalize(&mut d);
@@ -938,11 +984,28 @@ impl KernelAnalysis {
 
     /// Runs the pass to completion on `session` (command line, tests).
     pub fn run(session: &mut Session) -> Arc<KernelData> {
+        Self::run_with_progress(session, |_, _| {})
+    }
+
+    /// [`run`](Self::run), calling `progress` with the events read and
+    /// the time of the last one every million events or so (a progress
+    /// bar).
+    pub fn run_with_progress(
+        session: &mut Session,
+        mut progress: impl FnMut(u64, Time),
+    ) -> Arc<KernelData> {
         let owner = session.new_owner();
         let req = Self::request(session, owner);
         let id = session.add(req);
+        while !session.is_complete(id) && session.scheduler().request(id).is_some() {
+            session.service(traceloom_engine::request::Budget::events(1 << 20), || false);
+            if let Some(c) = session.peek::<KernelCollector>(id) {
+                let (n, t) = c.progress();
+                progress(n, t);
+            }
+        }
         let mut collector = session
-            .wait::<KernelCollector>(id)
+            .take::<KernelCollector>(id)
             .expect("the kernel pass completes");
         Arc::new(collector.snapshot())
     }

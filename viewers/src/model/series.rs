@@ -9,6 +9,11 @@
 //! builder goes on appending without ever touching what a snapshot holds.
 //! Every chunk but the last holds exactly [`CHUNK`] items, so indexing is
 //! a shift and a mask, never a search.
+//!
+//! A series can also be a column in place in a mapped file
+//! ([`Series::mapped`], what the analysis store gives back): it is then
+//! one "last chunk" of any length, borrowed from the map, which it keeps
+//! alive; reading it is the same code, and costs no heap.
 
 use std::ops::Index;
 use std::sync::Arc;
@@ -21,15 +26,135 @@ const SHIFT: u32 = CHUNK.trailing_zeros();
 #[derive(Debug, Clone)]
 pub struct Series<T> {
     full: Arc<Vec<Arc<[T]>>>,
-    tail: Arc<[T]>,
+    tail: Tail<T>,
+}
+
+/// Bytes that stay at one address, unchanged, as long as they live (a
+/// read-only memory map, a vector never mutated again).
+///
+/// # Safety
+/// [`bytes`](Self::bytes) must return the same slice, with the same
+/// contents, every time it is called.
+pub unsafe trait StableBytes: Send + Sync + 'static {
+    /// The bytes.
+    fn bytes(&self) -> &[u8];
+}
+
+// SAFETY: a read-only map is not moved or changed by this process; the
+// store never rewrites a file in place (it renames a new one over it).
+unsafe impl StableBytes for memmap2::Mmap {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+// SAFETY: behind the `Arc` the series holds, the vector cannot be mutated.
+unsafe impl StableBytes for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// What keeps the last chunk's items alive.
+enum Keep<T> {
+    Owned(Arc<[T]>),
+    Mapped(Arc<dyn StableBytes>),
+}
+
+impl<T> Clone for Keep<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Keep::Owned(a) => Keep::Owned(a.clone()),
+            Keep::Mapped(m) => Keep::Mapped(m.clone()),
+        }
+    }
+}
+
+/// The last chunk: a frozen partial chunk, or a whole mapped column, as a
+/// raw slice so that reading it is the same code either way.
+struct Tail<T> {
+    ptr: *const T,
+    len: usize,
+    keep: Keep<T>,
+}
+
+// SAFETY: a `Tail` is a shared, immutable slice of `T` kept alive by
+// `keep` (an `Arc` of `T`s or of immutable bytes).
+unsafe impl<T: Send + Sync> Send for Tail<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for Tail<T> {}
+
+impl<T> Tail<T> {
+    fn owned(items: Arc<[T]>) -> Self {
+        Tail {
+            ptr: items.as_ptr(),
+            len: items.len(),
+            keep: Keep::Owned(items),
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[T] {
+        // SAFETY: `ptr` and `len` describe items owned by `keep` (an
+        // `Arc<[T]>` or stable bytes checked for size and alignment by
+        // `Series::mapped`), alive and unchanged while `self` is.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T> Clone for Tail<T> {
+    fn clone(&self) -> Self {
+        Tail {
+            ptr: self.ptr,
+            len: self.len,
+            keep: self.keep.clone(),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Tail<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.keep {
+            Keep::Owned(_) => "owned",
+            Keep::Mapped(_) => "mapped",
+        };
+        write!(f, "Tail({kind}, {} items)", self.len)
+    }
+}
+
+impl<T> std::ops::Deref for Tail<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
 }
 
 impl<T> Default for Series<T> {
     fn default() -> Self {
         Series {
             full: Arc::new(Vec::new()),
-            tail: Arc::from(Vec::new()),
+            tail: Tail::owned(Arc::from(Vec::new())),
         }
+    }
+}
+
+impl<T: bytemuck::Pod> Series<T> {
+    /// The `len` items at byte `offset` of `bytes`, in place (`None` when
+    /// they are out of its bounds or misaligned).
+    pub fn mapped(bytes: Arc<dyn StableBytes>, offset: usize, len: usize) -> Option<Self> {
+        let size = len.checked_mul(std::mem::size_of::<T>())?;
+        let end = offset.checked_add(size)?;
+        let items: &[T] = bytemuck::try_cast_slice(bytes.bytes().get(offset..end)?).ok()?;
+        let (ptr, len) = (items.as_ptr(), items.len());
+        Some(Series {
+            full: Arc::new(Vec::new()),
+            tail: Tail {
+                ptr,
+                len,
+                keep: Keep::Mapped(bytes),
+            },
+        })
     }
 }
 
@@ -40,6 +165,35 @@ impl<T: Copy> From<Vec<T>> for Series<T> {
             b.push(x);
         }
         b.snapshot()
+    }
+}
+
+/// Equal items, however chunked.
+impl<T: PartialEq> PartialEq for Series<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: Copy> FromIterator<T> for Series<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut b = SeriesBuilder::new();
+        for x in iter {
+            b.push(x);
+        }
+        b.snapshot()
+    }
+}
+
+impl<T: Copy> Series<T> {
+    /// A copy of `items`, chunked as a builder would have.
+    pub fn from_slice(items: &[T]) -> Self {
+        let mut chunks = items.chunks_exact(CHUNK);
+        let full: Vec<Arc<[T]>> = chunks.by_ref().map(Arc::from).collect();
+        Series {
+            full: Arc::new(full),
+            tail: Tail::owned(Arc::from(chunks.remainder())),
+        }
     }
 }
 
@@ -116,8 +270,17 @@ impl<T> Series<T> {
         }
     }
 
-    /// Bytes of heap held (chunk payloads, shared ones included).
+    /// Whether the items are in place in a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.tail.keep, Keep::Mapped(_))
+    }
+
+    /// Bytes of heap held (chunk payloads, shared ones included; none for
+    /// a mapped series).
     pub fn heap_bytes(&self) -> usize {
+        if self.is_mapped() {
+            return 0;
+        }
         (self.len() * std::mem::size_of::<T>())
             + self.full.capacity() * std::mem::size_of::<Arc<[T]>>()
     }
@@ -257,7 +420,7 @@ impl<T: Copy> SeriesBuilder<T> {
         };
         Series {
             full: self.full.clone(),
-            tail,
+            tail: Tail::owned(tail),
         }
     }
 }
@@ -309,6 +472,26 @@ mod tests {
     }
 
     #[test]
+    fn mapped_series_read_in_place() {
+        let v: Vec<u64> = (0..3000u64).map(|x| x * 3).collect();
+        let mut bytes = vec![0u8; 8];
+        bytes.extend_from_slice(bytemuck::cast_slice(&v));
+        let bytes: Arc<dyn StableBytes> = Arc::new(bytes);
+        let s = Series::<u64>::mapped(bytes.clone(), 8, v.len()).unwrap();
+        assert!(s.is_mapped());
+        assert_eq!(s.heap_bytes(), 0);
+        assert_eq!(s, Series::from(v.clone()));
+        assert_eq!(
+            s.partition_point(|&x| x < 4000),
+            v.partition_point(|&x| x < 4000)
+        );
+        assert_eq!(s.clone()[2999], 8997);
+        // Out of bounds, misaligned.
+        assert!(Series::<u64>::mapped(bytes.clone(), 8, v.len() + 1).is_none());
+        assert!(Series::<u64>::mapped(bytes, 4, 2).is_none());
+    }
+
+    #[test]
     fn snapshots_share_full_chunks() {
         let mut b = SeriesBuilder::new();
         for i in 0..(3 * CHUNK + 5) {
@@ -317,7 +500,7 @@ mod tests {
         let s1 = b.snapshot();
         let s2 = b.snapshot();
         assert!(Arc::ptr_eq(&s1.full, &s2.full));
-        assert!(Arc::ptr_eq(&s1.tail, &s2.tail), "unchanged tail re-frozen");
+        assert_eq!(s1.tail.ptr, s2.tail.ptr, "unchanged tail re-frozen");
         b.push(7);
         let s3 = b.snapshot();
         assert!(Arc::ptr_eq(&s1.full[0], &s3.full[0]));

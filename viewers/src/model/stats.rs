@@ -612,7 +612,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
 }
 
 /// What one thread did on one CPU in one mode.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StatCell {
     /// Trace index.
     pub trace: u32,
@@ -633,7 +633,7 @@ pub struct StatCell {
 }
 
 /// The statistics of a time range.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Statistics {
     /// Start of the accounted range.
     pub begin: Time,

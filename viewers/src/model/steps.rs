@@ -135,12 +135,42 @@ pub const NO_CLASS: u8 = u8::MAX;
 /// first seen).
 /// The third member is the longest interval of the block in ns
 /// ([`u32::MAX`]: that long or longer, or unknown).
-pub type Blocks = Series<(Time, u8, u32)>;
+pub type Blocks = Series<BlockSummary>;
+
+/// One block of a [`Blocks`] summary. Plain data of a fixed layout: the
+/// analysis store keeps summaries as they are in memory and maps them
+/// back.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BlockSummary {
+    /// Time of the block's first change.
+    pub start: Time,
+    /// Longest interval of the block, in ns ([`u32::MAX`]: that long or
+    /// longer, or unknown).
+    pub longest: u32,
+    /// Class that lasted longest ([`NO_CLASS`] if none is drawn).
+    pub class: u8,
+    /// Zero (explicit padding).
+    pub pad: [u8; 3],
+}
+
+impl BlockSummary {
+    /// A block starting at `start`, of dominant `class` and longest
+    /// interval `longest`.
+    pub fn new(start: Time, class: u8, longest: u32) -> Self {
+        BlockSummary {
+            start,
+            longest,
+            class,
+            pad: [0; 3],
+        }
+    }
+}
 
 /// Builds a [`Blocks`] summary as changes are recorded.
 #[derive(Debug, Default)]
 pub struct BlocksBuilder {
-    blocks: SeriesBuilder<(Time, u8, u32)>,
+    blocks: SeriesBuilder<BlockSummary>,
     tally: Vec<(u8, u64)>,
 }
 
@@ -179,7 +209,8 @@ impl BlocksBuilder {
                 }
             }
             let longest = u32::try_from(longest).unwrap_or(u32::MAX);
-            self.blocks.push((times.get(b * BLOCK), best.0, longest));
+            self.blocks
+                .push(BlockSummary::new(times.get(b * BLOCK), best.0, longest));
         }
     }
 
@@ -210,7 +241,7 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
 ) -> usize {
     let nb = blocks.len();
     let b0 = from / BLOCK + 1;
-    if b0 >= nb || blocks[b0].0 >= t {
+    if b0 >= nb || blocks[b0].start >= t {
         return first_at_or_after(times, from, t);
     }
     // blocks[b0] starts before t: find the first block starting at or
@@ -218,7 +249,7 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
     // before it.
     let (mut lo, mut step) = (b0, 1);
     let mut hi = lo + 1;
-    while hi < nb && blocks[hi].0 < t {
+    while hi < nb && blocks[hi].start < t {
         lo = hi;
         step *= 2;
         hi = lo + step;
@@ -226,7 +257,7 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
     let mut hi = hi.min(nb);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if blocks[mid].0 < t {
+        if blocks[mid].start < t {
             lo = mid;
         } else {
             hi = mid;
@@ -240,12 +271,12 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
 fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
     let nb = blocks.len();
     let mut lo = from;
-    if lo >= nb || blocks[lo].0 >= t {
+    if lo >= nb || blocks[lo].start >= t {
         return lo;
     }
     let mut step = 1;
     let mut hi = lo + 1;
-    while hi < nb && blocks[hi].0 < t {
+    while hi < nb && blocks[hi].start < t {
         lo = hi;
         step *= 2;
         hi = lo + step;
@@ -253,7 +284,7 @@ fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
     let mut hi = hi.min(nb);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if blocks[mid].0 < t {
+        if blocks[mid].start < t {
             lo = mid;
         } else {
             hi = mid;
@@ -294,21 +325,21 @@ pub fn push_steps<T: Times + ?Sized>(
     // Start time of block b + 1 (the end of block b).
     let block_end = |b: usize| {
         if b + 1 < nb {
-            blocks[b + 1].0
+            blocks[b + 1].start
         } else {
             times.time((b + 1) * BLOCK)
         }
     };
     // Whether every interval of block b is shorter than a pixel.
     let sub_pixel = |b: usize| {
-        let l = blocks[b].2;
+        let l = blocks[b].longest;
         l != u32::MAX && !scale.at_least_one_pixel(l as u64)
     };
     // Time of change k, from the summary at block boundaries (the walk
     // below never touches the change list itself).
     let time_at = |k: usize| {
         if k.is_multiple_of(BLOCK) && k / BLOCK < nb {
-            blocks[k / BLOCK].0
+            blocks[k / BLOCK].start
         } else {
             times.time(k)
         }
@@ -319,7 +350,7 @@ pub fn push_steps<T: Times + ?Sized>(
         // after it), draw from the summaries alone.
         if i.is_multiple_of(BLOCK) && i / BLOCK + 2 < nb && sub_pixel(i / BLOCK) {
             let b = i / BLOCK;
-            let start = blocks[b].0;
+            let start = blocks[b].start;
             let p = scale.pixel_of(start.max(range.start));
             if p + 1 < scale.width {
                 let next_pixel = scale.time_of_pixel(p + 1);
@@ -327,24 +358,24 @@ pub fn push_steps<T: Times + ?Sized>(
                 let bj = first_block_at_or_after(blocks, b + 1, next_pixel);
                 if bj < nb
                     && bj >= b + 2
-                    && !scale.at_least_one_pixel(blocks[bj].0.abs_diff(next_pixel))
+                    && !scale.at_least_one_pixel(blocks[bj].start.abs_diff(next_pixel))
                     && (b..bj).all(sub_pixel)
                 {
                     tally.clear();
                     for k in b..bj {
-                        let c = blocks[k].1;
+                        let c = blocks[k].class;
                         let c = if c == NO_CLASS { NONE } else { block_code(c) };
                         if c == NONE {
                             continue;
                         }
-                        let d = blocks[k + 1].0.abs_diff(blocks[k].0);
+                        let d = blocks[k + 1].start.abs_diff(blocks[k].start);
                         match tally.iter_mut().find(|(x, _)| *x == c) {
                             Some((_, t)) => *t += d,
                             None => tally.push((c, d)),
                         }
                     }
                     if let Some(&(best, _)) = tally.iter().max_by_key(|(_, d)| *d) {
-                        let stop = blocks[bj].0;
+                        let stop = blocks[bj].start;
                         out.push_interval(StateInterval {
                             start,
                             end: stop,
@@ -403,12 +434,12 @@ pub fn push_steps<T: Times + ?Sized>(
             let jb = last.div_ceil(BLOCK);
             if jb < nb
                 && sub_pixel(jb - 1)
-                && !scale.at_least_one_pixel(blocks[jb].0.abs_diff(next_pixel))
+                && !scale.at_least_one_pixel(blocks[jb].start.abs_diff(next_pixel))
             {
                 last = jb * BLOCK;
             }
             for b in fb..lb {
-                let c = blocks[b].1;
+                let c = blocks[b].class;
                 if c == NO_CLASS {
                     continue;
                 }
@@ -416,7 +447,7 @@ pub fn push_steps<T: Times + ?Sized>(
                 if c == NONE {
                     continue;
                 }
-                let d = block_end(b).abs_diff(blocks[b].0);
+                let d = block_end(b).abs_diff(blocks[b].start);
                 match tally.iter_mut().find(|(x, _)| *x == c) {
                     Some((_, t)) => *t += d,
                     None => tally.push((c, d)),

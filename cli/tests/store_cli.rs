@@ -1,0 +1,155 @@
+//! The analysis store from the command line: `index`, `cache list`,
+//! `cache clear`, and `stats`/`export` using the store (`--verbose` says
+//! so) with the same output as without it.
+
+use std::path::Path;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let mut argv = vec!["traceloom"];
+    argv.extend_from_slice(args);
+    let code = traceloom_cli::run(argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn index_list_use_and_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let cache = s(&cache);
+    let trace = traceloom_testdata::ctf("tracecompass/bug446190");
+    let trace = s(&trace);
+
+    // Without a store: computed, and said so.
+    let (code, plain, err) = run(&["stats", trace, "--cache-dir", cache, "--verbose"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no analysis store"), "{err}");
+
+    let (code, out, err) = run(&["index", trace, "--cache-dir", cache]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("written"), "{out}");
+    let (code, out, _) = run(&["index", trace, "--cache-dir", cache]);
+    assert_eq!(code, 0);
+    assert!(out.contains("up to date"), "{out}");
+
+    let (code, out, _) = run(&["cache", "list", "--cache-dir", cache]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("current") && out.contains("bug446190"),
+        "{out}"
+    );
+    assert!(out.contains("1 analysis store(s)"), "{out}");
+
+    // With the store: the same tree, and said so.
+    let (code, stored, err) = run(&["stats", trace, "--cache-dir", cache, "--verbose"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("analysis store used"), "{err}");
+    assert_eq!(stored, plain);
+    let (_, stored_json, _) = run(&["stats", trace, "--cache-dir", cache, "--json"]);
+    let (_, plain_json, _) = run(&[
+        "stats",
+        trace,
+        "--cache-dir",
+        s(&tmp.path().join("empty")),
+        "--json",
+    ]);
+    assert_eq!(stored_json, plain_json);
+
+    // Export: the control flow from the store, the same bytes.
+    let svg1 = tmp.path().join("a.svg");
+    let svg2 = tmp.path().join("b.svg");
+    let empty = tmp.path().join("empty2");
+    let (code, _, err) = run(&[
+        "export",
+        trace,
+        "-o",
+        s(&svg1),
+        "--cache-dir",
+        s(&empty),
+        "--verbose",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("analysis store written"), "{err}");
+    let (code, _, err) = run(&[
+        "export",
+        trace,
+        "-o",
+        s(&svg2),
+        "--cache-dir",
+        cache,
+        "--verbose",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("analysis store used"), "{err}");
+    assert_eq!(std::fs::read(&svg1).unwrap(), std::fs::read(&svg2).unwrap());
+    for view in ["histogram", "statistics", "resources"] {
+        let f = tmp.path().join(format!("{view}.png"));
+        let (code, _, err) = run(&[
+            "export",
+            trace,
+            "--view",
+            view,
+            "--width",
+            "300",
+            "-o",
+            s(&f),
+            "--cache-dir",
+            cache,
+            "--verbose",
+        ]);
+        assert_eq!(code, 0, "{view}: {err}");
+        assert!(err.contains("analysis store used"), "{view}: {err}");
+    }
+
+    // Clear by path, then everything.
+    let other = traceloom_testdata::ctf("tracecompass/flipping-endianness");
+    run(&["index", s(&other), "--cache-dir", cache]);
+    let (code, out, _) = run(&["cache", "clear", trace, "--cache-dir", cache]);
+    assert_eq!(code, 0);
+    assert!(out.contains("1 file(s) removed"), "{out}");
+    let (_, out, _) = run(&["cache", "list", "--cache-dir", cache]);
+    assert!(
+        out.contains("1 analysis store(s)") && out.contains("flipping"),
+        "{out}"
+    );
+    let (_, out, _) = run(&["cache", "clear", "--cache-dir", cache]);
+    assert!(out.contains("1 file(s) removed"), "{out}");
+    let (_, out, _) = run(&["cache", "list", "--cache-dir", cache]);
+    assert!(out.contains("0 analysis store(s)"), "{out}");
+}
+
+#[test]
+fn a_damaged_store_is_not_used_and_said_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let trace = traceloom_testdata::ctf("tracecompass/flipping-endianness");
+    let (code, _, err) = run(&["index", s(&trace), "--cache-dir", s(&cache)]);
+    assert_eq!(code, 0, "{err}");
+    let store = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "store"))
+        .unwrap();
+    let mut bytes = std::fs::read(&store).unwrap();
+    bytes.truncate(bytes.len() - 3);
+    std::fs::write(&store, &bytes).unwrap();
+    let (code, _, err) = run(&["stats", s(&trace), "--cache-dir", s(&cache)]);
+    assert_eq!(code, 0);
+    assert!(err.contains("damaged analysis store"), "{err}");
+    // `index` rebuilds it, with a warning.
+    let (code, out, err) = run(&["index", s(&trace), "--cache-dir", s(&cache)]);
+    assert_eq!(code, 0);
+    assert!(
+        err.contains("damaged") && out.contains("written"),
+        "{err} {out}"
+    );
+}

@@ -1,0 +1,230 @@
+//! The analysis store rows of `traceloom-bench viewers` (issue #17's
+//! table): after the benchmark's in-memory analysis, the store is written,
+//! loaded back (mapped) and rendered from, each figure against its target.
+//!
+//! 1. cold analysis to a complete store: the pass just timed plus the
+//!    store's write;
+//! 2. warm open: loading the store (checksums, meta block, map) and the
+//!    first full-range control flow render;
+//! 3. full-range control flow render at [`WIDTH`] px from the mapped store
+//!    (fresh model each run, median);
+//! 4. 1 ms window renders from the mapped store (median);
+//! 5. heap beyond the maps: the in-memory analysis's data (what the pass
+//!    holds today), and the growth of anonymous resident memory over
+//!    loading the store and rendering from it;
+//! 6. store size against the trace's;
+//!
+//! and, without a target, the time to read the statistics and histogram
+//! alone (the store's meta block: what `traceloom stats` reads).
+//!
+//! Kept apart from `viewers`: the store's rows and their targets in one
+//! place.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use traceloom_base::{Time, TimeRange};
+use traceloom_viewers::model::{ControlFlowModel, KernelData};
+use traceloom_viewers::store::{self, identity::TracesetIdentity};
+
+use crate::measure::{median, pass_fail, rss_anon_bytes};
+use crate::viewers::{WIDTH, ZOOMS_PER_RUN, ZOOM_SPAN};
+use crate::BenchError;
+
+/// Cold analysis to a complete store, at most.
+pub const COLD_TARGET: Duration = Duration::from_secs(5);
+/// Store loaded and first full-range render, at most.
+pub const WARM_OPEN_TARGET: Duration = Duration::from_millis(300);
+/// Full-range control flow render from the store, at most.
+pub const FULL_TARGET: Duration = Duration::from_millis(30);
+/// 1 ms window render from the store, at most.
+pub const WINDOW_TARGET: Duration = Duration::from_millis(5);
+/// Heap beyond the maps after the analysis, at most (1 GB trace).
+pub const HEAP_TARGET: u64 = 250_000_000;
+/// Store size as a share of the trace, at most.
+pub const SIZE_TARGET: f64 = 0.10;
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn mb(b: u64) -> String {
+    format!("{:.1} MB", b as f64 / 1e6)
+}
+
+/// Runs the store rows for `data`, the analysis of the traces at
+/// `identity` that took `pass_time`, with the store in `dir`; returns
+/// whether every target was met.
+pub fn run(
+    identity: &TracesetIdentity,
+    data: &Arc<KernelData>,
+    pass_time: Duration,
+    dir: &Path,
+    runs: u32,
+    out: &mut dyn Write,
+) -> Result<bool, BenchError> {
+    let mut ok = true;
+    let err = |e: store::StoreError| BenchError::Failed(e.to_string());
+
+    // 1. Cold: the pass plus the write.
+    let t0 = Instant::now();
+    let (path, bytes) = store::save(dir, identity, data).map_err(err)?;
+    let write = t0.elapsed();
+    let cold = pass_time + write;
+    let pass = cold <= COLD_TARGET;
+    ok &= pass;
+    writeln!(
+        out,
+        "store: cold analysis to complete store: {:.2} s (pass {:.2} s on one thread + write {:.2} s) (target <= {:.0} s) {}",
+        cold.as_secs_f64(),
+        pass_time.as_secs_f64(),
+        write.as_secs_f64(),
+        COLD_TARGET.as_secs_f64(),
+        pass_fail(pass)
+    )?;
+
+    // 6. Size.
+    let trace_bytes = identity.total_bytes().max(1);
+    let share = bytes as f64 / trace_bytes as f64;
+    let pass = share <= SIZE_TARGET;
+    ok &= pass;
+    writeln!(
+        out,
+        "store: size {} = {:.1} % of the trace's {} ({}) (target <= {:.0} %) {}",
+        mb(bytes),
+        share * 100.0,
+        mb(trace_bytes),
+        path.display(),
+        SIZE_TARGET * 100.0,
+        pass_fail(pass)
+    )?;
+
+    // The statistics and histogram alone (what `stats` reads).
+    let summaries = (0..runs)
+        .map(|_| {
+            let t0 = Instant::now();
+            store::load_summary(dir, identity).map(|s| {
+                std::hint::black_box(s);
+                t0.elapsed()
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    writeln!(
+        out,
+        "store: statistics and histogram from the store (header and meta block): median {}",
+        ms(median(&summaries))
+    )?;
+
+    // 2. Warm open, and the heap it takes (5.).
+    let rss0 = rss_anon_bytes();
+    let mut opens = Vec::new();
+    let mut loads = Vec::new();
+    let mut loaded = None;
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let l = store::load(dir, identity).map_err(err)?;
+        loads.push(t0.elapsed());
+        let d = Arc::new(l.data);
+        let (b, e) = d.span;
+        std::hint::black_box(ControlFlowModel::new(d.clone()).render(TimeRange::new(b, e), WIDTH));
+        opens.push(t0.elapsed());
+        loaded = Some(d);
+    }
+    let loaded = loaded.expect("at least one run");
+    if *loaded != **data {
+        return Err(BenchError::Failed(
+            "the loaded store differs from the analysis".into(),
+        ));
+    }
+    let open = median(&opens);
+    let pass = open <= WARM_OPEN_TARGET;
+    ok &= pass;
+    writeln!(
+        out,
+        "store: warm open (load {} + first full-range render): median {} (target <= {}) {}",
+        ms(median(&loads)),
+        ms(open),
+        ms(WARM_OPEN_TARGET),
+        pass_fail(pass)
+    )?;
+
+    // 3. Full-range renders from the mapped store.
+    let (begin, end) = loaded.span;
+    let full = TimeRange::new(begin, end);
+    let mut fulls = Vec::new();
+    for _ in 0..runs {
+        let m = ControlFlowModel::new(loaded.clone());
+        let t0 = Instant::now();
+        std::hint::black_box(m.render(full, WIDTH));
+        fulls.push(t0.elapsed());
+    }
+    let f = median(&fulls);
+    let pass = f <= FULL_TARGET;
+    ok &= pass;
+    writeln!(
+        out,
+        "store: control flow full-range render at {WIDTH} px from the store: median {} (target <= {}) {}",
+        ms(f),
+        ms(FULL_TARGET),
+        pass_fail(pass)
+    )?;
+
+    // 4. Window renders from the mapped store.
+    let m = ControlFlowModel::new(loaded.clone());
+    let room = (end - begin - ZOOM_SPAN).max(1) as u64;
+    let mut x = 0x005e_ed17_u64;
+    let mut windows = Vec::new();
+    for _ in 0..runs as usize * ZOOMS_PER_RUN {
+        // A multiplicative congruential walk: deterministic places.
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let s = begin + ((x >> 11) % room) as Time;
+        let t0 = Instant::now();
+        std::hint::black_box(m.render(TimeRange::new(s, s + ZOOM_SPAN), WIDTH));
+        windows.push(t0.elapsed());
+    }
+    let w = median(&windows);
+    let pass = w <= WINDOW_TARGET;
+    ok &= pass;
+    writeln!(
+        out,
+        "store: control flow 1 ms window at {WIDTH} px from the store: median {} over {} windows, worst {} (target <= {}) {}",
+        ms(w),
+        windows.len(),
+        ms(windows.iter().max().copied().unwrap_or_default()),
+        ms(WINDOW_TARGET),
+        pass_fail(pass)
+    )?;
+    drop(m);
+
+    // 5. Heap.
+    let rss1 = rss_anon_bytes();
+    let grew = match (rss0, rss1) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => 0,
+    };
+    let in_memory = data.heap_bytes() as u64;
+    let pass_mem = in_memory <= HEAP_TARGET;
+    let pass_loaded = grew <= HEAP_TARGET;
+    ok &= pass_mem && pass_loaded;
+    writeln!(
+        out,
+        "store: heap beyond maps after the in-memory analysis: {} of change lists (target <= {}) {}",
+        mb(in_memory),
+        mb(HEAP_TARGET),
+        pass_fail(pass_mem)
+    )?;
+    writeln!(
+        out,
+        "store: heap beyond maps with the store loaded and rendered from: RssAnon grew by {} ({} of change lists on the heap; the allocator reuses what the in-memory pass freed, so only a growth is meaningful) (target <= {}) {}",
+        mb(grew),
+        mb(loaded.heap_bytes() as u64),
+        mb(HEAP_TARGET),
+        pass_fail(pass_loaded)
+    )?;
+    Ok(ok)
+}

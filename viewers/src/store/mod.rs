@@ -1,0 +1,301 @@
+//! The analysis store: the whole-trace analysis of a traceset
+//! ([`KernelData`]: state changes of every thread, CPU, IRQ and softirq
+//! row with their block summaries, drawn events, wake-up and CPU hand-off
+//! arrows, statistics, fine histogram) kept on disk, so that opening a
+//! traceset a second time costs a file map instead of a pass over the
+//! trace.
+//!
+//! One file per traceset, in the XDG cache next to the checkpoint cache
+//! (`$XDG_CACHE_HOME/traceloom/<location>.store`), never in the trace
+//! directory (a read-only trace works). Every function takes the cache
+//! directory as a parameter ([`cache_dir`] is the default), so tests and
+//! tools choose their own.
+//!
+//! - [`identity`]: what a store was computed from (UUIDs, sizes and
+//!   modification times of every trace file), and the store's file name;
+//! - [`file`]: the container (header, checksummed columns and meta block,
+//!   atomic replacement by rename, memory map);
+//! - `codec`: [`KernelData`] to and from columns.
+//!
+//! A store is used only when its format version and byte order are this
+//! build's, its checksums hold and its identity equals the traces' as they
+//! are now; otherwise [`load_or_build`] reports why
+//! ([`StoreError::Stale`], [`StoreError::Damaged`]), analyses again and
+//! replaces it. See `docs/store.md`.
+
+pub mod file;
+pub mod identity;
+
+mod codec;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use codec::{StoreHead, Summary};
+use identity::{store_path, TracesetIdentity};
+
+use crate::model::kernel::{KernelAnalysis, KernelData};
+use crate::model::session::Session;
+
+/// File name extension of store files.
+pub const EXTENSION: &str = "store";
+
+/// Why a store was not used, or could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// There is no store for these traces.
+    #[error("no analysis store at {0}")]
+    Missing(PathBuf),
+    /// The store was computed from other trace files, or written by
+    /// another format version.
+    #[error("{path}: stale analysis store ({reason})")]
+    Stale {
+        /// The store file.
+        path: PathBuf,
+        /// What differs.
+        reason: String,
+    },
+    /// The store file is damaged (truncated, checksum mismatch...).
+    #[error("{path}: damaged analysis store: {reason}")]
+    Damaged {
+        /// The store file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The store could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The store file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    fn io(path: &Path, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// The default cache directory (XDG), shared with the checkpoint cache;
+/// `None` without a home directory.
+pub fn cache_dir() -> Option<PathBuf> {
+    traceloom_engine::checkpoint::cache_dir()
+}
+
+/// An analysis read from a store.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The analysis.
+    pub data: KernelData,
+    /// What the store says of itself.
+    pub head: StoreHead,
+    /// The store file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// Reads the store of the traces at `identity` from `dir`, if it is valid
+/// for them as they are now.
+pub fn load(dir: &Path, identity: &TracesetIdentity) -> Result<Loaded, StoreError> {
+    let path = store_path(dir, identity);
+    let m = file::Mapped::open(&path)?;
+    let stale = |reason: &str| StoreError::Stale {
+        path: path.clone(),
+        reason: reason.to_string(),
+    };
+    if m.header.digest != identity.digest() {
+        return Err(stale("the trace files changed since it was written"));
+    }
+    m.verify_columns()?;
+    let (head, data) = codec::read(&m)?;
+    if head.identity != *identity {
+        return Err(stale("the trace files changed since it was written"));
+    }
+    Ok(Loaded {
+        data,
+        head,
+        bytes: m.len(),
+        path,
+    })
+}
+
+/// The statistics and histogram of the store of the traces at `identity`
+/// in `dir`, if it is valid for them as they are now: only the header and
+/// the meta block are read and verified (what `stats` needs, in
+/// milliseconds whatever the trace size), not the change lists.
+pub fn load_summary(dir: &Path, identity: &TracesetIdentity) -> Result<Summary, StoreError> {
+    let path = store_path(dir, identity);
+    let m = file::Mapped::open(&path)?;
+    let stale = || StoreError::Stale {
+        path: path.clone(),
+        reason: "the trace files changed since it was written".to_string(),
+    };
+    if m.header.digest != identity.digest() {
+        return Err(stale());
+    }
+    let s = codec::read_summary(&m)?;
+    if s.head.identity != *identity {
+        return Err(stale());
+    }
+    Ok(s)
+}
+
+/// Writes `data`, the analysis of the traces at `identity`, as their store
+/// in `dir` (atomically replacing any previous one); returns the file and
+/// its size.
+pub fn save(
+    dir: &Path,
+    identity: &TracesetIdentity,
+    data: &KernelData,
+) -> Result<(PathBuf, u64), StoreError> {
+    let path = store_path(dir, identity);
+    let io = |e| StoreError::io(&path, e);
+    let mut w = file::Writer::create(&path).map_err(io)?;
+    let meta = codec::write(&mut w, identity, data).map_err(io)?;
+    let bytes = w.finish(identity.digest(), &meta).map_err(io)?;
+    Ok((path, bytes))
+}
+
+/// Where the analysis of [`load_or_build`] came from.
+#[derive(Debug)]
+pub enum StoreOutcome {
+    /// Read from the store.
+    Loaded {
+        /// The store file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
+    /// Analysed now (there was no store) and stored (`Some(error)` when
+    /// writing failed: the analysis is good, only the next open is slow).
+    Built(Option<StoreError>),
+    /// Analysed now because the store was unusable (stale or damaged: the
+    /// first member says why), and stored anew.
+    Rebuilt(StoreError, Option<StoreError>),
+}
+
+impl StoreOutcome {
+    /// What the user should be warned of (an unusable store, a failed
+    /// write), if anything.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self {
+            StoreOutcome::Loaded { .. } => {}
+            StoreOutcome::Built(w) => out.extend(w.iter().map(|e| format!("not stored: {e}"))),
+            StoreOutcome::Rebuilt(why, w) => {
+                out.push(format!("{why}; analysed again"));
+                out.extend(w.iter().map(|e| format!("not stored: {e}")));
+            }
+        }
+        out
+    }
+}
+
+/// The whole-trace analysis of `session`'s traceset: from its store in
+/// `dir` when valid, else computed by [`KernelAnalysis::run`] and stored.
+pub fn load_or_build(session: &mut Session, dir: &Path) -> (Arc<KernelData>, StoreOutcome) {
+    load_or_build_with(session, dir, KernelAnalysis::run)
+}
+
+/// [`load_or_build`] with the analysis done by `analyse` (a caller showing
+/// progress).
+pub fn load_or_build_with(
+    session: &mut Session,
+    dir: &Path,
+    analyse: impl FnOnce(&mut Session) -> Arc<KernelData>,
+) -> (Arc<KernelData>, StoreOutcome) {
+    let identity = TracesetIdentity::of(session.traceset());
+    match load(dir, &identity) {
+        Ok(l) => (
+            Arc::new(l.data),
+            StoreOutcome::Loaded {
+                path: l.path,
+                bytes: l.bytes,
+            },
+        ),
+        Err(why) => {
+            let data = analyse(session);
+            let written = save(dir, &identity, &data).err();
+            let outcome = match why {
+                StoreError::Missing(_) => StoreOutcome::Built(written),
+                why => StoreOutcome::Rebuilt(why, written),
+            };
+            (data, outcome)
+        }
+    }
+}
+
+/// A store file found in the cache directory.
+#[derive(Debug)]
+pub struct StoreEntry {
+    /// The file.
+    pub path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+    /// Its head, or why it cannot be read.
+    pub head: Result<StoreHead, StoreError>,
+}
+
+/// The store files in `dir`, by path (none when `dir` does not exist).
+pub fn list(dir: &Path) -> std::io::Result<Vec<StoreEntry>> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for entry in rd {
+        let path = entry?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+            continue;
+        }
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let head = file::Mapped::open(&path).and_then(|m| codec::read_head(&m));
+        out.push(StoreEntry { path, bytes, head });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Removes from `dir` the stores of traces under `under` (every store, and
+/// the temporary files of interrupted writes, when `None`); returns the
+/// files removed.
+pub fn clear(dir: &Path, under: Option<&Path>) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    match under {
+        Some(p) => {
+            for e in list(dir)? {
+                if e.head.as_ref().is_ok_and(|h| h.identity.is_under(p)) {
+                    std::fs::remove_file(&e.path)?;
+                    removed.push(e.path);
+                }
+            }
+        }
+        None => {
+            let rd = match std::fs::read_dir(dir) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(removed),
+                Err(e) => return Err(e),
+            };
+            for entry in rd {
+                let path = entry?.path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let ours = name.ends_with(&format!(".{EXTENSION}"))
+                    || (name.contains(&format!(".{EXTENSION}")) && file::is_temporary(name));
+                if ours {
+                    std::fs::remove_file(&path)?;
+                    removed.push(path);
+                }
+            }
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
