@@ -7,8 +7,12 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+log="$scratch/test.log"
+# Analysis stores and checkpoint caches that tests write go to a scratch
+# cache, not the user's ~/.cache/traceloom.
+export XDG_CACHE_HOME="$scratch/cache"
 # GUI tests open real windows: run everything under a virtual X server.
 status=0
 xvfb-run -a -s "-screen 0 1600x1200x24" cargo test --workspace --locked 2>&1 | tee "$log" ||

@@ -92,7 +92,7 @@ fn plain_column<T: Pod>(w: &mut Writer, s: &Series<T>) -> std::io::Result<Col> {
 
 /// Writes `data`, computed from the traces at `identity`, with `w`;
 /// returns the meta block to finish the file with.
-pub fn write(
+pub(crate) fn write(
     w: &mut Writer,
     identity: &TracesetIdentity,
     data: &KernelData,
@@ -168,7 +168,7 @@ pub fn write(
 }
 
 /// The head of the meta block of `m` (its checksum verified).
-pub fn read_head(m: &Mapped) -> Result<StoreHead, StoreError> {
+pub(crate) fn read_head(m: &Mapped) -> Result<StoreHead, StoreError> {
     let bytes = m.meta()?;
     postcard::take_from_bytes::<StoreHead>(bytes)
         .map(|(h, _)| h)
@@ -189,7 +189,7 @@ fn damaged(m: &Mapped, reason: String) -> StoreError {
 
 /// The whole-trace statistics and histogram of `m`, from its meta block
 /// alone (its columns are neither read nor verified).
-pub fn read_summary(m: &Mapped) -> Result<Summary, StoreError> {
+pub(crate) fn read_summary(m: &Mapped) -> Result<Summary, StoreError> {
     let meta: Meta =
         postcard::from_bytes(m.meta()?).map_err(|e| damaged(m, format!("meta block: {e}")))?;
     Ok(Summary {
@@ -215,7 +215,7 @@ pub struct Summary {
 
 /// The analysis held by `m` (its checksums verified by the caller), with
 /// its head.
-pub fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
+pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
     let meta: Meta =
         postcard::from_bytes(m.meta()?).map_err(|e| damaged(m, format!("meta block: {e}")))?;
     let mut threads = Vec::with_capacity(meta.threads.len());
