@@ -312,7 +312,8 @@ pub enum CacheError {
 const MAGIC: &[u8; 8] = b"TLCKPT\r\n";
 /// 2: the seek index is stored after the checkpoints.
 /// 3: checkpoints as deltas from the previous one, payload deflated.
-const VERSION: u32 = 3;
+/// 4: CPUs stored with their numbers (sparse CPU maps).
+const VERSION: u32 = 4;
 /// magic, version, fingerprint, payload length, crc32 of the payload.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
 

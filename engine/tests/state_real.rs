@@ -48,10 +48,10 @@ fn check_path(path: PathBuf, rel: &str) -> usize {
         state.apply(&mut handlers, &ev);
         // Every CPU's running thread is in status Run and claims that CPU.
         let t = &state.traces[ev.trace().index];
-        for (cpu, c) in t.cpus.iter().enumerate() {
+        for (cpu, c) in t.cpus.iter() {
             if let Some(key) = c.running {
                 let th = &t.threads[&key];
-                assert_eq!(th.cpu, Some(cpu as u32), "{rel}: thread {key:?} cpu");
+                assert_eq!(th.cpu, Some(cpu), "{rel}: thread {key:?} cpu");
                 if key.tid != 0 {
                     assert!(
                         matches!(th.status, ThreadStatus::Run | ThreadStatus::Exit),
@@ -61,7 +61,7 @@ fn check_path(path: PathBuf, rel: &str) -> usize {
                 }
             }
         }
-        let mut running: Vec<ThreadKey> = t.cpus.iter().filter_map(|c| c.running).collect();
+        let mut running: Vec<ThreadKey> = t.cpus.values().filter_map(|c| c.running).collect();
         running.sort();
         let n = running.len();
         running.dedup();

@@ -54,8 +54,9 @@ struct ThreadPatch {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct TraceDelta {
     time: i64,
-    /// Every CPU (a handful), each as (running thread, time - since).
-    cpus: Vec<(Option<ThreadKey>, i64)>,
+    /// Every CPU (a handful), each as (number, running thread, time -
+    /// since).
+    cpus: Vec<(u32, Option<ThreadKey>, i64)>,
     /// Lines that changed; `None`: removed.
     irqs: Vec<(u64, Option<Line>)>,
     softirqs: Vec<(u64, Option<Line>)>,
@@ -156,7 +157,7 @@ impl StateDelta {
                     cpus: t
                         .cpus
                         .iter()
-                        .map(|c| (c.running, time.wrapping_sub(c.since)))
+                        .map(|(n, c)| (n, c.running, time.wrapping_sub(c.since)))
                         .collect(),
                     irqs: line_changes(b.map(|b| &b.irqs), &t.irqs),
                     softirqs: line_changes(b.map(|b| &b.softirqs), &t.softirqs),
@@ -179,9 +180,12 @@ impl StateDelta {
             t.cpus = d
                 .cpus
                 .iter()
-                .map(|&(running, age)| Cpu {
-                    running,
-                    since: d.time.wrapping_sub(age),
+                .map(|&(n, running, age)| {
+                    let cpu = Cpu {
+                        running,
+                        since: d.time.wrapping_sub(age),
+                    };
+                    (n, cpu)
                 })
                 .collect();
             apply_lines(&mut t.irqs, &d.irqs);

@@ -280,7 +280,9 @@ impl Handlers {
         let time = event.timestamp_ns().unwrap_or(0);
         let trace = state.trace_mut(event.trace().index);
         trace.time = time;
-        let cpu = event.cpu_id().unwrap_or(0).min(u32::MAX as u64) as u32;
+        // Numbers past u32 (damage) saturate: one CPU, u32::MAX, which the
+        // statistics show as no CPU.
+        let cpu = u32::try_from(event.cpu_id().unwrap_or(0)).unwrap_or(u32::MAX);
         if let Some(ust) = &compiled.ust {
             apply_ust(trace, event, ust, cpu, time);
         }
@@ -321,7 +323,7 @@ fn apply_ust(trace: &mut TraceState, event: &Event<'_>, slots: &UstSlots, cpu: u
 #[inline]
 fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
     // No running thread known means no `Cpu` record changes either.
-    let Some(c) = trace.cpus.get_mut(cpu as usize) else {
+    let Some(c) = trace.cpus.get_mut(cpu) else {
         return;
     };
     let Some(key) = c.running else {
@@ -341,7 +343,7 @@ fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
 
 #[inline]
 fn pop_mode(trace: &mut TraceState, cpu: u32, mode: ExecMode, time: i64) {
-    let Some(c) = trace.cpus.get_mut(cpu as usize) else {
+    let Some(c) = trace.cpus.get_mut(cpu) else {
         return;
     };
     let Some(key) = c.running else {
@@ -489,7 +491,7 @@ fn apply_kernel(trace: &mut TraceState, event: &Event<'_>, c: &Compiled, cpu: u3
                 return;
             };
             let name: Arc<str> = Arc::from(basename(&String::from_utf8_lossy(file)));
-            if let Some(key) = trace.cpus.get(cpu as usize).and_then(|c| c.running) {
+            if let Some(key) = trace.cpus.get(cpu).and_then(|c| c.running) {
                 if let Some(t) = trace.threads.get_mut(&key) {
                     t.name = name;
                 }

@@ -13,6 +13,7 @@
 //! bytes for the checkpoint cache.
 
 pub mod codec;
+pub mod cpus;
 mod kernel;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use crate::request::StateComputation;
 use crate::source::{CtfCurrent, CtfPosition, CtfSource};
 use traceloom_base::FastMap;
 
+pub use cpus::CpuMap;
 pub use kernel::Handlers;
 
 /// Execution mode of a thread (LTTV's `LttvExecutionMode`).
@@ -241,8 +243,9 @@ pub struct TraceState {
     /// Threads by key; dead ones are removed. A hash map, not a sorted
     /// one: most events look their thread up, and the order is not needed.
     pub threads: FastMap<ThreadKey, Thread>,
-    /// CPUs by number (grown on demand).
-    pub cpus: Vec<Cpu>,
+    /// CPUs by number, those seen only: a damaged trace's huge `cpu_id`
+    /// costs one entry, not a vector up to it.
+    pub cpus: CpuMap<Cpu>,
     /// IRQ lines by number.
     pub irqs: BTreeMap<u64, Line>,
     /// Softirq vectors by number.
@@ -254,7 +257,7 @@ pub struct TraceState {
 impl TraceState {
     /// The thread running on `cpu`, if known.
     pub fn running_on(&self, cpu: u32) -> Option<&Thread> {
-        let key = self.cpus.get(cpu as usize)?.running?;
+        let key = self.cpus.get(cpu)?.running?;
         self.threads.get(&key)
     }
 
@@ -275,11 +278,7 @@ impl TraceState {
     }
 
     pub(crate) fn cpu_mut(&mut self, cpu: u32) -> &mut Cpu {
-        let i = cpu as usize;
-        if self.cpus.len() <= i {
-            self.cpus.resize(i + 1, Cpu::default());
-        }
-        &mut self.cpus[i]
+        self.cpus.get_or_insert_with(cpu, Cpu::default)
     }
 
     pub(crate) fn thread_mut(&mut self, key: ThreadKey, time: i64) -> &mut Thread {

@@ -27,7 +27,7 @@ use traceloom_ctf::{Event, Traceset};
 use traceloom_engine::request::{OwnerId, SourceEvent, Start};
 use traceloom_engine::source::CtfCurrent;
 use traceloom_engine::state::{
-    CpuMode, ExecMode, ThreadKey, ThreadStatus, TraceState, TracesetState,
+    CpuMap, CpuMode, ExecMode, ThreadKey, ThreadStatus, TraceState, TracesetState,
 };
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
@@ -445,7 +445,8 @@ pub struct KernelCollector {
     switches: SeriesBuilder<ArrowRecord>,
     alive: FastMap<(u32, ThreadKey), u32>,
     generations: FastMap<(u32, i64), u16>,
-    cpu_index: Vec<Vec<u32>>,
+    /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
+    cpu_index: Vec<CpuMap<u32>>,
     line_index: HashMap<(u32, LineKind, u64), u32>,
     kinds: FastMap<u64, Kind>,
     last_kind: Option<(u64, Kind)>,
@@ -524,7 +525,7 @@ impl KernelCollector {
                 self.pre_running = state
                     .traces
                     .get(e.trace().index)
-                    .and_then(|t| t.cpus.get(cpu as usize))
+                    .and_then(|t| t.cpus.get(u32::try_from(cpu).unwrap_or(u32::MAX)))
                     .and_then(|c| c.running);
             }
         }
@@ -634,22 +635,20 @@ impl KernelCollector {
     fn update_cpu(&mut self, ts: &TraceState, trace: u32, cpu: u32, t: Time) {
         let running = ts
             .cpus
-            .get(cpu as usize)
+            .get(cpu)
             .and_then(|c| c.running)
             .and_then(|k| self.alive.get(&(trace, k)).copied())
             .unwrap_or(NO_THREAD);
         let mode = cpu_mode_index(ts.cpu_mode(cpu));
         let ti = trace as usize;
         if self.cpu_index.len() <= ti {
-            self.cpu_index.resize(ti + 1, Vec::new());
+            self.cpu_index.resize_with(ti + 1, CpuMap::new);
         }
-        if self.cpu_index[ti].len() <= cpu as usize {
-            self.cpu_index[ti].resize(cpu as usize + 1, u32::MAX);
-        }
-        let mut idx = self.cpu_index[ti][cpu as usize];
+        let slot = self.cpu_index[ti].get_or_insert_with(cpu, || u32::MAX);
+        let mut idx = *slot;
         if idx == u32::MAX {
             idx = self.cpus.len() as u32;
-            self.cpu_index[ti][cpu as usize] = idx;
+            *slot = idx;
             self.cpus.push(CpuRecord {
                 trace,
                 cpu,
@@ -730,11 +729,13 @@ impl KernelCollector {
         let Some(ts) = state.traces.get(trace as usize) else {
             return;
         };
-        let cpu = e.cpu_id().map_or(0, |c| c.min(u32::MAX as u64 - 1) as u32);
+        let cpu = e
+            .cpu_id()
+            .map_or(0, |c| u32::try_from(c).unwrap_or(u32::MAX));
         let kind = self.kind(ev.class_id(), &e);
         let pre = self.pre_running.take();
         let pre_rec = pre.and_then(|k| self.update_thread(ts, trace, k, t));
-        let post = ts.cpus.get(cpu as usize).and_then(|c| c.running);
+        let post = ts.cpus.get(cpu).and_then(|c| c.running);
         let post_rec = match post {
             Some(k) if Some(k) != pre => self.update_thread(ts, trace, k, t),
             Some(_) => pre_rec,
@@ -813,7 +814,7 @@ impl KernelCollector {
                     let c = payload_i64(&e, "cpu")
                         .map_or(cpu, |c| c.clamp(0, u32::MAX as i64 - 1) as u32);
                     self.update_thread(ts, trace, ThreadKey::new(tid, c), t);
-                    if let Some(run) = ts.cpus.get(c as usize).and_then(|x| x.running) {
+                    if let Some(run) = ts.cpus.get(c).and_then(|x| x.running) {
                         self.update_thread(ts, trace, run, t);
                     }
                     if c != cpu {

@@ -37,7 +37,7 @@ use traceloom_engine::request::{
     Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, SourceEvent, Start,
 };
 use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
-use traceloom_engine::state::{self, CpuMode, ExecMode, Thread, TraceState, TracesetState};
+use traceloom_engine::state::{self, CpuMap, CpuMode, ExecMode, Thread, TraceState, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
 use super::session::{KernelRequest, KernelScheduler, Payload, Session};
@@ -90,7 +90,7 @@ struct CpuCache {
     cells: [u32; 7],
 }
 
-/// The accounting of one CPU (or of the events without one, slot 0).
+/// The accounting of one CPU (or of the events without one, [`NO_CPU`]).
 #[derive(Debug, Clone, Copy)]
 struct CpuAcc {
     /// Accounted: known to the state at the first event, or with events.
@@ -139,8 +139,9 @@ pub struct StatsCollector {
     /// Threads per CPU, and their cells per mode slot.
     run_index: FastMap<RunKey, u32>,
     runs: Vec<[u32; 7]>,
-    /// Per trace, per CPU slot (0: no CPU, `cpu + 1` otherwise).
-    cpus: Vec<Vec<CpuAcc>>,
+    /// Per trace, per CPU number ([`NO_CPU`] for events without one):
+    /// sparse, so that a damaged trace's huge `cpu_id` costs one entry.
+    cpus: Vec<CpuMap<CpuAcc>>,
     /// Per stream class (the class id's high 32 bits), the dense class
     /// index by event id (`NO_CELL` when not seen yet).
     class_pages: Vec<(u64, Vec<u32>)>,
@@ -207,31 +208,13 @@ fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) 
     }
 }
 
-/// The slot of `cpu` in a trace's accounting.
-fn cpu_slot(cpu: u32) -> usize {
-    if cpu == NO_CPU {
-        0
-    } else {
-        cpu as usize + 1
-    }
-}
-
-/// The CPU of accounting slot `slot` (`> 0`).
-fn slot_cpu(slot: usize) -> u32 {
-    (slot - 1) as u32
-}
-
-/// The accounting of `slot` in `trace`, created absent when missing.
+/// The accounting of `cpu` in `trace`, created absent when missing.
 #[inline]
-fn acc_mut(cpus: &mut Vec<Vec<CpuAcc>>, trace: usize, slot: usize) -> &mut CpuAcc {
+fn acc_mut(cpus: &mut Vec<CpuMap<CpuAcc>>, trace: usize, cpu: u32) -> &mut CpuAcc {
     if cpus.len() <= trace {
-        cpus.resize(trace + 1, Vec::new());
+        cpus.resize_with(trace + 1, CpuMap::new);
     }
-    let v = &mut cpus[trace];
-    if v.len() <= slot {
-        v.resize(slot + 1, ABSENT);
-    }
-    &mut v[slot]
+    cpus[trace].get_or_insert_with(cpu, || ABSENT)
 }
 
 /// The cell of `key`, created with `name` when missing; a known cell takes
@@ -336,17 +319,19 @@ impl StatsCollector {
             // Every CPU the state knows is accounted from now on, also
             // those without events in the range.
             for (ti, ts) in state.traces.iter().enumerate() {
-                for cpu in 0..ts.cpus.len() {
-                    acc_mut(&mut self.cpus, ti, cpu + 1).present = true;
+                for (cpu, _) in ts.cpus.iter() {
+                    acc_mut(&mut self.cpus, ti, cpu).present = true;
                 }
             }
         }
         self.last_time = Some(t);
         self.events += 1;
         let trace = e.trace().index;
+        // A number no machine has (damage) is no CPU: the state keeps such
+        // events on CPU u32::MAX, which is `NO_CPU`.
         let cpu = e
             .cpu_id()
-            .map_or(NO_CPU, |c| c.min(NO_CPU as u64 - 1) as u32);
+            .map_or(NO_CPU, |c| u32::try_from(c).unwrap_or(NO_CPU));
         let ci = self.class_slot(ev.class_id(), &e);
         let ts = state.traces.get(trace);
         let running = if cpu == NO_CPU {
@@ -368,7 +353,7 @@ impl StatsCollector {
             cpus,
             ..
         } = self;
-        let acc = acc_mut(cpus, trace, cpu_slot(cpu));
+        let acc = acc_mut(cpus, trace, cpu);
         acc.present = true;
         if acc.cache.thread != thread || acc.cache.run == NO_CELL {
             let (pid, tid) = thread.unwrap_or((-1, -1));
@@ -427,8 +412,8 @@ impl StatsCollector {
         let tail = end_state.map(|state| {
             let mut v = Vec::new();
             for (ti, ts) in state.traces.iter().enumerate() {
-                for cpu in 0..ts.cpus.len() {
-                    let (key, name) = key_of(Some(ts), ti as u32, cpu as u32);
+                for (cpu, _) in ts.cpus.iter() {
+                    let (key, name) = key_of(Some(ts), ti as u32, cpu);
                     v.push((key, name));
                 }
             }
@@ -501,8 +486,8 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         });
         cells.len() - 1
     };
-    // Per trace and CPU slot: accounted, and the time of the last event.
-    let mut carried: Vec<Vec<(bool, Option<Time>)>> = Vec::new();
+    // Per trace and CPU: accounted, and the time of the last event.
+    let mut carried: Vec<CpuMap<(bool, Option<Time>)>> = Vec::new();
     let mut total = 0;
     let mut tail = None;
     for part in parts {
@@ -525,21 +510,18 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         }
         for (ti, accs) in c.cpus.iter().enumerate() {
             if carried.len() <= ti {
-                carried.resize(ti + 1, Vec::new());
+                carried.resize_with(ti + 1, CpuMap::new);
             }
-            for (slot, acc) in accs.iter().enumerate() {
-                if !acc.present || slot == 0 {
+            for (cpu, acc) in accs.iter() {
+                if !acc.present || cpu == NO_CPU {
                     continue;
                 }
-                let v = &mut carried[ti];
-                if v.len() <= slot {
-                    v.resize(slot + 1, (false, None));
-                }
-                let prev = v[slot].1.unwrap_or(begin);
+                let slot = carried[ti].get_or_insert_with(cpu, || (false, None));
+                let prev = slot.1.unwrap_or(begin);
                 if let Some((t, i)) = acc.first {
                     cells[at[i as usize]].time += t.saturating_sub(prev).max(0) as u64;
                 }
-                v[slot] = (true, acc.last.map(|l| l.max(prev)).or(v[slot].1));
+                *slot = (true, acc.last.map(|l| l.max(prev)).or(slot.1));
             }
         }
         if part.tail.is_some() {
@@ -551,25 +533,20 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
     for (key, _) in &tail {
         let ti = key.trace as usize;
         if carried.len() <= ti {
-            carried.resize(ti + 1, Vec::new());
+            carried.resize_with(ti + 1, CpuMap::new);
         }
-        let slot = cpu_slot(key.cpu);
-        let v = &mut carried[ti];
-        if v.len() <= slot {
-            v.resize(slot + 1, (false, None));
-        }
-        v[slot].0 = true;
+        carried[ti].get_or_insert_with(key.cpu, || (false, None)).0 = true;
     }
     let mut at_end: FastMap<(u32, u32), usize> = FastMap::default();
     for (i, (key, _)) in tail.iter().enumerate() {
         at_end.insert((key.trace, key.cpu), i);
     }
     for (ti, v) in carried.iter().enumerate() {
-        for (slot, &(present, last)) in v.iter().enumerate() {
-            if !present || slot == 0 {
+        for (cpu, &(present, last)) in v.iter() {
+            if !present || cpu == NO_CPU {
                 continue;
             }
-            let (trace, cpu) = (ti as u32, slot_cpu(slot));
+            let trace = ti as u32;
             let dt = end.saturating_sub(last.unwrap_or(begin)).max(0) as u64;
             let i = match at_end.get(&(trace, cpu)) {
                 Some(&k) => cell(&mut cells, tail[k].0, &tail[k].1),
@@ -675,16 +652,43 @@ impl StatNode {
             children: Vec::new(),
         }
     }
+}
 
-    fn child(&mut self, kind: &'static str, label: String) -> &mut StatNode {
-        let i = match self.children.iter().position(|c| c.label == label) {
-            Some(i) => i,
+/// A [`StatNode`] being built, with its children's positions by label:
+/// finding a child is a hash lookup rather than a walk through its
+/// siblings, which made the tree quadratic in the number of CPUs (a
+/// damaged trace's CPU numbers in the tens of thousands took seconds).
+struct Building {
+    node: StatNode,
+    children: Vec<Building>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl Building {
+    fn new(kind: &'static str, label: String) -> Self {
+        Building {
+            node: StatNode::new(kind, label),
+            children: Vec::new(),
+            index: std::collections::HashMap::new(),
+        }
+    }
+
+    fn child(&mut self, kind: &'static str, label: String) -> &mut Building {
+        let i = match self.index.get(&label) {
+            Some(&i) => i,
             None => {
-                self.children.push(StatNode::new(kind, label));
+                self.index.insert(label.clone(), self.children.len());
+                self.children.push(Building::new(kind, label));
                 self.children.len() - 1
             }
         };
         &mut self.children[i]
+    }
+
+    fn finish(self) -> StatNode {
+        let mut node = self.node;
+        node.children = self.children.into_iter().map(Building::finish).collect();
+        node
     }
 }
 
@@ -723,7 +727,7 @@ impl Statistics {
         cells.sort_by(|a, b| {
             (a.trace, a.cpu, a.pid, a.tid, a.mode).cmp(&(b.trace, b.cpu, b.pid, b.tid, b.mode))
         });
-        let mut root = StatNode::new("traceset", "traceset".into());
+        let mut root = Building::new("traceset", "traceset".into());
         for c in cells {
             let n: u64 = c.events.values().sum();
             let trace_label = self
@@ -751,21 +755,21 @@ impl Statistics {
                 ("thread", thread_label),
                 ("mode", c.mode.name().to_string()),
             ];
-            root.events += n;
-            *root.cpu_time.get_or_insert(0) += c.cpu_time;
+            root.node.events += n;
+            *root.node.cpu_time.get_or_insert(0) += c.cpu_time;
             let mut node = &mut root;
             for (kind, label) in path {
                 node = node.child(kind, label);
-                node.events += n;
-                *node.cpu_time.get_or_insert(0) += c.cpu_time;
+                node.node.events += n;
+                *node.node.cpu_time.get_or_insert(0) += c.cpu_time;
             }
             for (name, k) in &c.events {
-                let leaf = node.child("event", name.to_string());
+                let leaf = &mut node.child("event", name.to_string()).node;
                 leaf.cpu_time = None;
                 leaf.events += k;
             }
         }
-        root
+        root.finish()
     }
 
     /// The tree as a statistics table (name, events, CPU time).
