@@ -5,6 +5,11 @@
 //! `ust/pid/<name>/`, `kernel/` side by side, ...); trees are walked in
 //! name order and a trace directory is not descended into (its `index/`
 //! subdirectory is LTTng's packet index, not a stream).
+//!
+//! Symbolic links are followed, but every directory and stream file is
+//! visited once by its real path: two links to `.` do not make the walk
+//! endless, a link to a trace does not read it twice, and what was skipped
+//! is reported ([`Discovery::duplicates`]).
 
 use std::fs;
 use std::io;
@@ -12,8 +17,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::OpenError;
 
-/// Deepest directory nesting walked under one input path (guards against
-/// symlink loops).
+/// Deepest directory nesting walked under one input path. Links are
+/// resolved and every directory is walked once (symbolic-link loops end
+/// there); this only bounds the recursion of a real, absurdly deep tree.
 const MAX_DEPTH: usize = 32;
 
 /// A trace found under an input path.
@@ -66,26 +72,107 @@ pub fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, OpenError> {
     Ok(out)
 }
 
+/// What [`find_traces`] found under its input paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovery {
+    /// The traces, each once, in walk order.
+    pub traces: Vec<FoundTrace>,
+    /// Directories and stream files reached a second time (through a
+    /// symbolic link, or by two input paths) and not read again.
+    pub duplicates: Vec<Duplicate>,
+}
+
+/// A path that leads where an earlier one did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The path reached (through a link).
+    pub path: PathBuf,
+    /// The path it was first reached by.
+    pub first: PathBuf,
+}
+
+impl std::fmt::Display for Duplicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: same directory or file as {}; read once",
+            self.path.display(),
+            self.first.display()
+        )
+    }
+}
+
+/// The directories and files seen by a discovery, by real path (symbolic
+/// links resolved): a tree with links to `.` is finite, a linked trace is
+/// read once.
+#[derive(Debug, Default)]
+struct Visited {
+    seen: std::collections::HashMap<PathBuf, PathBuf>,
+    duplicates: Vec<Duplicate>,
+}
+
+impl Visited {
+    /// Records `path` (as reached); false, and a duplicate noted, when its
+    /// real path was seen before.
+    fn first_visit(&mut self, path: &Path) -> Result<bool, OpenError> {
+        let real = fs::canonicalize(path).map_err(|e| io_err(path, e))?;
+        match self.seen.get(&real) {
+            Some(first) => {
+                self.duplicates.push(Duplicate {
+                    path: path.to_path_buf(),
+                    first: first.clone(),
+                });
+                Ok(false)
+            }
+            None => {
+                self.seen.insert(real, path.to_path_buf());
+                Ok(true)
+            }
+        }
+    }
+}
+
 /// Finds the traces under `input`, in a deterministic order (sorted
 /// directory walk).
 pub fn find_traces(input: &Path) -> Result<Vec<FoundTrace>, OpenError> {
-    let md = fs::metadata(input).map_err(|e| io_err(input, e))?;
-    // A path to a `metadata` file stands for its trace directory.
-    let root: PathBuf = if md.is_file() && input.file_name().is_some_and(|n| n == "metadata") {
-        input.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        input.to_path_buf()
-    };
-    let mut out = Vec::new();
-    walk(&root, &root, 0, &mut out)?;
-    if out.is_empty() {
-        return Err(OpenError::NoTrace(input.to_path_buf()));
-    }
-    Ok(out)
+    Ok(discover(std::slice::from_ref(&input.to_path_buf()))?.traces)
 }
 
-fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<FoundTrace>) -> Result<(), OpenError> {
-    if depth > MAX_DEPTH || !dir.is_dir() {
+/// Finds the traces under every input path, each trace once whatever the
+/// links and overlapping inputs lead to it (see [`Discovery`]).
+pub fn discover(inputs: &[PathBuf]) -> Result<Discovery, OpenError> {
+    let mut visited = Visited::default();
+    let mut traces = Vec::new();
+    for input in inputs {
+        let md = fs::metadata(input).map_err(|e| io_err(input, e))?;
+        // A path to a `metadata` file stands for its trace directory.
+        let root: PathBuf = if md.is_file() && input.file_name().is_some_and(|n| n == "metadata") {
+            input.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            input.to_path_buf()
+        };
+        let before = traces.len();
+        // An input that an earlier one covered is no error.
+        let covered = fs::canonicalize(&root).is_ok_and(|r| visited.seen.contains_key(&r));
+        walk(&root, &root, 0, &mut visited, &mut traces)?;
+        if traces.len() == before && !covered {
+            return Err(OpenError::NoTrace(input.to_path_buf()));
+        }
+    }
+    Ok(Discovery {
+        traces,
+        duplicates: visited.duplicates,
+    })
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    visited: &mut Visited,
+    out: &mut Vec<FoundTrace>,
+) -> Result<(), OpenError> {
+    if depth > MAX_DEPTH || !dir.is_dir() || !visited.first_visit(dir)? {
         return Ok(());
     }
     if is_trace_dir(dir) {
@@ -94,10 +181,16 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<FoundTrace>) -> Res
             .ok()
             .map(|r| r.to_string_lossy().into_owned())
             .filter(|r| !r.is_empty());
+        let mut files = Vec::new();
+        for f in stream_files(dir)? {
+            if visited.first_visit(&f)? {
+                files.push(f);
+            }
+        }
         out.push(FoundTrace {
             dir: dir.to_path_buf(),
             relative,
-            stream_files: stream_files(dir)?,
+            stream_files: files,
         });
         return Ok(());
     }
@@ -114,7 +207,7 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<FoundTrace>) -> Res
     }
     subdirs.sort();
     for d in subdirs {
-        walk(root, &d, depth + 1, out)?;
+        walk(root, &d, depth + 1, visited, out)?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::discover::{find_traces, FoundTrace};
+use crate::discover::{discover, Duplicate};
 use crate::error::{CorruptKind, OpenError, ReadError};
 use crate::index::{index_file, FileIndex};
 use crate::merge::Cursor;
@@ -90,6 +90,8 @@ impl StreamData {
 pub struct TracesetData {
     pub(crate) traces: Vec<TraceData>,
     pub(crate) streams: Vec<StreamData>,
+    /// Paths that led to a directory or file already read (links).
+    pub(crate) duplicates: Vec<Duplicate>,
 }
 
 impl TracesetData {
@@ -186,14 +188,8 @@ impl Traceset {
 
     /// Like [`Traceset::open`] with a custom metadata loader.
     pub fn open_with(paths: &[PathBuf], load: &MetadataLoader<'_>) -> Result<Traceset, OpenError> {
-        let mut found: Vec<FoundTrace> = Vec::new();
-        for p in paths {
-            for t in find_traces(p)? {
-                if !found.iter().any(|f| f.dir == t.dir) {
-                    found.push(t);
-                }
-            }
-        }
+        let discovery = discover(paths)?;
+        let found = discovery.traces;
         let mut traces = Vec::new();
         let mut streams: Vec<StreamData> = Vec::new();
         for (ti, ft) in found.into_iter().enumerate() {
@@ -244,7 +240,11 @@ impl Traceset {
         for (i, s) in streams.iter_mut().enumerate() {
             s.info.index = i;
         }
-        let mut data = TracesetData { traces, streams };
+        let mut data = TracesetData {
+            traces,
+            streams,
+            duplicates: discovery.duplicates,
+        };
         data.rank_streams();
         Ok(Traceset {
             data: Arc::new(data),
@@ -317,6 +317,13 @@ impl Traceset {
     /// The traces, in discovery order.
     pub fn traces(&self) -> impl ExactSizeIterator<Item = &TraceInfo> {
         self.traces.iter().map(|t| &t.info)
+    }
+
+    /// The paths found while looking for traces that lead to a directory
+    /// or stream file already read (through symbolic links, or named by two
+    /// inputs): each was read once. Worth a warning.
+    pub fn duplicates(&self) -> &[Duplicate] {
+        &self.duplicates
     }
 
     /// The streams of all traces.
