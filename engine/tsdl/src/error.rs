@@ -66,12 +66,49 @@ pub enum TsdlError {
     Ctf2Unsupported,
 }
 
+/// Longest quoted token kept in a message, in characters.
+const QUOTE_CHARS: usize = 48;
+
+/// `message` with every token quoted in it (between backquotes or double
+/// quotes) cut to [`QUOTE_CHARS`] characters: metadata can hold a
+/// megabyte-long name, and a message is for reading.
+fn cut_quoted(message: String) -> String {
+    if message.len() <= 2 * QUOTE_CHARS {
+        return message;
+    }
+    let mut out = String::with_capacity(4 * QUOTE_CHARS);
+    let mut quote: Option<(char, usize)> = None;
+    for c in message.chars() {
+        match quote {
+            Some((q, _)) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            Some((q, n)) => {
+                if n < QUOTE_CHARS {
+                    out.push(c);
+                } else if n == QUOTE_CHARS {
+                    out.push('…');
+                }
+                quote = Some((q, n + 1));
+            }
+            None => {
+                if c == '`' || c == '"' {
+                    quote = Some((c, 0));
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 impl TsdlError {
     pub(crate) fn syntax(pos: Pos, message: impl Into<String>) -> Self {
         TsdlError::Syntax {
             line: pos.line,
             column: pos.column,
-            message: message.into(),
+            message: cut_quoted(message.into()),
         }
     }
 
@@ -79,7 +116,7 @@ impl TsdlError {
         TsdlError::Semantic {
             line: pos.line,
             column: pos.column,
-            message: message.into(),
+            message: cut_quoted(message.into()),
         }
     }
 
@@ -87,7 +124,7 @@ impl TsdlError {
         TsdlError::Limit {
             line: pos.line,
             column: pos.column,
-            message: message.into(),
+            message: cut_quoted(message.into()),
         }
     }
 
@@ -195,5 +232,24 @@ fn show(path: &Option<PathBuf>) -> String {
     match path {
         Some(p) => p.display().to_string(),
         None => "<metadata>".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_tokens_are_cut() {
+        let long = "x".repeat(10_000);
+        let e = TsdlError::syntax(Pos { line: 1, column: 1 }, format!("unknown `{long}` here"));
+        let m = e.to_string();
+        assert!(m.len() < 120, "{m}");
+        assert!(
+            m.contains(&format!("`{}…` here", "x".repeat(QUOTE_CHARS))),
+            "{m}"
+        );
+        let short = TsdlError::syntax(Pos { line: 1, column: 1 }, "expected `;`");
+        assert!(short.to_string().ends_with("expected `;`"));
     }
 }

@@ -73,19 +73,31 @@ impl Cursor<'_> {
     }
 }
 
-/// Splits `text` into tokens; the last token is always [`Tok::Eof`].
-pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, TsdlError> {
-    let mut cur = Cursor {
-        chars: text.chars().peekable(),
-        pos: Pos { line: 1, column: 1 },
-    };
-    let mut out = Vec::new();
-    loop {
-        skip_trivia(&mut cur)?;
+/// The tokens of a text, produced one at a time as the parser asks for
+/// them: holding them all (some 40 bytes each plus their strings) took
+/// twenty times the size of the metadata.
+pub(crate) struct Lexer<'a> {
+    cur: Cursor<'a>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Lexer {
+            cur: Cursor {
+                chars: text.chars().peekable(),
+                pos: Pos { line: 1, column: 1 },
+            },
+        }
+    }
+
+    /// The next token; [`Tok::Eof`] at the end, and again after it.
+    pub(crate) fn next_token(&mut self) -> Result<Token, TsdlError> {
+        let cur = &mut self.cur;
+        skip_trivia(cur)?;
         let pos = cur.pos;
         let Some(c) = cur.peek() else {
-            out.push(Token { tok: Tok::Eof, pos });
-            return Ok(out);
+            return Ok(Token { tok: Tok::Eof, pos });
         };
         let tok = if c.is_ascii_alphabetic() || c == '_' {
             let mut s = String::new();
@@ -99,18 +111,33 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, TsdlError> {
             }
             Tok::Ident(s)
         } else if c.is_ascii_digit() {
-            Tok::Int(lex_int(&mut cur, pos)?)
+            Tok::Int(lex_int(cur, pos)?)
         } else if c == '"' {
             cur.bump();
-            Tok::Str(lex_string(&mut cur, pos)?)
+            Tok::Str(lex_string(cur, pos)?)
         } else if c == '\'' {
             // Character constants are integers in C and TSDL.
             cur.bump();
-            Tok::Int(lex_char(&mut cur, pos)?)
+            Tok::Int(lex_char(cur, pos)?)
         } else {
-            Tok::Punct(lex_punct(&mut cur, pos)?)
+            Tok::Punct(lex_punct(cur, pos)?)
         };
-        out.push(Token { tok, pos });
+        Ok(Token { tok, pos })
+    }
+}
+
+/// Splits `text` into tokens; the last token is always [`Tok::Eof`].
+#[cfg(test)]
+pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, TsdlError> {
+    let mut lexer = Lexer::new(text);
+    let mut out = Vec::new();
+    loop {
+        let t = lexer.next_token()?;
+        let end = t.tok == Tok::Eof;
+        out.push(t);
+        if end {
+            return Ok(out);
+        }
     }
 }
 

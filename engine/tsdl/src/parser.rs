@@ -6,7 +6,9 @@
 use crate::ast::{Attr, BlockEntry, BlockKind, Decl, Declarator, Dim, Enumerator, Item};
 use crate::ast::{Spanned, TypeSpec, Value};
 use crate::error::{Pos, TsdlError};
-use crate::lexer::{tokenize, Tok, Token};
+use std::collections::VecDeque;
+
+use crate::lexer::{Lexer, Tok, Token};
 
 /// Maximum nesting of type specifiers and bodies in the text (and, in the
 /// resolver, of resolved types). Real traces nest fewer than 10 levels.
@@ -14,21 +16,36 @@ pub const MAX_DEPTH: usize = 64;
 
 /// Parses TSDL text into top-level items.
 pub(crate) fn parse(text: &str) -> Result<Vec<Item>, TsdlError> {
-    let toks = tokenize(text)?;
     let mut p = Parser {
-        toks,
-        i: 0,
+        lexer: Lexer::new(text),
+        ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
+        prev: None,
+        lex_error: None,
         depth: 0,
     };
-    p.items()
+    p.fill();
+    let items = p.items();
+    // A lexical error ends the tokens there (the parser sees the end of
+    // the metadata): it is the error to report, whatever the parser said.
+    match p.lex_error {
+        Some(e) => Err(e),
+        None => items,
+    }
 }
 
-struct Parser {
-    toks: Vec<Token>,
-    i: usize,
+/// Tokens the parser looks at before taking one: the current one and the
+/// next.
+const LOOKAHEAD: usize = 2;
+
+/// The parser reads the tokens as it goes (see [`Lexer`]), keeping the
+/// [`LOOKAHEAD`] next ones and the last one taken (to step back one).
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    ahead: VecDeque<Token>,
+    prev: Option<Token>,
+    lex_error: Option<TsdlError>,
     depth: usize,
 }
-
 /// Words that can only start a compound type specifier.
 fn is_compound_keyword(w: &str) -> bool {
     matches!(
@@ -37,25 +54,55 @@ fn is_compound_keyword(w: &str) -> bool {
     )
 }
 
-impl Parser {
+impl Parser<'_> {
+    /// Reads tokens until [`LOOKAHEAD`] are ahead. After a lexical error
+    /// the tokens end there.
+    fn fill(&mut self) {
+        while self.ahead.len() < LOOKAHEAD {
+            let t = match self.ahead.back() {
+                Some(t) if t.tok == Tok::Eof => t.clone(),
+                _ => match self.lexer.next_token() {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let pos = e.position().unwrap_or(Pos { line: 1, column: 1 });
+                        self.lex_error = Some(e);
+                        Token { tok: Tok::Eof, pos }
+                    }
+                },
+            };
+            self.ahead.push_back(t);
+        }
+    }
+
     fn peek(&self) -> &Tok {
-        &self.toks[self.i.min(self.toks.len() - 1)].tok
+        &self.ahead[0].tok
     }
 
     fn peek_at(&self, n: usize) -> &Tok {
-        &self.toks[(self.i + n).min(self.toks.len() - 1)].tok
+        &self.ahead[n.min(self.ahead.len() - 1)].tok
     }
 
     fn pos(&self) -> Pos {
-        self.toks[self.i.min(self.toks.len() - 1)].pos
+        self.ahead[0].pos
     }
 
     fn bump(&mut self) -> Token {
-        let t = self.toks[self.i.min(self.toks.len() - 1)].clone();
-        if self.i < self.toks.len() - 1 {
-            self.i += 1;
-        }
+        let t = match self.ahead.front() {
+            Some(t) if t.tok == Tok::Eof => t.clone(),
+            _ => self.ahead.pop_front().expect("lookahead filled"),
+        };
+        self.prev = Some(t.clone());
+        self.fill();
         t
+    }
+
+    /// Steps back over the token [`bump`](Self::bump) just took.
+    fn unbump(&mut self) {
+        if let Some(t) = self.prev.take() {
+            if t.tok != Tok::Eof {
+                self.ahead.push_front(t);
+            }
+        }
     }
 
     fn is_punct(&self, p: &str) -> bool {
@@ -211,7 +258,7 @@ impl Parser {
                         i128::from(v)
                     }),
                     _ => {
-                        self.i -= 1;
+                        self.unbump();
                         return Err(self.unexpected("an integer after the sign"));
                     }
                 }
@@ -392,7 +439,7 @@ impl Parser {
                 && matches!(self.peek(), Tok::Punct(";" | "," | "["))
             {
                 words.pop();
-                self.i -= 1;
+                self.unbump();
             }
             if words.is_empty() {
                 return Err(TsdlError::syntax(pos, "expected a type name"));
@@ -448,7 +495,7 @@ impl Parser {
             match self.bump().tok {
                 Tok::Int(v) => align = Some((v, apos)),
                 _ => {
-                    self.i -= 1;
+                    self.unbump();
                     return Err(self.unexpected("an alignment"));
                 }
             }
@@ -498,7 +545,7 @@ impl Parser {
                 let label = match self.bump().tok {
                     Tok::Ident(s) | Tok::Str(s) => s,
                     _ => {
-                        self.i -= 1;
+                        self.unbump();
                         return Err(self.unexpected("an enumerator label"));
                     }
                 };
