@@ -447,7 +447,7 @@ impl Definitions {
                 loc.clone(),
                 format!(
                     "redefinition of event id '{}' ignored (first definition kept)",
-                    String::from_utf8_lossy(&d.id)
+                    crate::error::cut_bytes(&d.id)
                 ),
             );
             return;
@@ -461,7 +461,7 @@ impl Definitions {
                 format!(
                     "definition of {} with id '{}' (line {}) lacks obligatory field(s) {}; events with this id will be rejected",
                     d.kind.name(),
-                    String::from_utf8_lossy(&d.id),
+                    crate::error::cut_bytes(&d.id),
                     d.line,
                     names.join(", ")
                 ),
@@ -520,7 +520,7 @@ impl Definitions {
                     loc.clone(),
                     format!(
                         "header line '%{}' outside of an %EventDef block ignored",
-                        String::from_utf8_lossy(keyword)
+                        crate::error::cut_bytes(keyword)
                     ),
                 );
             }
@@ -537,7 +537,7 @@ impl Definitions {
                         loc.clone(),
                         format!(
                             "field '{}' has no type; assuming string",
-                            String::from_utf8_lossy(keyword)
+                            crate::error::cut_bytes(keyword)
                         ),
                     );
                     push_field(d, keyword, FieldType::String, self.opts, loc, diags);
@@ -549,8 +549,8 @@ impl Definitions {
                         loc.clone(),
                         format!(
                             "unknown type '{}' for field '{}'; assuming string",
-                            String::from_utf8_lossy(ty_name),
-                            String::from_utf8_lossy(keyword)
+                            crate::error::cut_bytes(ty_name),
+                            crate::error::cut_bytes(keyword)
                         ),
                     );
                     FieldType::String
@@ -576,7 +576,7 @@ impl Definitions {
                 loc.clone(),
                 format!(
                     "unknown event name '{}'; block ignored",
-                    String::from_utf8_lossy(rest[0])
+                    crate::error::cut_bytes(rest[0])
                 ),
             );
             self.state = State::Inside(None);
@@ -610,7 +610,7 @@ fn push_field(
                 loc.clone(),
                 format!(
                     "field '{}' defined twice; the second one is ignored",
-                    String::from_utf8_lossy(name)
+                    crate::error::cut_bytes(name)
                 ),
             );
             field = None;

@@ -6,6 +6,32 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Longest quoted token in a message, in characters: a damaged or hostile
+/// trace can hold a gigabyte-long word, and a message is for reading.
+pub const QUOTE_CHARS: usize = 48;
+
+/// `s` for a message: whole when short, else its first [`QUOTE_CHARS`]
+/// characters and how long it was.
+pub fn cut(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => s.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes)", &s[..end], s.len()),
+    }
+}
+
+/// The bytes of a trace token for a message (see [`cut`]); only the bytes
+/// shown are converted, so a huge token costs nothing.
+pub fn cut_bytes(b: &[u8]) -> String {
+    // A UTF-8 character is at most 4 bytes.
+    let head = &b[..b.len().min(QUOTE_CHARS * 4)];
+    let text = String::from_utf8_lossy(head);
+    match text.char_indices().nth(QUOTE_CHARS) {
+        None if head.len() == b.len() => text.into_owned(),
+        None => format!("{text}… ({} bytes)", b.len()),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], b.len()),
+    }
+}
+
 /// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
@@ -178,7 +204,34 @@ pub enum PajeError {
         #[source]
         source: io::Error,
     },
+    /// The path is not a regular file (a FIFO would block the reader, a
+    /// device such as `/dev/zero` never ends or reads as nothing).
+    #[error("{}: not a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[source] io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_tokens_are_cut() {
+        assert_eq!(cut_bytes(b"abc"), "abc");
+        assert_eq!(cut("abc"), "abc");
+        let long = vec![b'x'; 1 << 20];
+        let c = cut_bytes(&long);
+        assert!(c.starts_with(&"x".repeat(QUOTE_CHARS)), "{c}");
+        assert!(c.ends_with("… (1048576 bytes)"), "{c}");
+        assert!(c.len() < 80, "{c}");
+        // Cut on a character boundary.
+        let e = "é".repeat(100);
+        assert_eq!(cut(&e), format!("{}… (200 bytes)", "é".repeat(QUOTE_CHARS)));
+        assert_eq!(cut_bytes(e.as_bytes()), cut(&e));
+    }
 }

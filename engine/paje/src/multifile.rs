@@ -65,6 +65,13 @@ impl TraceSet {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        // Event files are read only inside the main file's directory tree:
+        // a trace must not make the reader open any file of the system.
+        let tree = canonical(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &dir
+        });
         let mut seen = vec![canonical(main.path())];
         set.files.push(main);
         for (name, loc) in wanted {
@@ -74,17 +81,33 @@ impl TraceSet {
             } else {
                 dir.join(rel)
             };
-            let key = canonical(&path);
+            let key = match std::fs::canonicalize(&path) {
+                Ok(k) => k,
+                Err(e) => {
+                    let msg = format!("cannot read event file '{}': {e}", quote_path(&path));
+                    set.diags.report(Severity::Error, loc, msg);
+                    continue;
+                }
+            };
+            if !key.starts_with(&tree) {
+                let msg = format!(
+                    "event file '{}' is outside the trace's directory {}; not read",
+                    quote_path(&path),
+                    tree.display()
+                );
+                set.diags.report(Severity::Error, loc, msg);
+                continue;
+            }
             if seen.contains(&key) {
                 let msg = if key == seen[0] {
                     format!(
                         "'{}' is the definition file itself; not read again",
-                        path.display()
+                        quote_path(&path)
                     )
                 } else {
                     format!(
                         "'{}' is already part of the trace; not read again",
-                        path.display()
+                        quote_path(&path)
                     )
                 };
                 set.diags.report(Severity::Warning, loc, msg);
@@ -165,6 +188,11 @@ fn may_name_files(data: &[u8]) -> bool {
         from = line_end;
     }
     false
+}
+
+/// `p` for a message, cut to a few dozen characters (a trace names it).
+fn quote_path(p: &Path) -> String {
+    crate::error::cut(&p.to_string_lossy())
 }
 
 fn canonical(p: &Path) -> PathBuf {

@@ -23,15 +23,28 @@ pub struct TraceFile {
 }
 
 impl TraceFile {
-    /// Maps the file at `path` read-only.
+    /// Maps the file at `path` read-only. Only regular files are read: a
+    /// FIFO or a device is an error, before anything blocks on it.
     pub fn open(path: impl AsRef<Path>) -> Result<TraceFile, PajeError> {
         let path = path.as_ref();
         let io_err = |source| PajeError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(io_err)?;
-        let len = file.metadata().map_err(io_err)?.len();
+        let not_a_file = || PajeError::NotAFile {
+            path: path.to_path_buf(),
+        };
+        // Opening a FIFO blocks until a writer comes: look first, and open
+        // without blocking in case the path changed in between.
+        if !std::fs::metadata(path).map_err(io_err)?.is_file() {
+            return Err(not_a_file());
+        }
+        let file = open_nonblocking(path).map_err(io_err)?;
+        let md = file.metadata().map_err(io_err)?;
+        if !md.is_file() {
+            return Err(not_a_file());
+        }
+        let len = md.len();
         let data = if len == 0 {
             // Mapping an empty file fails on some systems; nothing to map.
             Data::Owned(Vec::new())
@@ -78,6 +91,18 @@ impl TraceFile {
             Data::Owned(v) => v,
         }
     }
+}
+
+/// Opens `path` for reading without blocking on a FIFO.
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    o.open(path)
 }
 
 /// Options of [`EventReader`].
@@ -367,7 +392,7 @@ impl<'a> EventReader<'a> {
         let Some(def_id) = self.defs.lookup(id) else {
             let msg = format!(
                 "event id '{}' has no valid definition; line skipped",
-                String::from_utf8_lossy(id)
+                crate::error::cut_bytes(id)
             );
             self.diags.report(Severity::Error, self.loc(start), msg);
             return false;
@@ -382,7 +407,7 @@ impl<'a> EventReader<'a> {
                 "{} has {} field(s), its definition (id '{}') has {}; {}",
                 def.kind.name(),
                 split.total,
-                String::from_utf8_lossy(id),
+                crate::error::cut_bytes(id),
                 expected,
                 if skipped {
                     "line skipped"
@@ -416,7 +441,7 @@ impl<'a> EventReader<'a> {
                 None => {
                     let msg = format!(
                         "malformed date '{}' in {}; line skipped",
-                        String::from_utf8_lossy(word),
+                        crate::error::cut_bytes(word),
                         def.kind.name()
                     );
                     self.diags.report(Severity::Error, self.loc(start), msg);

@@ -431,7 +431,7 @@ impl Simulator {
             Err(()) => {
                 let msg = format!(
                     "could not understand color '{}'; no color used",
-                    String::from_utf8_lossy(ev.field(Field::Color))
+                    lossy(ev.field(Field::Color))
                 );
                 self.warn(ev, msg);
                 None
@@ -970,6 +970,7 @@ impl Simulator {
     }
 }
 
+/// A trace token for a message, cut short (see [`crate::error::cut_bytes`]).
 fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    crate::error::cut_bytes(b)
 }
