@@ -186,7 +186,7 @@ pub fn run_index(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let mut session = open_session(&args.paths)?;
+    let mut session = open_session(&args.paths, err)?;
     let Some(dir) = args.cache.dir() else {
         return Err(CliError::Trace(
             "no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir".into(),

@@ -113,7 +113,9 @@ fn parse_seconds(t: Option<&str>) -> Result<Option<f64>, CliError> {
 /// edge are then at most a quarter of its count).
 const MIN_FINE_BINS_PER_PIXEL: u64 = 4;
 
-/// `traceloom export` (a progress bar on stderr when `progress`).
+/// `traceloom export` (a progress bar on stderr when `progress`): the
+/// image of what can be read; damaged streams are reported on `err` after
+/// it is written, and make it fail.
 pub fn run_export(
     args: &ExportArgs,
     progress: bool,
@@ -125,10 +127,11 @@ pub fn run_export(
         return Err(CliError::Trace("--width must be at least 1".into()));
     }
     if is_paje(&args.paths) {
-        return export_paje(args, &format, out);
+        return export_paje(args, &format, out, err);
     }
-    let mut session = open_session(&args.paths)?;
+    let mut session = open_session(&args.paths, err)?;
     let Some(span) = session.time_span() else {
+        crate::report_stream_errors(session.errors(), out, err)?;
         return Err(CliError::Trace("the traceset has no events".into()));
     };
     let (b, e) = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
@@ -196,16 +199,23 @@ pub fn run_export(
         }
     }
     writeln!(out, "{}", args.output.display())?;
-    Ok(())
+    crate::report_stream_errors(session.errors(), out, err)
 }
 
-fn export_paje(args: &ExportArgs, format: &Format, out: &mut dyn Write) -> Result<(), CliError> {
+fn export_paje(
+    args: &ExportArgs,
+    format: &Format,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
     if args.view != View::Controlflow {
         return Err(CliError::Trace(
             "Pajé traces export with --view controlflow only".into(),
         ));
     }
-    let model = PajeModel::open(&args.paths[0]).map_err(|e| CliError::Trace(e.to_string()))?;
+    let path = &args.paths[0];
+    let trace = traceloom_paje::Trace::open(path).map_err(|e| CliError::Trace(e.to_string()))?;
+    let model = PajeModel::new(&trace);
     let full = model.full_range();
     let b = parse_seconds(args.begin.as_deref())?.map_or(full.start, |s| (s * 1e9).round() as i64);
     let e = parse_seconds(args.end.as_deref())?.map_or(full.end, |s| (s * 1e9).round() as i64);
@@ -216,5 +226,18 @@ fn export_paje(args: &ExportArgs, format: &Format, out: &mut dyn Write) -> Resul
     let config = model.presentation();
     write_figure(&TimeGraphFigure::new(&render, &config), args, format)?;
     writeln!(out, "{}", args.output.display())?;
-    Ok(())
+    // As `dump --format pj_dump`: the problems with their file and line,
+    // after the image of what could be read, and a failure if any is an
+    // error.
+    let diagnostics = &trace.diagnostics;
+    for d in diagnostics.items() {
+        writeln!(err, "traceloom: {d}")?;
+    }
+    match diagnostics.error_count() {
+        0 => Ok(()),
+        n => Err(CliError::Trace(format!(
+            "{}: {n} error(s) in the trace (reported above)",
+            path.display()
+        ))),
+    }
 }

@@ -696,8 +696,16 @@ pub fn count_messages(
                     .or_insert_with(|| (class.name.clone(), 0))
                     .1 += 1;
             }
-            Message::DiscardedEvents(d) => counts.discarded_events += d.count.unwrap_or(0),
-            Message::DiscardedPackets(d) => counts.discarded_packets += d.count.unwrap_or(0),
+            // Damaged counters can say anything: the sums saturate.
+            Message::DiscardedEvents(d) => {
+                counts.discarded_events =
+                    counts.discarded_events.saturating_add(d.count.unwrap_or(0))
+            }
+            Message::DiscardedPackets(d) => {
+                counts.discarded_packets = counts
+                    .discarded_packets
+                    .saturating_add(d.count.unwrap_or(0))
+            }
         }
     }
     for (name, n) in per_class.into_values() {
@@ -814,8 +822,34 @@ fn first_event_ns(ts: &Traceset) -> Option<i64> {
     None
 }
 
-fn open(paths: &[PathBuf]) -> Result<Traceset, CliError> {
-    Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))
+fn open(paths: &[PathBuf], err: &mut dyn Write) -> Result<Traceset, CliError> {
+    let ts = Traceset::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+    warn_duplicates(&ts, err)?;
+    Ok(ts)
+}
+
+/// Warns about the paths that led to a trace directory or stream file
+/// already read (symbolic links, overlapping inputs): each was read once.
+pub(crate) fn warn_duplicates(ts: &Traceset, err: &mut dyn Write) -> Result<(), CliError> {
+    for d in ts.duplicates() {
+        writeln!(err, "traceloom: warning: {d}")?;
+    }
+    Ok(())
+}
+
+/// Reports the damaged streams a command met, after its output (each
+/// error names the file and byte offset), and makes the command fail: what
+/// was printed is what could be read.
+pub(crate) fn report_stream_errors(
+    errors: &[traceloom_ctf::ReadError],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let mut report = StreamErrors(0);
+    for e in errors {
+        report.report(&e.to_string(), out, err)?;
+    }
+    report.finish()
 }
 
 /// `traceloom dump`: opens the traces of `args` and prints their events
@@ -832,7 +866,7 @@ pub fn run_dump(
     }
     // Check the time bounds before the (possibly long) opening.
     let mut range = Range::new(args)?;
-    let ts = open(&args.paths)?;
+    let ts = open(&args.paths, err)?;
     let mut filter = args
         .filter
         .as_deref()
@@ -895,7 +929,7 @@ pub fn run_count(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let ts = open(&args.paths)?;
+    let ts = open(&args.paths, err)?;
     let mut filter = args
         .filter
         .as_deref()

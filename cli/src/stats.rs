@@ -40,9 +40,11 @@ pub struct StatsArgs {
     pub cache: CacheOptions,
 }
 
-/// Opens a CTF session.
-pub(crate) fn open_session(paths: &[PathBuf]) -> Result<Session, CliError> {
-    Session::open(paths).map_err(|e| CliError::Trace(e.to_string()))
+/// Opens a CTF session (warning on `err` about paths read once).
+pub(crate) fn open_session(paths: &[PathBuf], err: &mut dyn Write) -> Result<Session, CliError> {
+    let session = Session::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
+    crate::warn_duplicates(session.traceset(), err)?;
+    Ok(session)
 }
 
 /// Resolves `--begin`/`--end` against the traceset's span.
@@ -112,17 +114,18 @@ pub(crate) fn compute_with_progress(
 
 /// `traceloom stats`: the whole trace without a filter comes from the
 /// analysis store when it is valid (`--verbose` says so); a progress bar
-/// on stderr when `progress` (stderr is a terminal).
+/// on stderr when `progress` (stderr is a terminal). Damaged streams met
+/// are reported on `err` after the statistics, and make it fail.
 pub fn run_stats(
     args: &StatsArgs,
     progress: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let mut session = open_session(&args.paths)?;
+    let mut session = open_session(&args.paths, err)?;
     let Some(span) = session.time_span() else {
         writeln!(out, "no events")?;
-        return Ok(());
+        return crate::report_stream_errors(session.errors(), out, err);
     };
     let range = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
     let stored = if range == span && args.filter.is_none() {
@@ -140,5 +143,5 @@ pub fn run_stats(
         out.write_all(st.to_text().as_bytes())?;
     }
     out.flush()?;
-    Ok(())
+    crate::report_stream_errors(session.errors(), out, err)
 }

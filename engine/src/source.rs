@@ -157,19 +157,20 @@ impl CtfCurrent {
                         stream: StreamId::new(e.trace().index as u32, p.stream as u32),
                     });
                 }
+                // Damaged counters can say anything: the sums saturate.
                 Ok(Message::DiscardedEvents(d)) if !below(d.begin_ns) => {
-                    lost.0 += d.count.unwrap_or(0)
+                    lost.0 = u64::saturating_add(lost.0, d.count.unwrap_or(0))
                 }
                 Ok(Message::DiscardedPackets(d)) if !below(d.begin_ns) => {
-                    lost.1 += d.count.unwrap_or(0)
+                    lost.1 = u64::saturating_add(lost.1, d.count.unwrap_or(0))
                 }
                 Ok(_) => {}
                 Err(e) => errors.push(e),
             }
         });
         self.head = head;
-        self.lost_events += lost.0;
-        self.lost_packets += lost.1;
+        self.lost_events = self.lost_events.saturating_add(lost.0);
+        self.lost_packets = self.lost_packets.saturating_add(lost.1);
         // After a seek the same damage is met again; report it once.
         if errors.is_empty() {
             return;

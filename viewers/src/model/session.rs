@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use traceloom_base::Time;
 
-use traceloom_ctf::Traceset;
+use traceloom_ctf::{ReadError, Traceset};
 use traceloom_engine::request::EventSource;
 use traceloom_engine::request::{
     Budget, EndReason, EventsRequest, OwnerId, RequestId, Scheduler, SchedulerConfig,
@@ -96,6 +96,13 @@ impl Session {
     /// Times of the first and last events.
     pub fn time_span(&self) -> Option<(Time, Time)> {
         self.span
+    }
+
+    /// The damaged streams met so far, oldest first: each error names the
+    /// stream file and the byte offset where reading it stopped (the other
+    /// streams went on).
+    pub fn errors(&self) -> &[ReadError] {
+        self.scheduler.source().errors()
     }
 
     /// A fresh owner id for a model.
