@@ -90,8 +90,9 @@ fn simple_decimal(s: &[u8]) -> Option<f64> {
         _ => (false, s),
     };
     let n = body.len();
-    // More than 19 digits could overflow the u64 below.
-    if n == 0 || n > 20 {
+    // More than 19 digits could overflow the u64 below (20 digits did:
+    // a damaged date of twenty 9s, found by the mutation tests).
+    if n == 0 || n > 19 {
         return None;
     }
     let mut mant: u64 = 0;
@@ -314,6 +315,19 @@ pub fn parse_color(s: &[u8]) -> Result<Option<Color>, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn twenty_digit_dates_do_not_overflow() {
+        assert_eq!(parse_date(b"99999999999999999999"), Some(1e20));
+        assert_eq!(
+            parse_date(b"18446744073709551616"),
+            Some(18446744073709551616.0)
+        );
+        assert_eq!(
+            parse_date(b"1234567890.123456789"),
+            "1234567890.123456789".parse::<f64>().ok()
+        );
+    }
 
     #[test]
     fn dates_take_the_numeric_prefix() {
