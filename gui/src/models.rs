@@ -282,6 +282,9 @@ pub struct TabModels {
     rendered: Option<Rendered>,
     /// The whole trace's statistics shown are out of date.
     stats_dirty: bool,
+    /// Damaged streams already reported (the session's errors before
+    /// this index).
+    damage_reported: usize,
 }
 
 impl TabModels {
@@ -312,6 +315,7 @@ impl TabModels {
             pending_histogram: None,
             rendered: None,
             stats_dirty: true,
+            damage_reported: 0,
         }
     }
 
@@ -495,7 +499,20 @@ impl TabModels {
                 u.search = Some(found);
             }
         }
+        self.poll_damage(session, &mut u);
         u
+    }
+
+    /// Reports the damaged streams the session met since the last poll
+    /// (each once: file and byte offset), for the window's info bar: the
+    /// views show what was read before the damage, and must say so.
+    fn poll_damage(&mut self, session: &Session, u: &mut Updates) {
+        let errors = session.errors();
+        for e in errors.iter().skip(self.damage_reported) {
+            u.errors
+                .push(format!("Damaged trace, shown up to the damage: {e}"));
+        }
+        self.damage_reported = errors.len();
     }
 
     /// Collects a time-graph job's result, and starts one when the window

@@ -851,6 +851,52 @@ impl Outcome {
     }
 }
 
+/// Issue 19: a stream of the sample kernel trace cut in the middle. The
+/// tab opens, its views fill with what was read, and the error naming the
+/// file and byte offset goes to the window's info bar, once.
+fn damaged_stream_reported(out: &mut Outcome) {
+    let t = tempfile::tempdir().expect("temporary directory");
+    let dir = t.path().join("trace");
+    let src = traceloom_testdata::sample_kernel();
+    std::fs::create_dir(&dir).expect("trace copy");
+    for e in std::fs::read_dir(&src).expect("sample trace") {
+        let e = e.expect("entry");
+        if e.file_type().expect("type").is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).expect("copy");
+        }
+    }
+    let stream = dir.join("channel0_1");
+    let len = std::fs::metadata(&stream).expect("stream").len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&stream)
+        .expect("open the stream");
+    f.set_len(len / 2 + 100).expect("truncate");
+    drop(f);
+    let messages: Rc<RefCell<Vec<String>>> = Rc::default();
+    let sink = messages.clone();
+    let tab = Tab::open(
+        vec![dir.clone()],
+        Box::new(move |m: &str| sink.borrow_mut().push(m.to_string())),
+    );
+    let Ok(tab) = tab else {
+        out.check("damaged_stream_reported", false, || {
+            "the tab did not open".into()
+        });
+        return;
+    };
+    settle(&tab);
+    let name = stream.display().to_string();
+    let got = messages.borrow().clone();
+    let reports = got
+        .iter()
+        .filter(|m| m.contains(&name) && m.contains("byte offset"))
+        .count();
+    out.check("damaged_stream_reported", reports == 1, || {
+        format!("{reports} report(s) of {name} among {got:?}")
+    });
+}
+
 fn main() {
     // The configuration and the caches must not leak in from (or out to)
     // the user's.
@@ -1035,7 +1081,11 @@ fn main() {
     config_restored(&mut out, &trace_path());
     corrupted_config_ignored(&mut out, &trace_path());
 
-    // 8. Latency of the main loop while a large trace is read.
+    // 8. A damaged stream is reported (file and byte offset) for the
+    // info bar, the views showing what was read.
+    damaged_stream_reported(&mut out);
+
+    // 9. Latency of the main loop while a large trace is read.
     latency_while_reading(&mut out);
 
     let _ = std::fs::remove_dir_all(&cfg);
