@@ -390,7 +390,9 @@ impl StatsCollector {
         if cpu != NO_CPU {
             match acc.last {
                 Some(last) => {
-                    cell.time += t.saturating_sub(last).max(0) as u64;
+                    cell.time = cell
+                        .time
+                        .saturating_add(t.saturating_sub(last).max(0) as u64);
                     acc.last = Some(last.max(t));
                 }
                 None => {
@@ -501,7 +503,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
             .collect();
         for (x, &i) in c.cells.iter().zip(&at) {
             let m = &mut cells[i];
-            m.time += x.time;
+            m.time = m.time.saturating_add(x.time);
             for (class, &n) in x.events.iter().enumerate() {
                 if n > 0 {
                     *m.events.entry(c.class_names[class].clone()).or_insert(0) += n;
@@ -519,7 +521,8 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
                 let slot = carried[ti].get_or_insert_with(cpu, || (false, None));
                 let prev = slot.1.unwrap_or(begin);
                 if let Some((t, i)) = acc.first {
-                    cells[at[i as usize]].time += t.saturating_sub(prev).max(0) as u64;
+                    let c = &mut cells[at[i as usize]];
+                    c.time = c.time.saturating_add(t.saturating_sub(prev).max(0) as u64);
                 }
                 *slot = (true, acc.last.map(|l| l.max(prev)).or(slot.1));
             }
@@ -555,7 +558,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
                     cell(&mut cells, key, &name)
                 }
             };
-            cells[i].time += dt;
+            cells[i].time = cells[i].time.saturating_add(dt);
         }
     }
     cells.sort_by_key(|c| c.key);
@@ -643,6 +646,11 @@ pub struct StatNode {
 }
 
 impl StatNode {
+    fn add_time(&mut self, t: u64) {
+        let sum = self.cpu_time.get_or_insert(0);
+        *sum = sum.saturating_add(t);
+    }
+
     fn new(kind: &'static str, label: String) -> Self {
         StatNode {
             kind,
@@ -703,8 +711,7 @@ impl Statistics {
         self.cells
             .iter()
             .filter(|c| c.trace == trace && c.cpu == cpu)
-            .map(|c| c.cpu_time)
-            .sum()
+            .fold(0u64, |sum, c| sum.saturating_add(c.cpu_time))
     }
 
     /// The CPUs accounted, per trace.
@@ -755,13 +762,14 @@ impl Statistics {
                 ("thread", thread_label),
                 ("mode", c.mode.name().to_string()),
             ];
+            // Damaged timestamps can charge any time: sums saturate.
             root.node.events += n;
-            *root.node.cpu_time.get_or_insert(0) += c.cpu_time;
+            root.node.add_time(c.cpu_time);
             let mut node = &mut root;
             for (kind, label) in path {
                 node = node.child(kind, label);
                 node.node.events += n;
-                *node.node.cpu_time.get_or_insert(0) += c.cpu_time;
+                node.node.add_time(c.cpu_time);
             }
             for (name, k) in &c.events {
                 let leaf = &mut node.child("event", name.to_string()).node;
