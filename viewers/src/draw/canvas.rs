@@ -283,11 +283,21 @@ impl CairoMeasure {
     }
 }
 
+/// `text` as cairo takes it: cairo's text calls panic on a NUL byte, which
+/// a damaged trace can put in any name; NULs are dropped.
+fn cairo_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', ""))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 impl TextMeasure for CairoMeasure {
     fn text_width(&self, text: &str, font: Font) -> f64 {
         set_font(&self.cr, font);
         self.cr
-            .text_extents(text)
+            .text_extents(&cairo_text(text))
             .map(|e| e.x_advance())
             .unwrap_or(0.0)
     }
@@ -348,7 +358,7 @@ impl TextMeasure for CairoCanvas<'_> {
     fn text_width(&self, text: &str, font: Font) -> f64 {
         set_font(self.cr, font);
         self.cr
-            .text_extents(text)
+            .text_extents(&cairo_text(text))
             .map(|e| e.x_advance())
             .unwrap_or(0.0)
     }
@@ -436,7 +446,7 @@ impl Canvas for CairoCanvas<'_> {
             Anchor::Start => 0.0,
             _ => self
                 .cr
-                .text_extents(text)
+                .text_extents(&cairo_text(text))
                 .map(|e| e.x_advance())
                 .unwrap_or(0.0),
         };
@@ -447,7 +457,7 @@ impl Canvas for CairoCanvas<'_> {
         };
         self.source(color);
         self.cr.move_to(x, font.baseline_for_middle(pos.1));
-        let res = self.cr.show_text(text);
+        let res = self.cr.show_text(&cairo_text(text));
         self.check(res);
         self.cr.new_path();
     }

@@ -197,8 +197,9 @@ impl BlocksBuilder {
                 if c == NO_CLASS {
                     continue;
                 }
+                // Damaged timestamps can make any duration: sums saturate.
                 match self.tally.iter_mut().find(|(x, _)| *x == c) {
-                    Some((_, t)) => *t += d,
+                    Some((_, t)) => *t = t.saturating_add(d),
                     None => self.tally.push((c, d)),
                 }
             }
