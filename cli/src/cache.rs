@@ -221,7 +221,9 @@ pub fn run_index(
             100.0 * bytes as f64 / identity.total_bytes().max(1) as f64
         )?,
     }
-    Ok(())
+    // A store built from damaged streams holds what could be read: say
+    // so, as every reading command does.
+    crate::report_stream_errors(session.errors(), out, err)
 }
 
 /// Whether the files a store was computed from are still as they were.

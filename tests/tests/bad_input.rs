@@ -369,3 +369,30 @@ fn metadata_memory_is_a_small_multiple_of_its_size() {
         rss >> 20
     );
 }
+
+/// Reproduction 5 through the analysis store: `index` on a damaged trace
+/// stores what could be read and says what was damaged (exit 1), as the
+/// other reading commands do.
+#[test]
+fn index_reports_damaged_streams() {
+    let (t, dir) = ctf_copy("tracecompass/bug446190");
+    let stream = dir.join("channel0_1");
+    let len = fs::metadata(&stream).unwrap().len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&stream)
+        .unwrap()
+        .set_len(len / 2 + 1000)
+        .unwrap();
+    let cache = t.path().join("cache");
+    let r = traceloom(
+        &["index", "--cache-dir", s(&cache), s(&dir)],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&stream.display().to_string()) && r.stderr.contains("byte offset"),
+        "{}",
+        r.stderr
+    );
+}
