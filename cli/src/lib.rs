@@ -69,7 +69,7 @@ pub enum Command {
     /// process, thread, mode and event name.
     Stats(stats::StatsArgs),
     /// Analyse the traces and keep the result in the analysis store, so
-    /// that the window, `stats` and `export` open them at once.
+    /// that `stats` and `export` open them at once.
     Index(cache::IndexArgs),
     /// List or clear the analysis stores and checkpoint caches.
     Cache(cache::CacheArgs),

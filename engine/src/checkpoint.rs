@@ -218,19 +218,33 @@ pub fn encode_payload(checkpoints: &Checkpoints) -> Vec<u8> {
     z.finish().expect("writing to a Vec cannot fail")
 }
 
+/// Why a checkpoint payload does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    /// The deflate stream is damaged.
+    #[error("cannot inflate: {0}")]
+    Inflate(#[source] std::io::Error),
+    /// The inflated bytes are not the checkpoints' encoding.
+    #[error("cannot decode: {0}")]
+    Decode(#[source] postcard::Error),
+    /// The checkpoints' ranks add up past `u64::MAX`.
+    #[error("checkpoint rank overflow")]
+    RankOverflow,
+}
+
 /// Decodes a payload written by [`encode_payload`].
-pub fn decode_payload(payload: &[u8]) -> Result<Checkpoints, String> {
+pub fn decode_payload(payload: &[u8]) -> Result<Checkpoints, PayloadError> {
     let mut raw = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(payload), &mut raw)
-        .map_err(|e| e.to_string())?;
-    let stored: StoredCheckpoints = postcard::from_bytes(&raw).map_err(|e| e.to_string())?;
+        .map_err(PayloadError::Inflate)?;
+    let stored: StoredCheckpoints = postcard::from_bytes(&raw).map_err(PayloadError::Decode)?;
     let mut states: Vec<Checkpoint> = Vec::with_capacity(stored.states.len());
     for (step, position, delta) in stored.states {
         let prev = states.last();
         let rank = prev
             .map_or(0, |p| p.rank)
             .checked_add(step)
-            .ok_or("checkpoint rank overflow")?;
+            .ok_or(PayloadError::RankOverflow)?;
         let state = delta.apply(prev.map(|p| &p.state));
         states.push(Checkpoint {
             rank,
@@ -419,7 +433,7 @@ pub fn load(path: &Path, fingerprint: u64) -> Result<Checkpoints, CacheError> {
     if crc32fast::hash(payload) != u32_at(28) {
         return Err(damaged("checksum mismatch"));
     }
-    let checkpoints = decode_payload(payload).map_err(|e| damaged(&e))?;
+    let checkpoints = decode_payload(payload).map_err(|e| damaged(&e.to_string()))?;
     if checkpoints
         .states
         .windows(2)

@@ -13,7 +13,7 @@
 //! checkpoint pass does it for free) and stored with the checkpoints.
 
 use serde::{Deserialize, Serialize};
-use traceloom_ctf::{Checkpoint, Event, Position, Traceset};
+use traceloom_ctf::{CursorPosition, Event, Position, Traceset};
 
 /// Events of a stream between two marks, by default: one decoding batch of
 /// the ctf reader, so the batch decoded after a seek usually holds the
@@ -61,7 +61,7 @@ impl SeekIndex {
     /// event with a time `>= time` is missed, as late as the index and the
     /// packet index allow. The reader must still skip the events before
     /// `time` it meets (at most about [`every`](Self::every) per stream).
-    pub fn starts(&self, traceset: &Traceset, time: i64) -> Checkpoint {
+    pub fn starts(&self, traceset: &Traceset, time: i64) -> CursorPosition {
         let positions = traceset
             .streams()
             .map(|s| {
@@ -94,7 +94,7 @@ impl SeekIndex {
                 }
             })
             .collect();
-        Checkpoint {
+        CursorPosition {
             positions,
             last_ns: i64::MIN,
         }

@@ -302,7 +302,7 @@ impl CtfSource {
         };
         self.current.floor = None;
         self.current.cell = CursorCell::new(ts, |ts| match (time, index) {
-            (Some(t), Some(index)) => Cursor::from_checkpoint(ts, &index.starts(ts, t)),
+            (Some(t), Some(index)) => Cursor::from_position(ts, &index.starts(ts, t)),
             (Some(t), None) => ts.messages_between(Some(t), None),
             (None, _) => ts.messages(),
         });
@@ -357,9 +357,9 @@ impl EventSource for CtfSource {
                 // A long read: go on from here with decoding threads. The
                 // cursor's checkpoint is just past the current event.
                 self.short_read = None;
-                let cp = self.current.cell.borrow_dependent().checkpoint();
+                let cp = self.current.cell.borrow_dependent().position();
                 self.current.cell =
-                    CursorCell::new(self.traceset.clone(), |ts| Cursor::from_checkpoint(ts, &cp));
+                    CursorCell::new(self.traceset.clone(), |ts| Cursor::from_position(ts, &cp));
             }
         }
         self.current.load_head();

@@ -193,7 +193,9 @@ impl ListModels {
 
     /// Sets the event list's filter expression (reloading at the top row).
     pub fn set_list_filter(&mut self, expr: Option<&str>) -> Result<ListPage, String> {
-        self.list.set_filter(&mut self.session, expr)?;
+        self.list
+            .set_filter(&mut self.session, expr)
+            .map_err(|e| e.to_string())?;
         self.filter = expr.map(str::to_owned);
         Ok(self.list_page())
     }

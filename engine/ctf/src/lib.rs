@@ -13,7 +13,7 @@
 //!   batch at a time, ahead of the merge on worker threads
 //!   ([`Traceset::set_decode_threads`]); the sequence does not depend on
 //!   the number of threads;
-//! * [`Cursor::checkpoint`] / [`Cursor::from_checkpoint`] save and restore
+//! * [`Cursor::position`] / [`Cursor::from_position`] save and restore
 //!   a reading position ([`Position`] per stream);
 //! * the decoded-event API is in [`event`]; the trace and stream
 //!   descriptions an event points back to are in [`trace`]; errors in
@@ -39,7 +39,7 @@ pub mod traceset;
 
 pub use error::{CorruptKind, OpenError, ReadError};
 pub use event::{Discarded, Event, FieldRef, FieldValue, Message, Position};
-pub use merge::{Checkpoint, Cursor};
+pub use merge::{Cursor, CursorPosition};
 pub use packet::PacketInfo;
 pub use schema::SchemaError;
 pub use trace::{StreamInfo, TraceInfo};

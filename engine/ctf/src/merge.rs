@@ -122,7 +122,7 @@ impl Queue {
 /// message is. Cheap to take and to restore (one packet header decode per
 /// stream).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Checkpoint {
+pub struct CursorPosition {
     /// Per stream (indexed by [`crate::StreamInfo::index`]).
     pub positions: Vec<Position>,
     /// The time of the last delivered message.
@@ -215,9 +215,9 @@ impl<'a> Cursor<'a> {
         self.ts
     }
 
-    /// A cursor resuming at a checkpoint taken with [`Cursor::checkpoint`]
+    /// A cursor resuming at a position taken with [`Cursor::position`]
     /// (of a cursor on the same traceset).
-    pub fn from_checkpoint(ts: &'a Traceset, cp: &Checkpoint) -> Self {
+    pub fn from_position(ts: &'a Traceset, cp: &CursorPosition) -> Self {
         let starts: Vec<Position> = (0..ts.streams.len())
             .map(|s| {
                 cp.positions.get(s).copied().unwrap_or(Position {
@@ -237,10 +237,10 @@ impl<'a> Cursor<'a> {
     }
 
     /// Where each stream's next message is; restore with
-    /// [`Cursor::from_checkpoint`]. Lost-records messages queued at the
+    /// [`Cursor::from_position`]. Lost-records messages queued at the
     /// start of a packet and not yet delivered are replayed only when the
     /// stream had not yet delivered any event of that packet.
-    pub fn checkpoint(&self) -> Checkpoint {
+    pub fn position(&self) -> CursorPosition {
         let positions = self
             .readers
             .iter()
@@ -253,7 +253,7 @@ impl<'a> Cursor<'a> {
                 }
             })
             .collect();
-        Checkpoint {
+        CursorPosition {
             positions,
             last_ns: self.last_ns,
         }
@@ -497,7 +497,7 @@ mod tests {
             let Some(m) = m else { break };
             out.push(summary(m));
             if out.len() % 97 == 0 {
-                out.push(format!("{:?}", c.checkpoint()));
+                out.push(format!("{:?}", c.position()));
             }
         }
         out

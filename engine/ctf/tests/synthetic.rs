@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use traceloom_ctf::{Checkpoint, Cursor, FieldValue, Message, Traceset};
+use traceloom_ctf::{Cursor, CursorPosition, FieldValue, Message, Traceset};
 use traceloom_tsdl::ir::Scope;
 
 const BASE_NS: i64 = 1000 * 1_000_000_000;
@@ -408,9 +408,9 @@ fn checkpoints_resume_exactly() {
     for cut in [0, 1, 5, 13, 40, 61, all.len() - 1, all.len()] {
         let mut c = ts.messages();
         let head = drain(&mut c, Some(cut));
-        let cp: Checkpoint = c.checkpoint();
+        let cp: CursorPosition = c.position();
         let rest = drain(&mut c, None);
-        let mut c2 = Cursor::from_checkpoint(&ts, &cp);
+        let mut c2 = Cursor::from_position(&ts, &cp);
         let resumed = drain(&mut c2, None);
         assert_eq!(rest, resumed, "cut at {cut}");
         assert_eq!([head, rest].concat(), all);
@@ -662,8 +662,8 @@ fn decoding_threads_do_not_change_the_messages() {
         for cut in [1, 1023, 1025, 7000, 15_000] {
             let mut c = ts.messages();
             drain(&mut c, Some(cut));
-            let cp = c.checkpoint();
-            let resumed = drain(&mut Cursor::from_checkpoint(&ts, &cp), None);
+            let cp = c.position();
+            let resumed = drain(&mut Cursor::from_position(&ts, &cp), None);
             assert_eq!(
                 &resumed[..],
                 &reference[cut..],

@@ -6,7 +6,7 @@
 //! * **Reading** — [`TraceFile`] maps a file; [`EventReader`] streams its
 //!   [`PajeEvent`]s (line, byte offset, time, kind, borrowed fields) without
 //!   allocating per line, reading the `%EventDef` header on the way.
-//!   [`TraceSet`] adds ViTE's multi-file traces (merged by time) and
+//!   [`TraceFiles`] adds ViTE's multi-file traces (merged by time) and
 //!   [`TraceIndex`] lets a reader jump near a time.
 //! * **Simulating** — [`Simulator`] turns events into a [`Model`]
 //!   (types, containers, values) and hands finished states, events,
@@ -55,7 +55,7 @@ pub use model::{
     Container, ContainerId, EntityType, EntityValue, Model, TypeId, TypeNature, ValueId,
     ROOT_CONTAINER, ROOT_TYPE,
 };
-pub use multifile::{MergedEvents, TraceSet};
+pub use multifile::{MergedEvents, TraceFiles};
 pub use numparse::Color;
 pub use options::LoadOptions;
 pub use pjdump::{write_pj_dump_parts, PjDumpOptions};

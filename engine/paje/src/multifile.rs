@@ -18,28 +18,28 @@ use crate::index::{IndexBuilder, TraceIndex};
 use crate::reader::{EventReader, PajeEvent, ReaderOptions, TraceFile};
 
 /// The files of one trace: the main file first, then event files.
-pub struct TraceSet {
+pub struct TraceFiles {
     files: Vec<TraceFile>,
     opts: ReaderOptions,
     main_definitions: crate::defs::Definitions,
     diags: Diagnostics,
 }
 
-impl TraceSet {
+impl TraceFiles {
     /// Opens the trace whose main file is `path`, following the files it
     /// names when `follow` is set.
     pub fn open(
         path: impl AsRef<Path>,
         opts: ReaderOptions,
         follow: bool,
-    ) -> Result<TraceSet, PajeError> {
+    ) -> Result<TraceFiles, PajeError> {
         let main = TraceFile::open(path.as_ref())?;
         Ok(Self::from_main(main, opts, follow))
     }
 
     /// A trace made of `main` (and, when `follow`, the files it names).
-    pub fn from_main(main: TraceFile, opts: ReaderOptions, follow: bool) -> TraceSet {
-        let mut set = TraceSet {
+    pub fn from_main(main: TraceFile, opts: ReaderOptions, follow: bool) -> TraceFiles {
+        let mut set = TraceFiles {
             files: Vec::new(),
             opts,
             main_definitions: crate::defs::Definitions::new(opts.defs),
@@ -128,7 +128,7 @@ impl TraceSet {
     }
 
     /// A single-file trace held in memory.
-    pub fn from_file(file: TraceFile, opts: ReaderOptions) -> TraceSet {
+    pub fn from_file(file: TraceFile, opts: ReaderOptions) -> TraceFiles {
         Self::from_main(file, opts, false)
     }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Diagnostics, PajeError};
 use crate::index::TraceIndex;
 use crate::model::Model;
-use crate::multifile::TraceSet;
+use crate::multifile::TraceFiles;
 use crate::options::LoadOptions;
 use crate::simulate::{EntitySink, Simulator};
 
@@ -36,7 +36,7 @@ pub fn stream_file(
     opts: &LoadOptions,
     sink: &mut (impl EntitySink + ?Sized),
 ) -> Result<StreamOutcome, PajeError> {
-    let set = TraceSet::open(path, opts.reader, opts.follow_trace_files)?;
+    let set = TraceFiles::open(path, opts.reader, opts.follow_trace_files)?;
     Ok(stream_set(&set, opts, sink))
 }
 
@@ -44,7 +44,7 @@ pub fn stream_file(
 /// `sink` as it completes (the containers still alive at the end are
 /// destroyed at the time of the last event, which ends what they hold).
 pub fn stream_set(
-    set: &TraceSet,
+    set: &TraceFiles,
     opts: &LoadOptions,
     sink: &mut (impl EntitySink + ?Sized),
 ) -> StreamOutcome {

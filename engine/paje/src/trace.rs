@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Diagnostics, PajeError};
 use crate::index::TraceIndex;
 use crate::model::Model;
-use crate::multifile::TraceSet;
+use crate::multifile::TraceFiles;
 use crate::options::LoadOptions;
 use crate::pjdump::{write_pj_dump_parts, PjDumpOptions};
 use crate::reader::TraceFile;
@@ -35,19 +35,19 @@ impl Trace {
 
     /// Loads the trace at `path`.
     pub fn open_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Trace, PajeError> {
-        let set = TraceSet::open(path, opts.reader, opts.follow_trace_files)?;
+        let set = TraceFiles::open(path, opts.reader, opts.follow_trace_files)?;
         Ok(Self::load(&set, opts))
     }
 
     /// Loads a single-file trace held in memory (`name` names it in
     /// diagnostics).
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>, opts: &LoadOptions) -> Trace {
-        let set = TraceSet::from_file(TraceFile::from_bytes(name, bytes), opts.reader);
+        let set = TraceFiles::from_file(TraceFile::from_bytes(name, bytes), opts.reader);
         Self::load(&set, opts)
     }
 
     /// Reads and simulates every event of `set`.
-    pub fn load(set: &TraceSet, opts: &LoadOptions) -> Trace {
+    pub fn load(set: &TraceFiles, opts: &LoadOptions) -> Trace {
         let mut store = EntityStore::new();
         let o = stream_set(set, opts, &mut store);
         Trace {

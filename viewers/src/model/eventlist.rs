@@ -115,9 +115,13 @@ impl EventListModel {
     /// Sets the filter (an expression of the filter language) and reloads
     /// at the current top time. `state.*` operands are not available to the
     /// list (it does not wait for the state).
-    pub fn set_filter(&mut self, session: &mut Session, expr: Option<&str>) -> Result<(), String> {
+    pub fn set_filter(
+        &mut self,
+        session: &mut Session,
+        expr: Option<&str>,
+    ) -> Result<(), traceloom_filter::ParseError> {
         self.filter = match expr {
-            Some(e) => Some(Arc::new(Filter::new(e).map_err(|e| e.to_string())?)),
+            Some(e) => Some(Arc::new(Filter::new(e)?)),
             None => None,
         };
         let t = self.scrollbar_value().unwrap_or(Time::MIN);
