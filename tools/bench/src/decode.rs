@@ -40,7 +40,7 @@ use traceloom_ctf::Traceset;
 use traceloom_tsdl::ir::Scope;
 
 use crate::checksum::Checksum;
-use crate::measure::{cpu_time, list, load_average, median, secs, verdict, RssProbe};
+use crate::measure::{conclude, cpu_time, list, load_average, median, secs, verdict, RssProbe};
 use crate::BenchError;
 
 /// Events per second of traceloom's decode over those of
@@ -519,18 +519,7 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
             )?;
         }
     }
-    for p in &problems {
-        writeln!(out, "problem: {p}")?;
-    }
-    writeln!(out, "load average after: {}", load_average())?;
-    out.flush()?;
-    if problems.is_empty() && ok {
-        Ok(())
-    } else {
-        Err(BenchError::Failed(
-            "a target was missed or the measurements disagree (see above)".into(),
-        ))
-    }
+    conclude(out, &problems, ok)
 }
 
 #[cfg(test)]

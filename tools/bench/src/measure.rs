@@ -4,6 +4,8 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
+use crate::BenchError;
+
 /// The median of some durations (the mean of the two middle ones for an
 /// even count); zero for none.
 pub fn median(times: &[Duration]) -> Duration {
@@ -125,5 +127,23 @@ pub fn pass_fail(ok: bool) -> &'static str {
         "PASS"
     } else {
         "FAIL"
+    }
+}
+
+/// Ends a report: its problems, the load average after the runs, and the
+/// verdict — an error when a target was missed (`!ok`) or the
+/// measurements disagree (`problems`).
+pub fn conclude(out: &mut dyn Write, problems: &[String], ok: bool) -> Result<(), BenchError> {
+    for p in problems {
+        writeln!(out, "problem: {p}")?;
+    }
+    writeln!(out, "load average after: {}", load_average())?;
+    out.flush()?;
+    if problems.is_empty() && ok {
+        Ok(())
+    } else {
+        Err(BenchError::Failed(
+            "a target was missed or the measurements disagree (see above)".into(),
+        ))
     }
 }

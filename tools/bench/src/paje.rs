@@ -37,7 +37,9 @@ use traceloom_paje::{
 };
 
 use crate::checksum::Checksum;
-use crate::measure::{cpu_time, list, load_average, median, rss_anon_bytes, secs, verdict};
+use crate::measure::{
+    conclude, cpu_time, list, load_average, median, rss_anon_bytes, secs, verdict,
+};
 use crate::BenchError;
 
 /// traceloom's read over `pj_dump`'s, in speed (pj_dump's time over
@@ -391,18 +393,7 @@ pub fn run(args: &PajeBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> 
             writeln!(out, "{:<22}RssAnon unavailable   FAIL", "memory beyond map")?;
         }
     }
-    for p in &problems {
-        writeln!(out, "problem: {p}")?;
-    }
-    writeln!(out, "load average after: {}", load_average())?;
-    out.flush()?;
-    if problems.is_empty() && ok {
-        Ok(())
-    } else {
-        Err(BenchError::Failed(
-            "a target was missed or the measurements disagree (see above)".into(),
-        ))
-    }
+    conclude(out, &problems, ok)
 }
 
 #[cfg(test)]
