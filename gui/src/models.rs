@@ -13,11 +13,9 @@
 //! * the histogram of the whole trace ([`HistogramModel`]);
 //! * statistics: the whole trace's come with the kernel pass, a selection's
 //!   from a HIGH-priority range request; both are rendered by a job;
-//! * the event list: the time-scrolled [`EventListModel`], moved
-//!   synchronously on the main thread by the user's scrolling
-//!   ([`ListModels::list_move`]) on a session of its own over the same
-//!   traceset, so that its reads never service a share of the whole-trace
-//!   pass;
+//! * the event list: the time-scrolled [`EventListModel`], whose moves
+//!   ([`ListModels::list_move`]) are HIGH-priority requests on the same
+//!   session, preempting the whole-trace pass;
 //! * search: a HIGH-priority request for the next (or last previous) event
 //!   matching an expression.
 
@@ -26,11 +24,11 @@ use std::time::{Duration, Instant};
 use traceloom_base::Time;
 use traceloom_base::TimeRange;
 
-use traceloom_ctf::Traceset;
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
+use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::StatisticsTask;
 use traceloom_viewers::model::{
@@ -140,61 +138,71 @@ pub struct ListPage {
 /// Data of a search request: the match found.
 struct SearchData(Option<Time>);
 
-/// The event list's model, on the main thread: the user's scrolling moves
-/// it synchronously. It reads through a session of its own over the tab's
-/// traceset, so that its reads (`Session::wait`) service only the list's
-/// requests, never a share of the whole-trace pass (serviced by the tab's
-/// idle source).
+/// The event list's model, on the main thread: the user's moves are
+/// HIGH-priority requests on the tab's [`Session`], serviced by the tab's
+/// idle source with the other viewers' (they preempt the LOW whole-trace
+/// pass); the rows come back through [`ListModels::poll`].
 pub struct ListModels {
-    session: Session,
     list: EventListModel,
     /// The list's filter expression.
     filter: Option<String>,
-    span: TimeRange,
 }
 
 impl ListModels {
-    /// The list of `traceset` (first and last events `span`), showing
-    /// [`DEFAULT_PAGE`] rows from the start.
-    pub fn new(traceset: Arc<Traceset>, span: TimeRange) -> Self {
-        let mut session = Session::new(traceset);
-        let list = EventListModel::new(&mut session, DEFAULT_PAGE);
+    /// The list of `session`'s traceset, showing [`DEFAULT_PAGE`] rows;
+    /// nothing is read yet.
+    pub fn new(session: &mut Session) -> Self {
         ListModels {
-            session,
-            list,
+            list: EventListModel::new(session, DEFAULT_PAGE),
             filter: None,
-            span,
         }
     }
 
-    /// Moves the event list (synchronously: the model reads what it needs
-    /// at HIGH priority) and returns what it now shows.
-    pub fn list_move(&mut self, mv: ListMove) -> ListPage {
-        let session = &mut self.session;
+    /// Begins a move of the event list; returns what it shows when the
+    /// move was done at once (within the list's buffer).
+    pub fn list_move(&mut self, session: &mut Session, mv: ListMove) -> Option<ListPage> {
+        let pending = self.list.is_pending();
+        let before = self.list.scrollbar_value();
         match mv {
-            ListMove::ToTime(t) => self.list.scroll_to_time(session, t),
-            ListMove::LinesDown(n) => self.list.line_down(session, n),
-            ListMove::LinesUp(n) => self.list.line_up(session, n),
-            ListMove::PageDown => self.list.page_down(session),
-            ListMove::PageUp => self.list.page_up(session),
+            ListMove::ToTime(t) => self.list.start(session, Move::ToTime(t)),
+            ListMove::LinesDown(n) => self.list.start(session, Move::LinesDown(n)),
+            ListMove::LinesUp(n) => self.list.start(session, Move::LinesUp(n)),
+            ListMove::PageDown => self.list.start(session, Move::PageDown),
+            ListMove::PageUp => self.list.start(session, Move::PageUp),
             ListMove::Resize(n) => {
-                if n != self.list.page_size() {
-                    let top = self.list.scrollbar_value().unwrap_or(self.span.start);
-                    let mut list = EventListModel::new(session, n);
-                    // The expression was accepted before, on this model.
-                    let _ = list.set_filter(session, self.filter.as_deref());
-                    list.scroll_to_time(session, top);
-                    self.list = list;
+                let shown = self.list.rows().len();
+                self.list.set_page_size(session, n);
+                if !self.list.is_pending() && self.list.rows().len() != shown {
+                    return Some(self.list_page());
                 }
             }
         }
-        self.list_page()
+        // Done at once, or a move started: the status says it reads.
+        (self.list.is_pending() != pending || self.list.scrollbar_value() != before)
+            .then(|| self.list_page())
+    }
+
+    /// Whether a move is under way.
+    pub fn reading(&self) -> bool {
+        self.list.is_pending()
+    }
+
+    /// What changed in the list since the last call, after the session
+    /// was serviced.
+    pub fn poll(&mut self, session: &mut Session) -> Option<ListPage> {
+        let pending = self.list.is_pending();
+        let changed = self.list.poll(session);
+        (changed || pending != self.list.is_pending()).then(|| self.list_page())
     }
 
     /// Sets the event list's filter expression (reloading at the top row).
-    pub fn set_list_filter(&mut self, expr: Option<&str>) -> Result<ListPage, String> {
+    pub fn set_list_filter(
+        &mut self,
+        session: &mut Session,
+        expr: Option<&str>,
+    ) -> Result<ListPage, String> {
         self.list
-            .set_filter(&mut self.session, expr)
+            .set_filter(session, expr)
             .map_err(|e| e.to_string())?;
         self.filter = expr.map(str::to_owned);
         Ok(self.list_page())
@@ -203,24 +211,36 @@ impl ListModels {
     /// What the event list shows.
     pub fn list_page(&self) -> ListPage {
         let rows: Vec<ListRow> = self.list.rows().iter().map(list_row).collect();
+        let filtered = if self.filter.is_some() {
+            " (filtered)"
+        } else {
+            ""
+        };
+        let reading = if self.list.is_pending() {
+            " — reading…"
+        } else {
+            ""
+        };
         let status = match (rows.first(), rows.last()) {
             (Some(a), Some(b)) => format!(
-                "{} events from {} to {}{}",
+                "{} events from {} to {}{filtered}{reading}",
                 rows.len(),
                 format_time(a.time),
                 format_time(b.time),
-                if self.filter.is_some() {
-                    " (filtered)"
-                } else {
-                    ""
-                }
             ),
+            _ if self.list.is_pending() => "Reading…".to_string(),
             _ => "No event".to_string(),
         };
         ListPage {
             rows,
             status,
-            top: self.list.scrollbar_value(),
+            // While a move is under way the scrollbar stays where the user
+            // put it: setting it back to the rows shown would fight a drag.
+            top: if self.list.is_pending() {
+                None
+            } else {
+                self.list.scrollbar_value()
+            },
         }
     }
 }

@@ -7,18 +7,19 @@
 //! (HIGH priority); the whole-trace work (state pass, statistics,
 //! histogram) runs at LOW priority. A `glib::idle_add_local` source calls
 //! the scheduler's `service()` with a [`SERVICE_BUDGET`] of at most 10 ms,
-//! yielding as soon as the main context has anything else to dispatch
-//! (input, a frame, a finished painting): the interruption of the v2
+//! yielding after one chunk when input reached the tab since the last turn
+//! (a capture-phase controller records it): the interruption of the v2
 //! algorithm, after which the visible viewers' HIGH requests are read
-//! first. It also yields rather than wait for a decoding thread (the
+//! first. Frames, timers and painting results need no interruption: GTK
+//! dispatches them before this idle-priority source. It also yields rather than wait for a decoding thread (the
 //! scheduler's `service_nonblocking`), and then sleeps a millisecond in
 //! the main loop, input still handled (as it does while only jobs are
 //! left). It removes itself when nothing is pending, and is added again by
 //! the next request. Building the time-graph models and rendering the
 //! graphs and the statistics run as jobs on threads of their own
 //! ([`crate::worker`]), painting on painting threads
-//! ([`crate::views::painter`]). The event list reads on a session of its
-//! own, synchronously, when the user scrolls it.
+//! ([`crate::views::painter`]). The event list's moves are HIGH requests
+//! on the same session: the rows are shown when they arrive.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -37,7 +38,7 @@ use traceloom_viewers::time::{format_absolute, AbsoluteTimeFormat};
 use traceloom_viewers::PresentationConfig;
 
 use crate::config::{self, Bookmark, TraceConfig};
-use crate::models::{ListModels, Search, TabModels};
+use crate::models::{ListModels, ListPage, Search, TabModels};
 use crate::stalls;
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
@@ -129,6 +130,9 @@ pub struct Tab {
     /// Guards against re-entrant cursor pushes (a view reacting to a cursor
     /// update by sending navigation).
     pushing: Cell<bool>,
+    /// Input reached the tab since the servicing last looked
+    /// ([`watch_input`]).
+    input: Rc<Cell<bool>>,
 }
 
 /// Writes a time as the time bar shows it.
@@ -188,7 +192,7 @@ impl Tab {
             .ok_or_else(|| "the traceset holds no event".to_string())?;
         let span = TimeRange::new(first, last.max(first + 1));
         let models = TabModels::new(&mut session);
-        let list = ListModels::new(session.traceset().clone(), span);
+        let list = ListModels::new(&mut session);
 
         let (saved, config_warning) = match config::config_dir()
             .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
@@ -374,8 +378,9 @@ impl Tab {
         self.kick();
     }
 
-    /// Moves the event list (far or near scroll, or a new page size) and
-    /// shows its new rows. The model reads synchronously, at HIGH priority.
+    /// Moves the event list (far or near scroll, or a new page size): at
+    /// once within the list's buffer, otherwise by HIGH-priority requests
+    /// the idle source services (the rows are shown when they arrive).
     pub fn list_move(&self, mv: ListMove) {
         let page = {
             let Ok(mut st) = self.state.try_borrow_mut() else {
@@ -383,8 +388,18 @@ impl Tab {
                 // a state change) is dropped; the user can repeat it.
                 return;
             };
-            stalls::time("tab:list-move", || st.list.list_move(mv))
+            let st = &mut *st;
+            stalls::time("tab:list-move", || st.list.list_move(&mut st.session, mv))
         };
+        self.kick();
+        if let Some(page) = page {
+            self.show_list(page);
+        }
+    }
+
+    /// Shows the event list's rows, selecting the current event when it is
+    /// among them.
+    fn show_list(&self, page: ListPage) {
         self.events.show(&page.rows, &page.status, page.top);
         if let Some(t) = self.time_focus().current {
             // Select the current event when it is shown (no scrolling).
@@ -396,6 +411,11 @@ impl Tab {
             }
             self.pushing.set(false);
         }
+    }
+
+    /// Whether the event list's move is under way (its requests pending).
+    pub fn list_reading(&self) -> bool {
+        self.state.borrow().list.reading()
     }
 
     /// Makes sure the idle source servicing requests is installed (or the
@@ -441,14 +461,13 @@ impl Tab {
 
     /// One turn of the idle source: collects what completed (taking a
     /// snapshot of the kernel pass when one is due), services for what is
-    /// left of [`SERVICE_BUDGET`] or until the main context has something
-    /// else to dispatch, hands new renders to the views and updates the
+    /// left of [`SERVICE_BUDGET`] (after one chunk when input arrived since
+    /// the last turn), hands new renders to the views and updates the
     /// progress bar. Returns whether work remains, and whether to sleep
     /// first.
     fn service_once(&self) -> Turn {
         let started = Instant::now();
-        let ctx = glib::MainContext::default();
-        let (status, updates) = {
+        let (status, updates, list) = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
             let mut updates = stalls::time("tab:poll", || st.models.poll(&mut st.session));
@@ -459,11 +478,16 @@ impl Tab {
                 ServiceStatus::BudgetSpent
             } else {
                 stalls::time("tab:service", || {
-                    // Anything ready to dispatch (input first) interrupts
-                    // the read after the current chunk; so does an event
-                    // not decoded yet (waiting for it would block input).
+                    // Input since the last turn interrupts the read after
+                    // its first chunk (the turn's budget bounds the delay
+                    // of input arriving during it); so does an event not
+                    // decoded yet (waiting for it would block input).
+                    // Other ready sources (timers, frames, painting
+                    // results) do not: GTK dispatches them before this
+                    // idle source anyway.
+                    let input = self.input.replace(false);
                     st.session
-                        .service_nonblocking(Budget::duration(budget), || ctx.pending())
+                        .service_nonblocking(Budget::duration(budget), || input)
                 })
             };
             if status == ServiceStatus::Idle {
@@ -474,9 +498,15 @@ impl Tab {
                 let more = stalls::time("tab:poll", || st.models.poll(&mut st.session));
                 updates.merge(more);
             }
-            (status, updates)
+            // The event list's move under way: its next request, or its
+            // rows.
+            let list = stalls::time("tab:list-poll", || st.list.poll(&mut st.session));
+            (status, updates, list)
         };
         stalls::time("tab:apply", || self.apply_updates(updates));
+        if let Some(page) = list {
+            stalls::time("tab:list-show", || self.show_list(page));
+        }
         let busy = {
             let mut st = self.state.borrow_mut();
             st.session.scheduler().pending() > 0
@@ -695,12 +725,12 @@ impl Tab {
                     let st = &mut *st;
                     st.filter = f;
                     let expr = st.filter.is_some().then_some(text.as_str());
-                    let listed = st.list.set_list_filter(expr);
+                    let listed = st.list.set_list_filter(&mut st.session, expr);
                     st.filter_text = text;
                     listed
                 };
                 match listed {
-                    Ok(page) => self.events.show(&page.rows, &page.status, page.top),
+                    Ok(page) => self.show_list(page),
                     Err(e) => (self.report_error)(&format!("Event list filter: {e}")),
                 }
                 self.request_visible();
@@ -903,6 +933,8 @@ fn build(
 ) -> Tab {
     let span = state.span;
     let widget = gtk::Box::new(gtk::Orientation::Vertical, 4);
+    let input = Rc::new(Cell::new(false));
+    watch_input(&widget, input.clone());
 
     // Time bar.
     let timebar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
@@ -1088,7 +1120,36 @@ fn build(
         config_warning: RefCell::new(None),
         me: RefCell::new(me),
         pushing: Cell::new(false),
+        input,
     }
+}
+
+/// Records, in `flag`, every input event (key, button, scroll, pointer
+/// motion, touch) that reaches `widget` or its children, before they see
+/// it (capture phase): the servicing of requests yields to input, not to
+/// every ready main-context source.
+fn watch_input(widget: &impl IsA<gtk::Widget>, flag: Rc<Cell<bool>>) {
+    let c = gtk::EventControllerLegacy::new();
+    c.set_propagation_phase(gtk::PropagationPhase::Capture);
+    c.connect_event(move |_, ev| {
+        use gtk::gdk::EventType as T;
+        if matches!(
+            ev.event_type(),
+            T::KeyPress
+                | T::KeyRelease
+                | T::ButtonPress
+                | T::ButtonRelease
+                | T::Scroll
+                | T::MotionNotify
+                | T::TouchBegin
+                | T::TouchUpdate
+                | T::TouchEnd
+        ) {
+            flag.set(true);
+        }
+        glib::Propagation::Proceed
+    });
+    widget.as_ref().add_controller(c);
 }
 
 /// `child` under a bold title.

@@ -143,8 +143,13 @@ fn shown(tab: &Tab) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Compares the shown rows with `dump[k..]`; describes the difference.
+/// Compares the shown rows with `dump[k..]` once the list's move is done
+/// (its requests are serviced by the window's idle source); describes the
+/// difference.
 fn rows_match(tab: &Tab, dump: &[(String, String)], k: usize) -> Result<(), String> {
+    if !pump_until(|| !tab.list_reading()) {
+        return Err("the list's move did not complete in 30 s".into());
+    }
     let rows = shown(tab);
     let n = tab.events.page();
     let want = &dump[k.min(dump.len())..(k + n).min(dump.len())];

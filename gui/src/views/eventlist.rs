@@ -383,13 +383,23 @@ impl EventListView {
             .iter()
             .map(|r| r.columns.join(&SEP.to_string()))
             .collect();
+        self.status.set_text(status);
+        let same = strings.len() == self.store.n_items() as usize
+            && strings
+                .iter()
+                .enumerate()
+                .all(|(i, s)| self.store.string(i as u32).as_deref() == Some(s.as_str()));
+        if same {
+            // Only the status changed (a move started, or a page already
+            // shown early): no new rows to lay out.
+            return;
+        }
         let refs: Vec<&str> = strings.iter().map(String::as_str).collect();
         self.programmatic.set(true);
         self.store.splice(0, self.store.n_items(), &refs);
         self.selection.set_selected(gtk::INVALID_LIST_POSITION);
         self.programmatic.set(false);
         *self.times.borrow_mut() = rows.iter().map(|r| r.time).collect();
-        self.status.set_text(status);
     }
 
     /// Number of rows.

@@ -35,7 +35,7 @@ pub mod stats;
 pub mod steps;
 
 pub use controlflow::ControlFlowModel;
-pub use eventlist::{EventListModel, EventRow};
+pub use eventlist::{EventListModel, EventRow, ListMove};
 
 pub use histogram::HistogramModel;
 pub use kernel::{KernelAnalysis, KernelData};
