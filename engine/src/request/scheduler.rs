@@ -261,6 +261,9 @@ pub struct Scheduler<Src: EventSource, S, D> {
     list_in: Vec<Slot<Src, S, D>>,
     /// Requests waiting.
     list_out: BTreeMap<RequestId, EventsRequest<Src, S, D>>,
+    /// Requests paused by their owner: kept with their position and data,
+    /// not serviced until resumed.
+    paused: BTreeMap<RequestId, EventsRequest<Src, S, D>>,
     cursor: Cursor<PositionOf<Src>>,
     plan: Plan,
     next_id: u64,
@@ -297,6 +300,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             saved: BTreeMap::new(),
             list_in: Vec::new(),
             list_out: BTreeMap::new(),
+            paused: BTreeMap::new(),
             cursor: Cursor {
                 position: start,
                 prior_bound: Some(Time::MIN),
@@ -343,7 +347,10 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         // Between service calls list_in is always empty: interruption (B)
         // moved everything back to list_out.
         debug_assert!(self.list_in.is_empty());
-        let mut req = self.list_out.remove(&id)?;
+        let mut req = self
+            .list_out
+            .remove(&id)
+            .or_else(|| self.paused.remove(&id))?;
         if req.servicing {
             let position = self.source.position();
             call_end_hooks(&self.streams, &mut req, &position, &self.state);
@@ -357,6 +364,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         let ids: Vec<RequestId> = self
             .list_out
             .iter()
+            .chain(&self.paused)
             .filter(|(_, r)| r.owner == owner)
             .map(|(id, _)| *id)
             .collect();
@@ -365,17 +373,53 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             .collect()
     }
 
-    /// A pending request.
+    /// A pending (or paused) request.
     pub fn request(&self, id: RequestId) -> Option<&EventsRequest<Src, S, D>> {
-        self.list_out.get(&id)
+        self.list_out.get(&id).or_else(|| self.paused.get(&id))
     }
 
-    /// The data of a pending request.
+    /// The data of a pending (or paused) request.
     pub fn data_mut(&mut self, id: RequestId) -> Option<&mut D> {
-        self.list_out.get_mut(&id).map(|r| &mut r.data)
+        match self.list_out.get_mut(&id) {
+            Some(r) => Some(&mut r.data),
+            None => self.paused.get_mut(&id).map(|r| &mut r.data),
+        }
     }
 
-    /// Number of pending requests.
+    /// Pauses a pending request: it keeps its data and the position it
+    /// reached, and is not serviced until [`resume`](Self::resume)d; its
+    /// priority's saved state is kept, so resuming goes on from there
+    /// without replaying. `false` if it is not pending.
+    pub fn pause(&mut self, id: RequestId) -> bool {
+        // Between service calls list_in is always empty (see `cancel`).
+        debug_assert!(self.list_in.is_empty());
+        match self.list_out.remove(&id) {
+            Some(r) => {
+                self.paused.insert(id, r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Resumes a paused request: the next service calls go on with it from
+    /// where it was paused. `false` if it is not paused.
+    pub fn resume(&mut self, id: RequestId) -> bool {
+        match self.paused.remove(&id) {
+            Some(r) => {
+                self.list_out.insert(id, r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether request `id` is paused.
+    pub fn is_paused(&self, id: RequestId) -> bool {
+        self.paused.contains_key(&id)
+    }
+
+    /// Number of pending requests (paused ones not counted).
     pub fn pending(&self) -> usize {
         self.list_out.len() + self.list_in.len()
     }
@@ -928,9 +972,9 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
 
     /// Drops saved states no waiting request can use any more.
     fn prune_saved_states(&mut self) {
-        let list_out = &self.list_out;
+        let (list_out, paused) = (&self.list_out, &self.paused);
         self.saved.retain(|prio, saved| {
-            list_out.values().any(|r| {
+            list_out.values().chain(paused.values()).any(|r| {
                 r.priority == *prio
                     && matches!(&r.start, Start::Position(p) if *p == saved.position)
             })

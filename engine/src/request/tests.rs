@@ -1062,3 +1062,52 @@ fn scheduler_seek_helpers_leave_the_read_where_it_was() {
     assert_eq!(done[0].data.events, range(0, 50));
     assert_eq!(s.stats().seeks, 0);
 }
+
+/// A paused LOW request is left alone while a HIGH one is serviced, keeps
+/// its saved state, and once resumed delivers exactly the events it had not
+/// seen, each with the right state.
+#[test]
+fn paused_request_resumes_where_it_stopped() {
+    let mut s = sched(linear(60), true);
+    let low = s.add(recorder(Start::Time(0), Priority::LOW));
+    let r = s.service(Budget::events(13), || false);
+    assert_eq!(r.status, ServiceStatus::BudgetSpent);
+    assert!(s.pause(low));
+    assert!(s.is_paused(low));
+    assert_eq!(s.pending(), 0);
+    assert!(!s.pause(low), "already paused");
+    // Paused: nothing to service, and a HIGH request elsewhere is read.
+    let mut high = recorder(Start::Time(400), Priority::HIGH);
+    high.num_events = Some(5);
+    s.add(high);
+    let done = run_all(&mut s);
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].data.events, range(40, 45));
+    assert!(s.request(low).is_some() && s.data_mut(low).is_some());
+    // The saved state of the paused priority is kept.
+    assert!(s.saved_states().any(|(p, _)| p == Priority::LOW));
+    assert!(s.resume(low));
+    assert!(!s.resume(low));
+    let done = run_all(&mut s);
+    assert_eq!(done.len(), 1);
+    let rec = &done[0].data;
+    assert_eq!(rec.events, range(0, 60));
+    for (i, p) in rec.events.iter().enumerate() {
+        assert_eq!(rec.pre[i], tally_of(s.source(), *p as usize));
+        assert_eq!(rec.post[i], tally_of(s.source(), *p as usize + 1));
+    }
+}
+
+/// A paused request can be cancelled: its end hooks run and its data comes
+/// back.
+#[test]
+fn paused_request_can_be_cancelled() {
+    let mut s = sched(linear(30), true);
+    let low = s.add(recorder(Start::Time(0), Priority::LOW));
+    s.service(Budget::events(10), || false);
+    assert!(s.pause(low));
+    let rec = s.cancel(low).expect("data back");
+    assert!(rec.ended && rec.violations.is_empty());
+    assert!(!s.is_paused(low));
+    assert!(s.saved_states().next().is_none());
+}

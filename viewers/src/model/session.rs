@@ -133,6 +133,22 @@ impl Session {
         self.completed.remove(&id);
     }
 
+    /// Pauses a pending request (see [`Scheduler::pause`]): its data and
+    /// position are kept until [`resume`](Self::resume).
+    pub fn pause(&mut self, id: RequestId) -> bool {
+        self.scheduler.pause(id)
+    }
+
+    /// Resumes a paused request from where it was paused.
+    pub fn resume(&mut self, id: RequestId) -> bool {
+        self.scheduler.resume(id)
+    }
+
+    /// Whether request `id` is paused.
+    pub fn is_paused(&self, id: RequestId) -> bool {
+        self.scheduler.is_paused(id)
+    }
+
     /// Services requests within `budget` (see [`Scheduler::service`]),
     /// keeping the completed ones for [`take`](Self::take).
     pub fn service(
