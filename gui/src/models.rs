@@ -10,7 +10,9 @@
 //!   partial snapshots are taken on the main thread (a few ms each, at
 //!   most one per [`SNAPSHOT_INTERVAL`], none while a graph job runs) so
 //!   the views fill in progressively;
-//! * the histogram of the whole trace ([`HistogramModel`]);
+//! * the histogram of the whole trace: re-binned from the kernel pass's
+//!   fine bins, so it grows with the pass and follows the view's width
+//!   without reading the trace again;
 //! * statistics: the whole trace's come with the kernel pass, a selection's
 //!   from a HIGH-priority range request; both are rendered by a job;
 //! * the event list: the time-scrolled [`EventListModel`], whose moves
@@ -29,11 +31,12 @@ use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::eventlist::ListMove as Move;
+use traceloom_viewers::model::histogram::lost_events;
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::StatisticsTask;
 use traceloom_viewers::model::{
-    ControlFlowModel, EventListModel, EventRow, HistogramModel, KernelAnalysis, KernelData,
-    KernelRequest, Payload, ResourcesModel, Session, Statistics,
+    ControlFlowModel, EventListModel, EventRow, KernelAnalysis, KernelData, KernelRequest, Payload,
+    ResourcesModel, Session, Statistics,
 };
 use traceloom_viewers::time::format_duration;
 use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
@@ -270,6 +273,9 @@ pub struct TabModels {
     owner: OwnerId,
     kernel_pass: Option<RequestId>,
     last_snapshot: Option<Instant>,
+    /// Shortest interval between two snapshots of the pass (at least
+    /// [`SNAPSHOT_INTERVAL`]; longer when frames are expensive).
+    update_interval: Duration,
     /// The final snapshot of the completed kernel pass, taken (and the
     /// collector freed) on a thread: about 50 ms on a 1 GB trace.
     final_job: Option<Job<KernelData>>,
@@ -286,20 +292,23 @@ pub struct TabModels {
     /// Statistics to render once the job under way is done (the latest
     /// wins).
     stats_next: Option<(StatsSource, String)>,
-    histogram: HistogramModel,
+    /// Lost events of the traceset (marked on the histogram).
+    lost: Vec<(Time, u64)>,
     /// Bins of the histogram last asked.
     histogram_bins: Option<u32>,
+    /// Bins and data generation of the histogram last rendered.
+    histogram_rendered: Option<(u32, u64)>,
     /// The selection's statistics under way (in parallel parts when the
     /// session has checkpoints in the range).
     stats_request: Option<(StatisticsTask, TimeRange)>,
-    search_request: Option<RequestId>,
+    /// The search under way: its request, filter, and where a backward
+    /// search is.
+    search_request: Option<(RequestId, Arc<Filter>, Option<BackSearch>)>,
     /// Window and widths asked last, to re-render when the kernel data
     /// arrives.
     window: Option<(TimeRange, u32, u32)>,
     selection: Option<TimeRange>,
     span: TimeRange,
-    /// A cached histogram handed over at the next poll.
-    pending_histogram: Option<Arc<HistogramRender>>,
     /// What the time graphs last rendered show.
     rendered: Option<Rendered>,
     /// The whole trace's statistics shown are out of date.
@@ -320,6 +329,7 @@ impl TabModels {
             owner: session.new_owner(),
             kernel_pass: None,
             last_snapshot: None,
+            update_interval: SNAPSHOT_INTERVAL,
             final_job: None,
             data: None,
             generation: 0,
@@ -327,14 +337,14 @@ impl TabModels {
             graph_job: None,
             stats_job: None,
             stats_next: None,
-            histogram: HistogramModel::new(),
+            lost: lost_events(session.traceset()),
             histogram_bins: None,
+            histogram_rendered: None,
             stats_request: None,
             search_request: None,
             window: None,
             selection: None,
             span,
-            pending_histogram: None,
             rendered: None,
             stats_dirty: true,
             damage_reported: 0,
@@ -349,28 +359,52 @@ impl TabModels {
         }
     }
 
-    /// Cancels the whole-trace pass (the views keep the last partial data).
-    pub fn cancel_background(&mut self, session: &mut Session) {
-        if let Some(id) = self.kernel_pass.take() {
-            session.cancel(id);
+    /// Spaces the snapshots of the pass by at least `d` (never less than
+    /// [`SNAPSHOT_INTERVAL`]): each one redraws the views.
+    pub fn set_update_interval(&mut self, d: Duration) {
+        self.update_interval = d.max(SNAPSHOT_INTERVAL);
+    }
+
+    /// Pauses the whole-trace pass (the views keep the last partial data;
+    /// [`resume_background`](Self::resume_background) goes on from there).
+    pub fn pause_background(&mut self, session: &mut Session) {
+        if let Some(id) = self.kernel_pass {
+            session.pause(id);
+            // The views get everything read up to the pause at the next
+            // poll.
+            self.last_snapshot = None;
         }
     }
 
-    /// Label and fraction of the background pass, while it runs.
-    pub fn background_progress(&mut self, session: &mut Session) -> Option<(String, f64)> {
+    /// Resumes the paused whole-trace pass from where it stopped.
+    pub fn resume_background(&mut self, session: &mut Session) {
+        if let Some(id) = self.kernel_pass {
+            session.resume(id);
+        }
+    }
+
+    /// Whether the whole-trace pass is paused.
+    pub fn background_paused(&self, session: &Session) -> bool {
+        self.kernel_pass.is_some_and(|id| session.is_paused(id))
+    }
+
+    /// Label and fraction of the background pass while it runs or is
+    /// paused, and whether it is paused.
+    pub fn background_progress(&mut self, session: &mut Session) -> Option<(String, f64, bool)> {
         let id = self.kernel_pass?;
+        let paused = session.is_paused(id);
         let pos = session.scheduler().request(id).map(|r| match &r.start {
             Start::Time(t) => *t,
             Start::Position(p) => p.time,
         })?;
         let f = (pos.saturating_sub(self.span.start)) as f64 / self.span.span().max(1) as f64;
-        Some((
-            format!(
-                "Analysing the whole trace (state, statistics): {:.0} %",
-                f.clamp(0.0, 1.0) * 100.0
-            ),
-            f,
-        ))
+        let pct = f.clamp(0.0, 1.0) * 100.0;
+        let label = if paused {
+            format!("Whole-trace analysis paused at {pct:.0} %: the views show the part read")
+        } else {
+            format!("Analysing the whole trace (state, statistics): {pct:.0} %")
+        };
+        Some((label, f, paused))
     }
 
     /// Asks for what `window` shows: time graphs at the given graph widths.
@@ -389,18 +423,11 @@ impl TabModels {
             || self.final_job.is_some()
     }
 
-    /// Asks for the whole trace's histogram in `bins` bins; asking again
-    /// for the same bins keeps the request under way (every redraw of the
-    /// window asks, and restarting would never let it finish).
-    pub fn request_histogram(&mut self, session: &mut Session, span: TimeRange, bins: u32) {
-        if self.histogram_bins == Some(bins) {
-            return;
-        }
-        self.histogram_bins = Some(bins);
-        // A cached render comes back at once; the poll hands it over.
-        if let Some(r) = self.histogram.ask(session, span, bins) {
-            self.pending_histogram = Some(r);
-        }
+    /// Asks for the whole trace's histogram in `bins` bins: a re-binning
+    /// of the kernel pass's fine bins (which grow with the pass), never a
+    /// read of the trace; done at the next poll.
+    pub fn request_histogram(&mut self, bins: u32) {
+        self.histogram_bins = Some(bins.max(1));
     }
 
     /// Asks for the statistics of `range` (the whole trace's when `None`).
@@ -425,7 +452,9 @@ impl TabModels {
         self.stats_dirty = true;
     }
 
-    /// Searches with `filter` from the origin of `search`.
+    /// Searches with `filter` from the origin of `search`: forward, the
+    /// first match after it; backward, the last match before it, read
+    /// window by window back from it ([`BackSearch`]).
     pub fn search(
         &mut self,
         session: &mut Session,
@@ -433,11 +462,54 @@ impl TabModels {
         search: Search,
         span: TimeRange,
     ) {
-        if let Some(id) = self.search_request.take() {
+        if let Some((id, _, _)) = self.search_request.take() {
             session.cancel(id);
         }
-        let req = search_request(self.owner, filter, search, span);
-        self.search_request = Some(session.add(req));
+        let filter = Arc::new(filter);
+        match search {
+            Search::Next(t) => {
+                let req = search_request(self.owner, filter.clone(), t.saturating_add(1), None);
+                self.search_request = Some((session.add(req), filter, None));
+            }
+            Search::Previous(t) => {
+                let back = BackSearch {
+                    anchor: t,
+                    // A first window a few thousand events long on average.
+                    offset: (span.span() as Time / 10_000).max(1_000),
+                    end: t.saturating_sub(1),
+                };
+                let req = search_request(
+                    self.owner,
+                    filter.clone(),
+                    back.window_start(),
+                    Some(back.end),
+                );
+                self.search_request = Some((session.add(req), filter, Some(back)));
+            }
+        }
+    }
+
+    /// A search's request completed: the match, or the next window of a
+    /// backward search.
+    fn poll_search(&mut self, session: &mut Session, u: &mut Updates) {
+        let Some((id, filter, back)) = self.search_request.take() else {
+            return;
+        };
+        let Some(SearchData(found)) = session.take::<SearchData>(id) else {
+            if session.scheduler().request(id).is_some() {
+                self.search_request = Some((id, filter, back));
+            }
+            return;
+        };
+        match back {
+            Some(mut b) if found.is_none() && b.window_start() > self.span.start => {
+                b.end = b.window_start().saturating_sub(1);
+                b.offset = b.offset.saturating_mul(2);
+                let req = search_request(self.owner, filter.clone(), b.window_start(), Some(b.end));
+                self.search_request = Some((session.add(req), filter, Some(b)));
+            }
+            _ => u.search = Some(found),
+        }
     }
 
     /// Collects what completed since the last call, takes a snapshot of
@@ -445,13 +517,7 @@ impl TabModels {
     /// changed. Everything here is cheap (a snapshot of the kernel pass
     /// takes a few ms); the rest is done by the jobs.
     pub fn poll(&mut self, session: &mut Session) -> Updates {
-        let mut u = Updates {
-            histogram: self.pending_histogram.take(),
-            ..Updates::default()
-        };
-        if let Some(h) = self.histogram.poll(session) {
-            u.histogram = Some(h);
-        }
+        let mut u = Updates::default();
 
         // The kernel pass: complete, or a partial snapshot now and then.
         // No snapshot while a graph job runs: it would be superseded
@@ -478,7 +544,7 @@ impl TabModels {
             } else if self.graph_job.is_none()
                 && self
                     .last_snapshot
-                    .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
+                    .is_none_or(|t| t.elapsed() >= self.update_interval)
             {
                 if let Some(c) = session.peek::<KernelCollector>(id) {
                     new_data = Some(stalls::time("tab:snapshot", || c.snapshot()));
@@ -513,14 +579,10 @@ impl TabModels {
         }
 
         self.poll_graphs(&mut u);
+        self.poll_histogram(&mut u);
         self.poll_statistics(session, &mut u);
 
-        if let Some(id) = self.search_request {
-            if let Some(SearchData(found)) = session.take::<SearchData>(id) {
-                self.search_request = None;
-                u.search = Some(found);
-            }
-        }
+        self.poll_search(session, &mut u);
         self.poll_damage(session, &mut u);
         u
     }
@@ -606,6 +668,23 @@ impl TabModels {
         }
     }
 
+    /// The histogram, re-binned from the kernel data's fine bins when the
+    /// data or the bins changed (at most once per snapshot: well under a
+    /// millisecond for 65,536 fine bins).
+    fn poll_histogram(&mut self, u: &mut Updates) {
+        let (Some(bins), Some(data)) = (self.histogram_bins, &self.data) else {
+            return;
+        };
+        if self.histogram_rendered == Some((bins, self.generation)) {
+            return;
+        }
+        self.histogram_rendered = Some((bins, self.generation));
+        let r = stalls::time("tab:histogram", || {
+            data.histogram.render(self.span, bins, &self.lost)
+        });
+        u.histogram = Some(Arc::new(r));
+    }
+
     /// Statistics: the selection's when one is asked, else the whole
     /// trace's from the kernel pass; rendered by a job.
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
@@ -668,19 +747,33 @@ impl TabModels {
     }
 }
 
-/// The request looking for a match of `filter` after or before a time.
+/// A backward search under way: the windows before `anchor` are read one
+/// at a time, each twice as long as the one after it, until one holds a
+/// match (the last match of that window is the answer) or the trace start
+/// is reached — never the whole trace from its start.
+#[derive(Clone, Copy)]
+struct BackSearch {
+    anchor: Time,
+    offset: Time,
+    /// Last time of the next window (inclusive).
+    end: Time,
+}
+
+impl BackSearch {
+    fn window_start(&self) -> Time {
+        self.anchor.saturating_sub(self.offset)
+    }
+}
+
+/// The request looking for the first match of `filter` from `start` on
+/// (`end` `None`), or for the last match in `[start, end]`.
 fn search_request(
     owner: OwnerId,
-    filter: Filter,
-    search: Search,
-    span: TimeRange,
+    filter: Arc<Filter>,
+    start: Time,
+    end: Option<Time>,
 ) -> KernelRequest {
-    let (start, end, stop_at_first) = match search {
-        Search::Next(t) => (t.saturating_add(1), None, true),
-        // The last match before `t`: everything from the start is read (the
-        // state the expression may test needs it anyway).
-        Search::Previous(t) => (span.start, Some(t.saturating_sub(1)), false),
-    };
+    let stop_at_first = end.is_none();
     let mut req = KernelRequest::new(
         owner,
         Start::Time(start),

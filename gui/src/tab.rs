@@ -121,6 +121,10 @@ pub struct Tab {
     bookmarks_list: gtk::StringList,
     progress_box: gtk::Box,
     progress: gtk::ProgressBar,
+    /// Pauses the whole-trace pass.
+    pub cancel_button: gtk::Button,
+    /// Resumes the paused whole-trace pass.
+    pub resume_button: gtk::Button,
     state: RefCell<TabState>,
     /// Where errors go (the window's info bar).
     report_error: Box<dyn Fn(&str)>,
@@ -133,6 +137,8 @@ pub struct Tab {
     /// Input reached the tab since the servicing last looked
     /// ([`watch_input`]).
     input: Rc<Cell<bool>>,
+    /// What a frame of the window costs lately ([`watch_frame_cost`]).
+    frame_cost: Rc<Cell<Duration>>,
 }
 
 /// Writes a time as the time bar shows it.
@@ -233,6 +239,12 @@ impl Tab {
             )
         });
         *tab.config_warning.borrow_mut() = config_warning;
+        // The keyboard starts on the control flow (arrows, zoom keys), not
+        // in a text field of the time bar, whose blinking cursor would
+        // ask for a frame many times a second for as long as it has focus.
+        tab.control_flow.area.connect_map(|area| {
+            area.grab_focus();
+        });
         *tab.me.borrow_mut() = Rc::downgrade(&tab);
         tab.connect_bars();
 
@@ -371,9 +383,7 @@ impl Tab {
                 self.control_flow.graph_width(),
                 self.resources.graph_width(),
             );
-            let span = st.span;
-            st.models
-                .request_histogram(&mut st.session, span, self.histogram.bins_wanted());
+            st.models.request_histogram(self.histogram.bins_wanted());
         }
         self.kick();
     }
@@ -470,6 +480,8 @@ impl Tab {
         let (status, updates, list) = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
+            st.models
+                .set_update_interval(background_interval(self.frame_cost.get()));
             let mut updates = stalls::time("tab:poll", || st.models.poll(&mut st.session));
             // The poll's snapshot counts against the turn's budget; with
             // none left, servicing waits for the next turn.
@@ -532,7 +544,7 @@ impl Tab {
             if busy
                 && st
                     .last_progress
-                    .is_some_and(|t| now - t < PROGRESS_INTERVAL)
+                    .is_some_and(|t| now - t < background_interval(self.frame_cost.get()))
             {
                 return;
             }
@@ -541,7 +553,9 @@ impl Tab {
             st.models.background_progress(&mut st.session)
         };
         match progress {
-            Some((label, fraction)) if busy => {
+            Some((label, fraction, paused)) if busy || paused => {
+                self.cancel_button.set_visible(!paused);
+                self.resume_button.set_visible(paused);
                 // A new text makes GTK lay the window out again: only
                 // when it changed (the percentage moves slowly on a
                 // large trace).
@@ -777,14 +791,35 @@ impl Tab {
         self.kick();
     }
 
-    /// Cancels the background (LOW priority) work.
+    /// Pauses the background (LOW priority) whole-trace pass: the views
+    /// keep what it computed so far, and [`resume_background`]
+    /// (Self::resume_background) goes on from where it stopped.
     pub fn cancel_background(&self) {
         {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
-            st.models.cancel_background(&mut st.session);
+            st.models.pause_background(&mut st.session);
         }
-        self.progress_box.set_visible(false);
+        // One more turn: the snapshot of what was read.
+        self.kick();
+        self.update_progress(false);
+    }
+
+    /// Resumes the paused whole-trace pass.
+    pub fn resume_background(&self) {
+        {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            st.models.resume_background(&mut st.session);
+        }
+        self.kick();
+        self.update_progress(true);
+    }
+
+    /// Whether the whole-trace pass is paused.
+    pub fn background_paused(&self) -> bool {
+        let st = self.state.borrow();
+        st.models.background_paused(&st.session)
     }
 
     /// Saves the per-trace configuration (viewers, window, filter,
@@ -916,11 +951,12 @@ fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
     e
 }
 
-fn button(bar: &gtk::Box, label: &str, tip: &str, f: impl Fn() + 'static) {
+fn button(bar: &gtk::Box, label: &str, tip: &str, f: impl Fn() + 'static) -> gtk::Button {
     let b = gtk::Button::with_label(label);
     b.set_tooltip_text(Some(tip));
     b.connect_clicked(move |_| f());
     bar.append(&b);
+    b
 }
 
 /// Builds the widgets of a tab.
@@ -935,6 +971,8 @@ fn build(
     let widget = gtk::Box::new(gtk::Orientation::Vertical, 4);
     let input = Rc::new(Cell::new(false));
     watch_input(&widget, input.clone());
+    let frame_cost = Rc::new(Cell::new(Duration::ZERO));
+    watch_frame_cost(&widget, frame_cost.clone());
 
     // Time bar.
     let timebar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
@@ -1088,12 +1126,19 @@ fn build(
     progress.set_show_text(true);
     progress.set_hexpand(true);
     progress_box.append(&progress);
-    button(
+    let cancel_button = button(
         &progress_box,
         "Cancel",
-        "Stop the background work",
+        "Pause the whole-trace analysis (Resume goes on from where it stopped)",
         with(|t| t.cancel_background()),
     );
+    let resume_button = button(
+        &progress_box,
+        "Resume",
+        "Go on with the whole-trace analysis from where it stopped",
+        with(|t| t.resume_background()),
+    );
+    resume_button.set_visible(false);
     progress_box.set_visible(false);
     widget.append(&progress_box);
 
@@ -1115,13 +1160,51 @@ fn build(
         bookmarks_list,
         progress_box,
         progress,
+        cancel_button,
+        resume_button,
         state: RefCell::new(state),
         report_error,
         config_warning: RefCell::new(None),
         me: RefCell::new(me),
         pushing: Cell::new(false),
         input,
+        frame_cost,
     }
+}
+
+/// Keeps in `cost` a moving average of the wall time of the frames of
+/// `widget`'s window (from the frame clock's before-paint to after-paint:
+/// update, layout, drawing and rendering). With GTK's GL renderer on a
+/// software rasterizer a frame of a large window takes a good part of a
+/// second, on the cores the trace is read with: background updates are
+/// spaced accordingly ([`background_interval`]).
+fn watch_frame_cost(widget: &impl IsA<gtk::Widget>, cost: Rc<Cell<Duration>>) {
+    widget.as_ref().connect_realize(move |w| {
+        let Some(clock) = w.frame_clock() else {
+            return;
+        };
+        let began: Rc<Cell<Option<Instant>>> = Rc::default();
+        let b = began.clone();
+        clock.connect_before_paint(move |_| b.set(Some(Instant::now())));
+        let cost = cost.clone();
+        clock.connect_after_paint(move |_| {
+            if let Some(t) = began.take() {
+                let d = t.elapsed();
+                // Up at once, down slowly: one expensive frame is enough to
+                // space the updates.
+                let avg = cost.get();
+                cost.set(if d > avg { d } else { (avg * 7 + d) / 8 });
+            }
+        });
+    });
+}
+
+/// Shortest interval between two background updates of the views (new
+/// renders of the whole-trace pass, progress): about ten frames' cost, so
+/// that the frames they cause take a tenth of the main thread at most,
+/// between [`PROGRESS_INTERVAL`] and two seconds.
+pub fn background_interval(frame_cost: Duration) -> Duration {
+    (frame_cost * 10).clamp(PROGRESS_INTERVAL, Duration::from_secs(2))
 }
 
 /// Records, in `flag`, every input event (key, button, scroll, pointer

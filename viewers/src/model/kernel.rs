@@ -911,13 +911,22 @@ impl KernelCollector {
             wakeups,
             max_wakeup_span: self.max_wakeup_span,
             switches: self.switches.snapshot(),
-            stats: self.result.clone().unwrap_or_else(|| Statistics {
-                begin: self.span.0,
-                end: self.last_time,
-                total_events: 0,
-                per_name: Default::default(),
-                cells: Vec::new(),
-                trace_names: self.trace_names.clone(),
+            stats: self.result.clone().unwrap_or_else(|| match &self.stats {
+                // While the pass runs: what was counted so far (the time of
+                // the intervals still open is charged once they close).
+                Some(s) => {
+                    let mut st = stats::merge(vec![s.clone().into_part(None)]);
+                    st.trace_names = self.trace_names.clone();
+                    st
+                }
+                None => Statistics {
+                    begin: self.span.0,
+                    end: self.last_time,
+                    total_events: 0,
+                    per_name: Default::default(),
+                    cells: Vec::new(),
+                    trace_names: self.trace_names.clone(),
+                },
             }),
             histogram: self.histogram.clone(),
             events: self.events,

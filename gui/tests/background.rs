@@ -1,0 +1,214 @@
+//! Issue 18's acceptance on a generated kernel trace (40 MB by default,
+//! `TRACELOOM_GUI_LATENCY_MB`): during the LOW whole-trace pass the
+//! statistics and the histogram grow; a far scroll of the event list (a
+//! HIGH request) shows its rows before the pass ends; Cancel pauses the
+//! pass (nothing grows while paused), page moves with a filter matching
+//! about one event in 10,000 never hold the main thread over 50 ms of CPU;
+//! Resume completes the pass with the totals the generator wrote.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gtk4 as gtk;
+use gtk4::prelude::*;
+use traceloom_base::Time;
+use traceloom_ctf::{Message, Traceset};
+use traceloom_gui::stalls;
+use traceloom_gui::tab::Tab;
+use traceloom_viewers::StatValue;
+
+use super::{load_average, pump, pump_until, Outcome, CPU_LIMIT, DEFAULT_LATENCY_MB};
+
+/// Events of the whole trace the statistics show (their root row).
+fn stats_total(tab: &Tab) -> u64 {
+    tab.statistics
+        .render()
+        .and_then(|r| {
+            r.rows.first().and_then(|row| match row.values.first() {
+                Some(StatValue::Count(n)) => Some(*n),
+                _ => None,
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// Events the histogram counts.
+fn histogram_total(tab: &Tab) -> u64 {
+    tab.histogram.render().map_or(0, |r| r.bins().iter().sum())
+}
+
+/// Time of the first event at or after `t`.
+fn first_event_at(dir: &Path, t: Time) -> Option<Time> {
+    let ts = Traceset::open(&[dir.to_path_buf()]).ok()?;
+    let mut c = ts.messages_between(Some(t), None);
+    while let Some(m) = c.next() {
+        if let Ok(Message::Event(e)) = m {
+            return e.timestamp_ns();
+        }
+    }
+    None
+}
+
+pub(crate) fn background_pass(out: &mut Outcome) {
+    let mb: u64 = std::env::var("TRACELOOM_GUI_LATENCY_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_LATENCY_MB);
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let dir = tmp.path().join("trace");
+    let config = traceloom_kernelgen::GeneratorConfig {
+        events: u64::MAX,
+        max_bytes: Some(mb << 20),
+        overwrite: true,
+        ..Default::default()
+    };
+    let summary = traceloom_kernelgen::generate(&config, &dir).expect("generate a kernel trace");
+    // The event class nearest to one event in 10,000.
+    let (rare, rare_n) = summary
+        .event_counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .min_by(|a, b| {
+            let off = |n: u64| (n as f64 * 10_000.0 / summary.events as f64).ln().abs();
+            off(a.1).total_cmp(&off(b.1))
+        })
+        .map(|(name, n)| (name.to_string(), *n))
+        .expect("event counts");
+    println!(
+        "background: {} events, {mb} MB; filter on {rare} ({rare_n} events, 1 in {}); load average {}",
+        summary.events,
+        summary.events / rare_n.max(1),
+        load_average()
+    );
+
+    let tab = Tab::open(
+        vec![dir.clone()],
+        Box::new(|e| eprintln!("background tab: {e}")),
+    )
+    .expect("open the generated trace");
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(&tab.widget));
+    window.present();
+    let span = tab.span();
+
+    // Statistics and histogram grow while the pass runs.
+    let grew = pump_until(|| stats_total(&tab) > 0);
+    let first = (stats_total(&tab), histogram_total(&tab));
+    let caption_so_far = tab.statistics.caption().contains("so far");
+    let grew_more = grew && pump_until(|| stats_total(&tab) > first.0);
+    let second = (stats_total(&tab), histogram_total(&tab));
+    out.check(
+        "statistics_and_histogram_grow_during_the_pass",
+        grew && grew_more
+            && caption_so_far
+            && first.0 < summary.events
+            && first.1 > 0
+            && second.1 > first.1,
+        || {
+            format!(
+                "statistics {first:?} then {second:?} of {}, caption so far: {caption_so_far}",
+                summary.events
+            )
+        },
+    );
+
+    // A far scroll while the pass runs: its rows come first.
+    let t = span.start + (span.span() as f64 * 0.9) as Time;
+    let want = first_event_at(&dir, t);
+    let asked = Instant::now();
+    tab.events.drag_to(t);
+    let shown = pump_until(|| tab.events.time_of(0).is_some_and(|x| x >= t));
+    let latency = asked.elapsed();
+    let pass_running = !tab.background_paused() && tab.busy();
+    out.check(
+        "far_scroll_during_the_pass",
+        shown && tab.events.time_of(0) == want && pass_running,
+        || {
+            format!(
+                "first row {:?}, want {want:?}, after {latency:?}; pass running {pass_running}",
+                tab.events.time_of(0)
+            )
+        },
+    );
+    println!(
+        "background: far scroll to 90 % shown after {:.1} ms, pass still running",
+        latency.as_secs_f64() * 1e3
+    );
+
+    // Cancel pauses: nothing grows any more.
+    tab.cancel_button.emit_clicked();
+    pump(500);
+    let paused = (stats_total(&tab), histogram_total(&tab));
+    pump(1000);
+    let still = (stats_total(&tab), histogram_total(&tab));
+    out.check(
+        "cancel_pauses_the_pass",
+        tab.background_paused()
+            && tab.resume_button.is_visible()
+            && paused == still
+            && paused.0 < summary.events,
+        || {
+            format!(
+                "paused {} resume visible {}; {paused:?} then {still:?}",
+                tab.background_paused(),
+                tab.resume_button.is_visible()
+            )
+        },
+    );
+
+    // Page moves with a rare-event filter (while paused: the list's own
+    // requests only) never hold the main thread.
+    tab.set_filter(&format!("name == \"{rare}\""));
+    pump_until(|| !tab.list_reading());
+    stalls::start();
+    for _ in 0..4 {
+        tab.events.key(gtk::gdk::Key::Page_Down);
+        pump(30);
+    }
+    for _ in 0..4 {
+        tab.events.key(gtk::gdk::Key::Page_Up);
+        pump(30);
+    }
+    let settled = pump_until(|| !tab.list_reading());
+    let (per_source, _) = stalls::stop();
+    let worst = per_source
+        .iter()
+        .max_by_key(|(_, s)| s.worst_cpu)
+        .map(|(n, s)| (*n, s.worst_cpu))
+        .unwrap_or(("none", Duration::ZERO));
+    let names_ok =
+        (0..tab.events.len()).all(|i| tab.events.column(i, 2).as_deref() == Some(rare.as_str()));
+    out.check(
+        "rare_filter_page_moves_never_block",
+        settled && worst.1 <= CPU_LIMIT && names_ok && !tab.events.is_empty(),
+        || format!("heaviest main-thread callback {worst:?}; rows all {rare}: {names_ok}; settled {settled}"),
+    );
+    println!(
+        "background: rare-filter page moves, heaviest callback {} {:.1} ms CPU",
+        worst.0,
+        worst.1.as_secs_f64() * 1e3
+    );
+    tab.set_filter("");
+
+    // Resume completes with the generator's totals.
+    tab.resume_button.emit_clicked();
+    let done = tab.run_until_idle(Duration::from_secs(300));
+    pump(300);
+    let totals = (stats_total(&tab), histogram_total(&tab));
+    out.check(
+        "resume_completes_the_pass",
+        done && !tab.background_paused()
+            && totals == (summary.events, summary.events)
+            && !tab.statistics.caption().contains("so far"),
+        || {
+            format!(
+                "done {done}; totals {totals:?}, want {}; caption {}",
+                summary.events,
+                tab.statistics.caption()
+            )
+        },
+    );
+    window.close();
+    pump(100);
+}
