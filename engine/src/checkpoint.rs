@@ -92,6 +92,38 @@ pub struct CheckpointBuild {
 }
 
 impl CheckpointBuild {
+    /// An empty build keeping a checkpoint every `interval` events.
+    pub fn new(interval: u64) -> Self {
+        CheckpointBuild {
+            interval: interval.max(1),
+            seen: 0,
+            since: 0,
+            checkpoints: Vec::new(),
+            index: SeekIndexBuilder::new(seek_index::DEFAULT_EVERY),
+        }
+    }
+
+    /// Takes the event at `position` of a whole-traceset read, with
+    /// `state` as it is *before* the event (a hook at HIGH priority sees
+    /// it so): keeps a checkpoint when one is due and feeds the seek index.
+    pub fn observe(&mut self, current: &CtfCurrent, position: &CtfPosition, state: &TracesetState) {
+        // The first event always gets one: seeking anywhere has a start.
+        let due = self.seen == 0 || self.since >= self.interval;
+        if due {
+            self.checkpoints.push(Checkpoint {
+                rank: self.seen,
+                position: *position,
+                state: state.clone(),
+            });
+            self.since = 0;
+        }
+        if let Some(ev) = current.event() {
+            self.index.observe(&ev);
+        }
+        self.seen += 1;
+        self.since += 1;
+    }
+
     /// The checkpoints and the seek index (complete once the pass read the
     /// whole traceset).
     pub fn finish(self) -> Checkpoints {
@@ -108,34 +140,12 @@ pub fn checkpoint_request(
     owner: OwnerId,
     interval: u64,
 ) -> EventsRequest<CtfSource, TracesetState, CheckpointBuild> {
-    let data = CheckpointBuild {
-        interval: interval.max(1),
-        seen: 0,
-        since: 0,
-        checkpoints: Vec::new(),
-        index: SeekIndexBuilder::new(seek_index::DEFAULT_EVERY),
-    };
-    let mut req = EventsRequest::new(owner, Start::Time(i64::MIN), data);
+    let mut req = EventsRequest::new(owner, Start::Time(i64::MIN), CheckpointBuild::new(interval));
     req.priority = Priority::LOW;
     req.event.add(
         Priority::HIGH,
         |ctx: &mut HookContext<'_, CtfCurrent, CtfPosition, TracesetState, CheckpointBuild>| {
-            let b = &mut *ctx.data;
-            // The first event always gets one: seeking anywhere has a start.
-            let due = b.seen == 0 || b.since >= b.interval;
-            if due {
-                b.checkpoints.push(Checkpoint {
-                    rank: b.seen,
-                    position: *ctx.position,
-                    state: ctx.state.clone(),
-                });
-                b.since = 0;
-            }
-            if let Some(ev) = ctx.event.event() {
-                b.index.observe(&ev);
-            }
-            b.seen += 1;
-            b.since += 1;
+            ctx.data.observe(ctx.event, ctx.position, ctx.state);
             Flow::Continue
         },
     );

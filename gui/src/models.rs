@@ -21,11 +21,14 @@
 //! * search: a HIGH-priority request for the next (or last previous) event
 //!   matching an expression.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use traceloom_base::Time;
 use traceloom_base::TimeRange;
 
+use traceloom_ctf::Traceset;
+use traceloom_engine::checkpoint::{self, CheckpointBuild, Checkpoints, DEFAULT_INTERVAL};
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
@@ -38,6 +41,8 @@ use traceloom_viewers::model::{
     ControlFlowModel, EventListModel, EventRow, KernelAnalysis, KernelData, KernelRequest, Payload,
     ResourcesModel, Session, Statistics,
 };
+use traceloom_viewers::store::identity::TracesetIdentity;
+use traceloom_viewers::store::{self, StoreError};
 use traceloom_viewers::time::format_duration;
 use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
 
@@ -271,6 +276,18 @@ enum StatsSource {
 /// graphs and the statistics) runs as [`Job`]s on threads of their own.
 pub struct TabModels {
     owner: OwnerId,
+    /// The caches (analysis store, checkpoints) being read, at open.
+    opening: Option<Job<Cached>>,
+    /// The checkpoint pass joined to the kernel pass, when the cache had
+    /// no checkpoints.
+    checkpoint_pass: Option<RequestId>,
+    /// Checkpoints of a completed checkpoint pass, to cache once the
+    /// analysis is saved too.
+    built_checkpoints: Option<Checkpoints>,
+    /// Writing the analysis store and the checkpoints: its warnings.
+    saving: Option<Job<Vec<String>>>,
+    /// The analysis shown was read from the store.
+    from_store: bool,
     kernel_pass: Option<RequestId>,
     last_snapshot: Option<Instant>,
     /// Shortest interval between two snapshots of the pass (at least
@@ -327,6 +344,11 @@ impl TabModels {
             .unwrap_or(TimeRange::new(0, 1));
         TabModels {
             owner: session.new_owner(),
+            opening: None,
+            checkpoint_pass: None,
+            built_checkpoints: None,
+            saving: None,
+            from_store: false,
             kernel_pass: None,
             last_snapshot: None,
             update_interval: SNAPSHOT_INTERVAL,
@@ -351,11 +373,156 @@ impl TabModels {
         }
     }
 
-    /// Starts the LOW-priority whole-trace pass.
+    /// Starts the whole-trace analysis: from the analysis store when it
+    /// holds a valid one for these traces (read on a thread, with the
+    /// checkpoint cache), otherwise by the LOW-priority pass, joined by a
+    /// checkpoint pass when the cache has none; both are cached once
+    /// complete.
     pub fn start_background(&mut self, session: &mut Session) {
-        if self.kernel_pass.is_none() && self.data.is_none() {
-            let req = KernelAnalysis::request(session, self.owner);
-            self.kernel_pass = Some(session.add(req));
+        if self.kernel_pass.is_some() || self.data.is_some() || self.opening.is_some() {
+            return;
+        }
+        let Some(dir) = store::cache_dir() else {
+            self.start_pass(session, false);
+            return;
+        };
+        let traceset = session.traceset().clone();
+        match Job::spawn("traceloom-caches", move || Cached::read(&dir, &traceset)) {
+            Ok(j) => self.opening = Some(j),
+            Err(_) => self.start_pass(session, false),
+        }
+    }
+
+    /// Adds the kernel pass (and a checkpoint pass joined to it unless
+    /// `have_checkpoints`).
+    fn start_pass(&mut self, session: &mut Session, have_checkpoints: bool) {
+        let req = KernelAnalysis::request(session, self.owner);
+        let start = req.start.clone();
+        self.kernel_pass = Some(session.add(req));
+        if !have_checkpoints {
+            let mut req = KernelRequest::new(
+                self.owner,
+                start,
+                Box::new(CheckpointBuild::new(DEFAULT_INTERVAL)) as Payload,
+            );
+            req.priority = Priority::LOW;
+            req.event.add(Priority::HIGH, |ctx| {
+                if let Some(b) = ctx.data.downcast_mut::<CheckpointBuild>() {
+                    b.observe(ctx.event, ctx.position, ctx.state);
+                }
+                Flow::Continue
+            });
+            self.checkpoint_pass = Some(session.add(req));
+        }
+    }
+
+    /// The caches read at open: checkpoints to the scheduler, and the
+    /// stored analysis as the data, or the pass when there is none.
+    fn poll_opening(&mut self, session: &mut Session, u: &mut Updates) -> Option<KernelData> {
+        let state = self.opening.as_ref()?.try_take();
+        let cached = match state {
+            JobState::Running => return None,
+            JobState::Done(c) => c,
+            JobState::Failed => Cached::default(),
+        };
+        self.opening = None;
+        let have_checkpoints = cached.checkpoints.is_some();
+        if let Some(c) = cached.checkpoints {
+            let sched = session.scheduler();
+            sched.source_mut().set_seek_index(Arc::new(c.seek_index));
+            sched.add_checkpoints(c.states.into_iter().map(|c| (c.position, c.state)));
+        }
+        u.errors.extend(cached.warnings);
+        match cached.data {
+            Some(d) => {
+                self.from_store = true;
+                // Pause/resume/progress have nothing to show: done.
+                if have_checkpoints {
+                    return Some(d);
+                }
+                // The analysis is there but not the checkpoints: build
+                // them alone in the background.
+                self.start_checkpoint_pass_only(session);
+                Some(d)
+            }
+            None => {
+                self.start_pass(session, have_checkpoints);
+                None
+            }
+        }
+    }
+
+    /// A checkpoint pass alone (the analysis came from the store).
+    fn start_checkpoint_pass_only(&mut self, session: &mut Session) {
+        let mut req = KernelRequest::new(
+            self.owner,
+            Start::Time(Time::MIN),
+            Box::new(CheckpointBuild::new(DEFAULT_INTERVAL)) as Payload,
+        );
+        req.priority = Priority::LOW;
+        req.event.add(Priority::HIGH, |ctx| {
+            if let Some(b) = ctx.data.downcast_mut::<CheckpointBuild>() {
+                b.observe(ctx.event, ctx.position, ctx.state);
+            }
+            Flow::Continue
+        });
+        self.checkpoint_pass = Some(session.add(req));
+    }
+
+    /// The checkpoint pass completed: its checkpoints serve this session's
+    /// seeks at once, and are cached (with the analysis when it is saved,
+    /// alone otherwise).
+    fn poll_checkpoints(&mut self, session: &mut Session) {
+        let Some(id) = self.checkpoint_pass else {
+            return;
+        };
+        let Some(b) = session.take::<CheckpointBuild>(id) else {
+            return;
+        };
+        self.checkpoint_pass = None;
+        let c = b.finish();
+        let sched = session.scheduler();
+        sched.add_checkpoints(c.states.iter().map(|c| (c.position, c.state.clone())));
+        sched
+            .source_mut()
+            .set_seek_index(Arc::new(c.seek_index.clone()));
+        if self.kernel_pass.is_none() && self.final_job.is_none() {
+            // The analysis came from the store: cache the checkpoints alone.
+            self.save(session, None, Some(c));
+        } else {
+            self.built_checkpoints = Some(c);
+        }
+    }
+
+    /// Writes the analysis store and the checkpoint cache on a thread.
+    fn save(&mut self, session: &Session, data: Option<Arc<KernelData>>, cps: Option<Checkpoints>) {
+        let Some(dir) = store::cache_dir() else {
+            return;
+        };
+        let traceset = session.traceset().clone();
+        let job = Job::spawn("traceloom-save", move || {
+            let mut warnings = Vec::new();
+            if let Some(d) = data {
+                let identity = TracesetIdentity::of(&traceset);
+                if let Err(e) = store::save(&dir, &identity, &d) {
+                    warnings.push(format!("The analysis was not stored: {e}"));
+                }
+            }
+            if let Some(mut c) = cps {
+                let fp = checkpoint::fingerprint(&traceset);
+                let budget = traceset.total_bytes() as f64 * checkpoint::CACHE_BUDGET;
+                checkpoint::fit_to_budget(&mut c, budget as u64);
+                if let Err(e) = checkpoint::store(&checkpoint::cache_path(&dir, fp), fp, &c) {
+                    warnings.push(format!("The checkpoints were not stored: {e}"));
+                }
+            }
+            warnings
+        });
+        match job {
+            Ok(j) => self.saving = Some(j),
+            Err(e) => {
+                eprintln!("traceloom: warning: cannot start a thread to store the analysis: {e}")
+            }
         }
     }
 
@@ -381,6 +548,11 @@ impl TabModels {
         if let Some(id) = self.kernel_pass {
             session.resume(id);
         }
+    }
+
+    /// Whether the analysis shown was read from the analysis store.
+    pub fn from_store(&self) -> bool {
+        self.from_store
     }
 
     /// Whether the whole-trace pass is paused.
@@ -421,6 +593,8 @@ impl TabModels {
             || matches!(self.stats_request, Some((StatisticsTask::Parallel(_), _)))
             || self.stats_next.is_some()
             || self.final_job.is_some()
+            || self.opening.is_some()
+            || self.saving.is_some()
     }
 
     /// Asks for the whole trace's histogram in `bins` bins: a re-binning
@@ -522,7 +696,20 @@ impl TabModels {
         // The kernel pass: complete, or a partial snapshot now and then.
         // No snapshot while a graph job runs: it would be superseded
         // before its models are built.
-        let mut new_data = None;
+        let mut new_data = self.poll_opening(session, &mut u);
+        self.poll_checkpoints(session);
+        if let Some(job) = &self.saving {
+            match job.try_take() {
+                JobState::Running => {}
+                JobState::Done(w) => {
+                    self.saving = None;
+                    for w in w {
+                        eprintln!("traceloom: warning: {w}");
+                    }
+                }
+                JobState::Failed => self.saving = None,
+            }
+        }
         if let Some(id) = self.kernel_pass {
             if let Some(mut c) = session.take::<KernelCollector>(id) {
                 self.kernel_pass = None;
@@ -557,7 +744,12 @@ impl TabModels {
                 JobState::Running => {}
                 JobState::Done(d) => {
                     self.final_job = None;
-                    new_data = Some(d);
+                    let d = Arc::new(d);
+                    // The complete analysis (and the checkpoints read with
+                    // it) go to the caches: the next open is immediate.
+                    let cps = self.built_checkpoints.take();
+                    self.save(session, Some(d.clone()), cps);
+                    self.set_data(d);
                 }
                 JobState::Failed => {
                     self.final_job = None;
@@ -567,15 +759,7 @@ impl TabModels {
             }
         }
         if let Some(d) = new_data {
-            // The previous snapshot may hold the last reference to a large
-            // data set: freed off the main loop.
-            if let Some(old) = self.data.replace(Arc::new(d)) {
-                drop_later(old);
-            }
-            self.generation += 1;
-            if self.selection.is_none() {
-                self.stats_dirty = true;
-            }
+            self.set_data(Arc::new(d));
         }
 
         self.poll_graphs(&mut u);
@@ -585,6 +769,19 @@ impl TabModels {
         self.poll_search(session, &mut u);
         self.poll_damage(session, &mut u);
         u
+    }
+
+    /// Makes `d` the data the views show.
+    fn set_data(&mut self, d: Arc<KernelData>) {
+        // The previous snapshot may hold the last reference to a large data
+        // set: freed off the main loop.
+        if let Some(old) = self.data.replace(d) {
+            drop_later(old);
+        }
+        self.generation += 1;
+        if self.selection.is_none() {
+            self.stats_dirty = true;
+        }
     }
 
     /// Reports the damaged streams the session met since the last poll
@@ -762,6 +959,42 @@ struct BackSearch {
 impl BackSearch {
     fn window_start(&self) -> Time {
         self.anchor.saturating_sub(self.offset)
+    }
+}
+
+/// What the caches hold for a traceset when its tab opens.
+#[derive(Default)]
+struct Cached {
+    /// The stored analysis, when valid for the traces as they are.
+    data: Option<KernelData>,
+    /// The cached checkpoints and seek index, when valid.
+    checkpoints: Option<Checkpoints>,
+    /// Why a store was not used, for the info bar (a damaged one: it is
+    /// rebuilt).
+    warnings: Vec<String>,
+}
+
+impl Cached {
+    /// Reads the analysis store and the checkpoint cache of `traceset` in
+    /// `dir` (a missing one is no warning; a stale one is expected after
+    /// the traces changed, reported on stderr only).
+    fn read(dir: &Path, traceset: &Arc<Traceset>) -> Cached {
+        let mut c = Cached::default();
+        match store::load(dir, &TracesetIdentity::of(traceset)) {
+            Ok(l) => c.data = Some(l.data),
+            Err(StoreError::Missing(_)) => {}
+            Err(e @ StoreError::Stale { .. }) => {
+                eprintln!("traceloom: warning: {e}; analysing again");
+            }
+            Err(e) => c.warnings.push(format!(
+                "The analysis store is unusable ({e}): analysing again"
+            )),
+        }
+        let fp = checkpoint::fingerprint(traceset);
+        if let Ok(cps) = checkpoint::load(&checkpoint::cache_path(dir, fp), fp) {
+            c.checkpoints = Some(cps);
+        }
+        c
     }
 }
 

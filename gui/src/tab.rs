@@ -816,6 +816,12 @@ impl Tab {
         self.update_progress(true);
     }
 
+    /// Whether the whole-trace analysis was read from the analysis store
+    /// (the traces were analysed before and have not changed).
+    pub fn analysis_from_store(&self) -> bool {
+        self.state.borrow().models.from_store()
+    }
+
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self) -> bool {
         let st = self.state.borrow();

@@ -210,5 +210,44 @@ pub(crate) fn background_pass(out: &mut Outcome) {
         },
     );
     window.close();
+    drop(tab);
+    pump(100);
+
+    // Reopened: the analysis comes from the store the pass wrote.
+    let opened = Instant::now();
+    let tab = Tab::open(
+        vec![dir.clone()],
+        Box::new(|e| eprintln!("background tab: {e}")),
+    )
+    .expect("reopen the generated trace");
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(&tab.widget));
+    window.present();
+    let complete = pump_until(|| {
+        stats_total(&tab) == summary.events
+            && histogram_total(&tab) == summary.events
+            && tab
+                .control_flow
+                .render()
+                .is_some_and(|r| r.tree().len() > 1)
+    });
+    let took = opened.elapsed();
+    out.check(
+        "reopen_shows_the_stored_analysis",
+        complete && tab.analysis_from_store(),
+        || {
+            format!(
+                "complete {complete} after {took:?}, from the store {}",
+                tab.analysis_from_store()
+            )
+        },
+    );
+    println!(
+        "background: reopened, complete analysis shown after {:.0} ms (from the store: {})",
+        took.as_secs_f64() * 1e3,
+        tab.analysis_from_store()
+    );
+    window.close();
     pump(100);
 }
