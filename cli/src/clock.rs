@@ -1,7 +1,7 @@
 //! Clock values as babeltrace2 2.0 converts and prints them.
 //!
 //! * [`ns_from_origin`]: cycles to nanoseconds from the clock's origin with
-//!   babeltrace2's arithmetic (the decoder's `traceloom_ctf::clock`).
+//!   babeltrace2's arithmetic (the decoder's `traceloom_ctf::decode::clock`).
 //! * [`WallClock`]: the `HH:MM:SS.nnnnnnnnn` / `SEC.nnnnnnnnn` text of
 //!   `sink.text.pretty`, in UTC or in the local time zone (through the C
 //!   library, like babeltrace2, so that `TZ` is honoured the same way).
@@ -17,7 +17,7 @@ const NS_PER_S: i64 = 1_000_000_000;
 /// Converts a clock value to ns from the clock's origin exactly as
 /// babeltrace2 2.0 does; `None` where babeltrace2 reports an overflow.
 pub fn ns_from_origin(clock: &ClockClass, cycles: u64) -> Option<i64> {
-    traceloom_ctf::clock::cycles_to_ns(clock, cycles)
+    traceloom_ctf::decode::clock::cycles_to_ns(clock, cycles)
 }
 
 /// How `sink.text.pretty` prints a wall-clock time.

@@ -1,12 +1,99 @@
-//! Errors of opening and reading a traceset. Reading errors name the stream
-//! file and the byte offset of the damage.
+//! Errors of opening and reading a traceset, and of the layers below:
+//! compiling metadata into decoders ([`CompileError`], [`SchemaError`]) and
+//! decoding fields ([`DecodeError`]). Reading errors name the stream file
+//! and the byte offset of the damage.
+//!
+//! A leaf of the crate: every layer reports through these types, and this
+//! module imports no other module of the crate.
 
 use std::path::PathBuf;
 
 use thiserror::Error;
+use traceloom_tsdl::ir::FieldPath;
 
-use crate::decode::DecodeErrorKind;
-use crate::schema::SchemaError;
+/// The metadata cannot be compiled into a decoder.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum CompileError {
+    /// A variant tag or sequence length path does not lead to a field.
+    #[error("{what} refers to a missing field ({path:?})")]
+    BadPath {
+        /// What the path was for.
+        what: &'static str,
+        /// The path.
+        path: FieldPath,
+    },
+    /// A variant tag is not an enumeration.
+    #[error("variant tag {0:?} is not an enumeration")]
+    TagNotEnum(FieldPath),
+    /// A sequence length is not an integer.
+    #[error("sequence length {0:?} is not an integer")]
+    LengthNotInt(FieldPath),
+    /// A floating-point type other than binary32/binary64.
+    #[error("unsupported floating point size {exp_dig}+{mant_dig} bits")]
+    UnsupportedFloat {
+        /// Exponent digits.
+        exp_dig: u32,
+        /// Mantissa digits.
+        mant_dig: u32,
+    },
+    /// An integer wider than 64 bits or of size 0.
+    #[error("unsupported integer size {0}")]
+    UnsupportedInt(u32),
+    /// Too many referenced fields or too many ops.
+    #[error("metadata too large to compile")]
+    TooLarge,
+}
+
+/// Why decoding failed, with the bit offset from the start of the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum DecodeErrorKind {
+    /// A field runs past the packet content.
+    #[error("field of {bits} bits runs past the end of the packet content")]
+    OutOfBounds {
+        /// Bits requested.
+        bits: u64,
+    },
+    /// A string has no terminating NUL before the packet content end.
+    #[error("unterminated string")]
+    UnterminatedString,
+    /// A sequence length that cannot fit in the packet content.
+    #[error("sequence/array length {0} does not fit in the packet content")]
+    BadLength(u64),
+    /// A variant tag value that selects no option.
+    #[error("variant tag value {0} selects no option")]
+    NoVariantOption(i64),
+}
+
+/// A decoding failure at `bit_offset` (from the start of the packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("{kind} at bit offset {bit_offset}")]
+pub struct DecodeError {
+    /// What went wrong.
+    pub kind: DecodeErrorKind,
+    /// Where, in bits from the start of the packet.
+    pub bit_offset: u64,
+}
+
+/// Why a trace class cannot be used.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum SchemaError {
+    /// A scope cannot be compiled.
+    #[error("stream class {stream}{}: {source}", event.map(|e| format!(", event class {e}")).unwrap_or_default())]
+    Compile {
+        /// Stream class id.
+        stream: u64,
+        /// Event class id, when the error is in an event class.
+        event: Option<u64>,
+        /// The error.
+        source: CompileError,
+    },
+    /// Integers of one stream class map to different clocks.
+    #[error("stream class {0} maps integers to more than one clock")]
+    SeveralClocks(u64),
+    /// A mapped clock is not declared.
+    #[error("clock {0:?} is not declared")]
+    UnknownClock(String),
+}
 
 /// What is wrong with the bytes of a stream file.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -2,41 +2,23 @@
 //! stream class and event class, event lookup tables and clocks.
 
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::clock::ClockConv;
-use crate::decode::{CompileError, Compiler, Program};
-use crate::plan::{FastEvents, Plan};
+use crate::classes::EventTable;
+use crate::decode::clock::ClockConv;
+use crate::decode::plan::{FastEvents, Plan};
+use crate::decode::{auto_clock_field, Compiler, Program};
+use crate::error::SchemaError;
+use crate::event::display_name;
 use traceloom_tsdl::ir::{ClockClass, EventClass, FieldType, Scope, TraceClass};
 
-/// Compiled event class.
+/// Compiled event class (its id is its key in [`EventTable`]).
 #[derive(Debug)]
 pub(crate) struct CompiledEvent {
-    pub(crate) class: Arc<EventClass>,
     /// Event context, `Mark { slot: 1 }`, payload.
     pub(crate) body: Program,
     /// `body` for the fast path, when it has one.
     pub(crate) body_plan: Option<Plan>,
-}
-
-/// Event classes of a stream class by id.
-#[derive(Debug)]
-pub(crate) enum EventTable {
-    /// Ids small enough for a vector.
-    Dense(Vec<Option<CompiledEvent>>),
-    /// Sparse ids.
-    Sparse(HashMap<u64, CompiledEvent>),
-}
-
-impl EventTable {
-    #[inline]
-    pub(crate) fn get(&self, id: u64) -> Option<&CompiledEvent> {
-        match self {
-            EventTable::Dense(v) => v.get(usize::try_from(id).ok()?)?.as_ref(),
-            EventTable::Sparse(m) => m.get(&id),
-        }
-    }
 }
 
 /// Compiled stream class.
@@ -52,7 +34,9 @@ pub(crate) struct CompiledStream {
     pub(crate) head: Program,
     /// `head` for the fast path, when it has one.
     pub(crate) head_plan: Option<Plan>,
-    pub(crate) events: EventTable,
+    pub(crate) events: EventTable<CompiledEvent>,
+    /// The event classes, what an [`crate::event::Event`] points back to.
+    pub(crate) classes: EventTable<Arc<EventClass>>,
     /// The byte-aligned events, decoded without the plans (`plan::fast`).
     pub(crate) fast: Option<FastEvents>,
     /// The only event class, used when the event header has no `id`.
@@ -73,37 +57,6 @@ pub(crate) struct CompiledTrace {
     pub(crate) packet_header: Program,
     pub(crate) header_nregs: usize,
     pub(crate) streams: BTreeMap<u64, CompiledStream>,
-}
-
-/// Why a trace class cannot be used.
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
-pub enum SchemaError {
-    /// A scope cannot be compiled.
-    #[error("stream class {stream}{}: {source}", event.map(|e| format!(", event class {e}")).unwrap_or_default())]
-    Compile {
-        /// Stream class id.
-        stream: u64,
-        /// Event class id, when the error is in an event class.
-        event: Option<u64>,
-        /// The error.
-        source: CompileError,
-    },
-    /// Integers of one stream class map to different clocks.
-    #[error("stream class {0} maps integers to more than one clock")]
-    SeveralClocks(u64),
-    /// A mapped clock is not declared.
-    #[error("clock {0:?} is not declared")]
-    UnknownClock(String),
-}
-
-/// Names of the fields babeltrace2 maps to the trace's only clock when the
-/// metadata maps them to none (`auto_map_fields_to_trace_clock_class`).
-pub(crate) fn auto_clock_field(scope: Scope, name: &str) -> bool {
-    match scope {
-        Scope::EventHeader => name == "timestamp",
-        Scope::PacketContext => name == "timestamp_begin" || name == "timestamp_end",
-        _ => false,
-    }
 }
 
 /// Collects the clock names integers of `ty` map to.
@@ -128,7 +81,7 @@ fn has_auto_clock_field(scope: Scope, ty: &FieldType) -> bool {
                 FieldType::Enum(e) => e.container.mapped_clock.is_none(),
                 _ => false,
             };
-            (unmapped_int && auto_clock_field(scope, crate::event::display_name(&f.name)))
+            (unmapped_int && auto_clock_field(scope, display_name(&f.name)))
                 || has_auto_clock_field(scope, &f.ty)
         }),
         FieldType::Variant(v) => v.options.iter().any(|o| has_auto_clock_field(scope, &o.ty)),
@@ -204,23 +157,15 @@ impl CompiledTrace {
                 compiled.push((
                     eid,
                     CompiledEvent {
-                        class: ec.clone(),
                         body_plan: Plan::compile(&body),
                         body,
                     },
                 ));
             }
             let max_id = sc.events.keys().next_back().copied().unwrap_or(0);
-            let events = if max_id < 1 << 16 {
-                let mut v: Vec<Option<CompiledEvent>> = Vec::new();
-                v.resize_with(max_id as usize + 1, || None);
-                for (eid, ce) in compiled {
-                    v[eid as usize] = Some(ce);
-                }
-                EventTable::Dense(v)
-            } else {
-                EventTable::Sparse(compiled.into_iter().collect())
-            };
+            let events = EventTable::new(max_id, compiled);
+            let classes =
+                EventTable::new(max_id, sc.events.iter().map(|(&id, ec)| (id, ec.clone())));
             let single_event = if sc.events.len() == 1 {
                 sc.events.keys().next().copied()
             } else {
@@ -232,7 +177,7 @@ impl CompiledTrace {
             let head_plan = Plan::compile(&head);
             let fast = head_plan
                 .as_ref()
-                .and_then(|p| FastEvents::compile(p, &events));
+                .and_then(|p| FastEvents::compile(p, &events, |ce| ce.body_plan.as_ref()));
             streams.insert(
                 id,
                 CompiledStream {
@@ -242,6 +187,7 @@ impl CompiledTrace {
                     head_plan,
                     head,
                     events,
+                    classes,
                     fast,
                     single_event,
                     nregs,

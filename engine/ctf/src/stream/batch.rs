@@ -2,68 +2,20 @@
 //! context values followed by every event's values, plus one small record
 //! per event. Packets whose context has a full 64-bit `timestamp_begin`
 //! are independent of each other, so batches can be decoded ahead on
-//! other threads ([`crate::prefetch`]); the stream reader then only walks
-//! records.
+//! other threads (the merge's prefetching); the stream reader then only
+//! walks records.
 
-use crate::clock::ClockConv;
-use crate::decode::{run, DecodeError, DecodeState, Program};
-use crate::error::{CorruptKind, ReadError};
-use crate::event::{FieldValue, Position};
-use crate::packet::{decode_packet_start, PacketInfo};
-use crate::plan::{exec, FastEvents, Plan};
-use crate::traceset::TracesetData;
+use crate::decode::clock::ClockConv;
+use crate::decode::plan::{exec, FastEvents, Plan};
+use crate::decode::{run, DecodeState, Program};
+use crate::error::{CorruptKind, DecodeError, ReadError};
+use crate::event::{EvRec, FieldValue, NO_NS};
+use crate::schema::CompiledTrace;
+use crate::stream::packet::{decode_packet_start, PacketInfo};
+use crate::stream::StreamData;
 
 /// A batch stops taking events beyond this many values.
 const MAX_BATCH_VALUES: usize = 1 << 22;
-
-/// One decoded event of a batch.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct EvRec {
-    /// Event class id.
-    pub(crate) id: u64,
-    /// Starts of the event header, stream event context, event context and
-    /// payload values, and the end of the payload values, in
-    /// `Batch::values`.
-    pub(crate) bounds: [u32; 5],
-    /// The event's timestamp (clock after its header).
-    pub(crate) cycles: u64,
-    /// The timestamp in ns, or [`NO_NS`] without a clock or on overflow
-    /// (see [`EvRec::ns`]).
-    pub(crate) ns_or_none: i64,
-    /// Bit offset of the event in its packet.
-    pub(crate) offset_bits: u64,
-    /// The clock before the event.
-    pub(crate) clock_before: u64,
-}
-
-/// [`EvRec::ns_or_none`] of an event without a time in ns. No time is
-/// `i64::MIN`: a conversion adds a non-negative count of ns to a base
-/// above it. (An `Option<i64>` took 8 bytes more per event, and with the
-/// index of the event, which is that of the batch's first plus its rank,
-/// the record shrank from 80 to 64 bytes: less memory traffic between the
-/// decoding threads and the merge.)
-pub(crate) const NO_NS: i64 = i64::MIN;
-
-impl EvRec {
-    /// The timestamp in ns (`None` without a clock or on overflow).
-    #[inline(always)]
-    pub(crate) fn ns(&self) -> Option<i64> {
-        (self.ns_or_none != NO_NS).then_some(self.ns_or_none)
-    }
-
-    /// The event's position, it being event `event_index` of packet
-    /// `packet` of stream `stream`.
-    #[inline]
-    pub(crate) fn position(&self, stream: usize, packet: usize, event_index: u64) -> Position {
-        Position {
-            stream,
-            packet,
-            event_index,
-            offset_bits: self.offset_bits,
-            clock_cycles: self.clock_before,
-        }
-    }
-}
 
 /// The decoded packet.
 #[derive(Debug, Default)]
@@ -208,14 +160,14 @@ fn fast_events(
     pos
 }
 
-/// Decodes packet `packet` of stream `stream` into `b`, the stream clock
-/// being `clock` before its header, from its first event or from
-/// `resume`, stopping after `max_events` events (then `b.next` tells where
-/// to go on). Errors end the batch (`b.error`).
+/// Decodes packet `packet` of stream `sd` of a trace compiled as `trace`
+/// into `b`, the stream clock being `clock` before its header, from its
+/// first event or from `resume`, stopping after `max_events` events (then
+/// `b.next` tells where to go on). Errors end the batch (`b.error`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_batch(
-    ts: &TracesetData,
-    stream: usize,
+    trace: &CompiledTrace,
+    sd: &StreamData,
     packet: usize,
     clock: u64,
     resume: Option<Resume>,
@@ -223,9 +175,8 @@ pub(crate) fn decode_batch(
     st: &mut DecodeState,
     b: &mut Batch,
 ) {
-    b.reset(stream, packet);
+    b.reset(sd.info.index, packet);
     b.packet_start = resume.is_none();
-    let sd = &ts.streams[stream];
     let info = sd.packets[packet];
     let map: &[u8] = &sd.maps[info.file as usize];
     let path = &sd.info.files[info.file as usize];
@@ -237,13 +188,7 @@ pub(crate) fn decode_batch(
     st.clock = clock;
     b.clock_before_packet = clock;
     b.end_clock = clock;
-    let (start, sc) = match decode_packet_start(
-        &ts.traces[sd.info.trace].compiled,
-        map,
-        info.offset,
-        st,
-        &mut b.values,
-    ) {
+    let (start, sc) = match decode_packet_start(trace, map, info.offset, st, &mut b.values) {
         Ok(x) => x,
         Err((at, kind)) => {
             b.error = Some(corrupt(info.offset + at, kind));
@@ -352,7 +297,7 @@ pub(crate) fn decode_batch(
         let (header_end, cycles) = st.marks[0];
         let sec_end = b.values.len() as u32;
         let id = st.event_id.or(sc.single_event);
-        let Some(ce) = id.and_then(|id| sc.events.get(id)) else {
+        let Some((class_id, ce)) = id.and_then(|id| sc.events.get(id).map(|ce| (id, ce))) else {
             b.values.truncate(h as usize);
             b.error = Some(corrupt(
                 info.offset + pos / 8,
@@ -382,7 +327,7 @@ pub(crate) fn decode_batch(
             }
         };
         b.events.push(EvRec {
-            id: ce.class.id,
+            id: class_id,
             bounds: [
                 h,
                 header_end as u32,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::decode::DecodeState;
 use crate::error::ReadError;
 use crate::event::FieldValue;
-use crate::packet::{decode_packet_start, PacketInfo};
 use crate::schema::CompiledTrace;
+use crate::stream::packet::{decode_packet_start, PacketInfo};
 
 /// LTTng packet index magic.
 pub const IDX_MAGIC: u32 = 0xC1F1_DCC1;

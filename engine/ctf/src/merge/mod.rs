@@ -8,7 +8,10 @@
 //! the smallest head, it is read again without touching the heap.
 //!
 //! The cursor is a lending iterator: a [`Message`] borrows the cursor until
-//! the next call to [`Cursor::next`].
+//! the next call to [`Cursor::next`]. Its stream readers take their batches
+//! from `prefetch`, which decodes them ahead on worker threads. The top
+//! layer of the crate: [`Traceset::messages`] and
+//! [`Traceset::messages_between`] are defined here.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,9 +19,11 @@ use std::sync::Arc;
 
 use crate::error::ReadError;
 use crate::event::{Message, Position};
-use crate::prefetch::Decoders;
-use crate::stream::{Head, StreamReader};
-use crate::traceset::{Traceset, TracesetData};
+use crate::fs::traceset::{Traceset, TracesetData};
+use crate::stream::reader::{Head, StreamReader};
+use prefetch::Decoders;
+
+mod prefetch;
 
 /// Ordering key of a stream's head: `(ns, rank, stream)`, smallest first,
 /// packed in one integer that orders the same (see [`key`]): comparing
@@ -149,8 +154,22 @@ pub struct Cursor<'a> {
     hi: i64,
 }
 
+impl Traceset {
+    /// A cursor over all messages in time order.
+    pub fn messages(&self) -> Cursor<'_> {
+        Cursor::new(self, None, None)
+    }
+
+    /// A cursor over the messages whose time is within `[begin, end]` ns
+    /// (either bound optional), starting directly at the right packet of
+    /// each stream (binary search of the packet index).
+    pub fn messages_between(&self, begin: Option<i64>, end: Option<i64>) -> Cursor<'_> {
+        Cursor::new(self, begin, end)
+    }
+}
+
 impl<'a> Cursor<'a> {
-    pub(crate) fn new(ts: &'a Traceset, begin: Option<i64>, end: Option<i64>) -> Self {
+    fn new(ts: &'a Traceset, begin: Option<i64>, end: Option<i64>) -> Self {
         let starts: Vec<Position> = ts
             .streams
             .iter()
@@ -188,7 +207,11 @@ impl<'a> Cursor<'a> {
         let data: &'a TracesetData = &ts.data;
         let readers: Vec<StreamReader<'a>> = starts
             .iter()
-            .map(|p| StreamReader::new(data, p.stream, *p))
+            .map(|p| {
+                let sd = &data.streams[p.stream];
+                let trace = &data.traces[sd.info.trace].info;
+                StreamReader::new(trace, sd, data.stream_class(sd), *p)
+            })
             .collect();
         // More workers than streams would only wait.
         let threads = ts
@@ -272,7 +295,7 @@ impl<'a> Cursor<'a> {
     /// Advances stream `s` past messages before `begin`; returns its key.
     fn advance(&mut self, s: usize) -> Option<Key> {
         loop {
-            self.readers[s].advance(&self.decoders.shared);
+            self.readers[s].advance(&*self.decoders.shared);
             let k = self.head_key(s)?;
             if let (Some(b), Head::Event | Head::Lost(_)) = (self.begin, self.readers[s].head) {
                 if self.readers[s].ns.is_some_and(|ns| ns < b) {

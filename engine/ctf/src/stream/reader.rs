@@ -1,17 +1,25 @@
 //! Reading the messages of one stream: walking the events of its decoded
-//! batches (`batch.rs`) and deriving the lost-records messages from
-//! consecutive packet contexts.
+//! batches (`batch`), taken from a [`BatchSource`], and deriving the
+//! lost-records messages from consecutive packet contexts.
 
 use std::collections::BTreeMap;
 
-use crate::batch::Batch;
 use crate::error::ReadError;
 use crate::event::{Discarded, Event, EventData, Message, Position};
-use crate::packet::PacketInfo;
-use crate::prefetch::Shared;
 use crate::schema::CompiledStream;
-use crate::traceset::{StreamData, TraceData, TracesetData};
+use crate::stream::batch::Batch;
+use crate::stream::packet::PacketInfo;
+use crate::stream::StreamData;
+use crate::trace::TraceInfo;
 use traceloom_tsdl::ir::StreamClass;
+
+/// Where stream readers take their batches from: the merge's decoders,
+/// which decode them ahead on worker threads or on the spot.
+pub(crate) trait BatchSource {
+    /// Takes the next batch of stream `stream` into `out` (the previous
+    /// content of `out` is recycled); `false` when the stream is finished.
+    fn next_batch(&self, stream: usize, out: &mut Batch) -> bool;
+}
 
 /// Placeholder for the stream class of a stream whose class is missing
 /// (such a stream has no events to show).
@@ -118,16 +126,19 @@ pub(crate) struct StreamReader<'a> {
 }
 
 impl<'a> StreamReader<'a> {
-    /// A reader of stream `stream` starting at `start` (as if everything
-    /// before had been read: lost-records references are rebuilt from the
-    /// packets before).
-    pub(crate) fn new(data: &'a TracesetData, stream: usize, start: Position) -> Self {
-        let sd = &data.streams[stream];
-        let trace: &TraceData = &data.traces[sd.info.trace];
-        let sc = data.stream_class(sd);
-        let ir_sc = trace.info.class.streams.get(&sd.info.class_id);
+    /// A reader of stream `sd` of trace `trace`, whose compiled stream
+    /// class is `sc` (`None`: missing from the metadata), starting at
+    /// `start` (as if everything before had been read: lost-records
+    /// references are rebuilt from the packets before).
+    pub(crate) fn new(
+        trace: &'a TraceInfo,
+        sd: &'a StreamData,
+        sc: Option<&'a CompiledStream>,
+        start: Position,
+    ) -> Self {
+        let ir_sc = trace.class.streams.get(&sd.info.class_id);
         let mut r = StreamReader {
-            stream,
+            stream: sd.info.index,
             sd,
             sc,
             batch: Batch::default(),
@@ -143,10 +154,10 @@ impl<'a> StreamReader<'a> {
             error: None,
             index_error_done: false,
             ev: EventData {
-                trace: &trace.info,
+                trace,
                 stream: &sd.info,
                 stream_class: ir_sc.unwrap_or(&EMPTY_STREAM_CLASS),
-                compiled: sc,
+                classes: sc.map(|sc| &sc.classes),
                 clock: sc.and_then(|sc| sc.clock.as_ref()),
                 packet: &[],
                 header_values: 0,
@@ -256,7 +267,7 @@ impl<'a> StreamReader<'a> {
 
     /// Decodes the next message into the reader's head.
     #[inline]
-    pub(crate) fn advance(&mut self, shared: &Shared) {
+    pub(crate) fn advance(&mut self, batches: &impl BatchSource) {
         // The common case first: the next event of the current batch, no
         // lost-records message pending.
         if self.has_batch && self.queue[0].is_none() {
@@ -267,7 +278,7 @@ impl<'a> StreamReader<'a> {
                 return;
             }
         }
-        self.advance_slow(shared);
+        self.advance_slow(batches);
     }
 
     /// Whether the next [`StreamReader::advance`] takes a new batch from
@@ -280,7 +291,7 @@ impl<'a> StreamReader<'a> {
     }
 
     /// [`StreamReader::advance`] at batch and packet boundaries.
-    fn advance_slow(&mut self, shared: &Shared) {
+    fn advance_slow(&mut self, batches: &impl BatchSource) {
         if matches!(self.head, Head::Error | Head::End) {
             self.head = Head::End;
             return;
@@ -310,7 +321,7 @@ impl<'a> StreamReader<'a> {
                 }
                 self.has_batch = false;
             }
-            if !shared.next_batch(self.stream, &mut self.batch) {
+            if !batches.next_batch(self.stream, &mut self.batch) {
                 if !self.index_error_done {
                     self.index_error_done = true;
                     if let Some(e) = self.sd.index_error() {

@@ -1,5 +1,6 @@
-//! The public entry point: open traces, index their streams, and read the
-//! merged message sequence through a [`Cursor`].
+//! The public entry point: open traces and index their streams. Reading
+//! the merged message sequence ([`Traceset::messages`], a
+//! [`Cursor`](crate::Cursor)) is the merge layer's, above this one.
 //!
 //! ```no_run
 //! use traceloom_ctf::{Message, Traceset};
@@ -21,12 +22,12 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::discover::{discover, Duplicate};
-use crate::error::{CorruptKind, OpenError, ReadError};
-use crate::index::{index_file, FileIndex};
-use crate::merge::Cursor;
-use crate::packet::PacketInfo;
+use crate::error::{OpenError, ReadError};
+use crate::fs::discover::{discover, Duplicate};
 use crate::schema::{CompiledStream, CompiledTrace};
+use crate::stream::index::{index_file, FileIndex};
+use crate::stream::packet::PacketInfo;
+use crate::stream::{FileBytes, StreamData};
 use crate::trace::{StreamInfo, TraceInfo};
 use traceloom_tsdl::ir::{EnvValue, TraceClass};
 
@@ -35,53 +36,6 @@ use traceloom_tsdl::ir::{EnvValue, TraceClass};
 pub(crate) struct TraceData {
     pub(crate) info: TraceInfo,
     pub(crate) compiled: CompiledTrace,
-}
-
-/// A stream file's bytes.
-#[derive(Debug)]
-pub(crate) enum FileBytes {
-    Mapped(Mmap),
-    /// Used for files that cannot be mapped (empty).
-    Empty,
-}
-
-impl std::ops::Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Mapped(m) => m,
-            FileBytes::Empty => &[],
-        }
-    }
-}
-
-/// A stream with its files and packet index.
-#[derive(Debug)]
-pub(crate) struct StreamData {
-    pub(crate) info: StreamInfo,
-    pub(crate) maps: Vec<FileBytes>,
-    /// Packets in reading order (all files merged by `timestamp_begin`).
-    pub(crate) packets: Vec<PacketInfo>,
-    /// Damage found while indexing: reported after the good packets.
-    pub(crate) index_error: Option<(PathBuf, u64, CorruptKind)>,
-    /// Position in babeltrace2's tie-break order for equal timestamps.
-    pub(crate) rank: u32,
-    /// The stream id is assigned in order (babeltrace2 does so for files
-    /// without an instance id or without a first timestamp).
-    pub(crate) auto_id: bool,
-}
-
-impl StreamData {
-    /// The indexing error as a [`ReadError`].
-    pub(crate) fn index_error(&self) -> Option<ReadError> {
-        self.index_error
-            .as_ref()
-            .map(|(path, offset, kind)| ReadError::Corrupt {
-                path: path.clone(),
-                offset: *offset,
-                kind: kind.clone(),
-            })
-    }
 }
 
 /// The traces and streams of a [`Traceset`], shared with decoding threads.
@@ -361,18 +315,6 @@ impl Traceset {
             .filter_map(|p| p.end_ns)
             .max()?;
         Some((b, e))
-    }
-
-    /// A cursor over all messages in time order.
-    pub fn messages(&self) -> Cursor<'_> {
-        Cursor::new(self, None, None)
-    }
-
-    /// A cursor over the messages whose time is within `[begin, end]` ns
-    /// (either bound optional), starting directly at the right packet of
-    /// each stream (binary search of the packet index).
-    pub fn messages_between(&self, begin: Option<i64>, end: Option<i64>) -> Cursor<'_> {
-        Cursor::new(self, begin, end)
     }
 }
 

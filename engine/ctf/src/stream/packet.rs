@@ -81,7 +81,7 @@ fn uuid_matches(root: &FieldRef<'_>, expected: &[u8; 16]) -> bool {
     n == 16
 }
 
-fn decode_err(e: crate::decode::DecodeError) -> (u64, CorruptKind) {
+fn decode_err(e: crate::error::DecodeError) -> (u64, CorruptKind) {
     (e.bit_offset / 8, CorruptKind::Decode(e.kind))
 }
 

@@ -1,7 +1,21 @@
-//! Field decoding: each scope's [`FieldType`] tree is compiled once into a
-//! flat list of `Op`s that a small interpreter runs over the packet bytes,
-//! producing the flat pre-order [`FieldValue`] list described in
-//! [`crate::event`].
+//! Field decoding, the layer below the streams: each scope's [`FieldType`]
+//! tree is compiled once into a `Program`, a flat list of `Op`s, and run
+//! over the packet bytes to produce the flat pre-order [`FieldValue`] list
+//! described in [`crate::event`]. Three paths run a program:
+//!
+//! * `run`, this module's interpreter: every layout, and every kind of
+//!   damage reported with its bit offset;
+//! * `plan::exec`: the program re-encoded as a `Plan` of small steps for
+//!   the shapes real traces use; it only says whether it succeeded, and on
+//!   failure the caller runs the interpreter afresh;
+//! * `plan::FastEvents`: byte-aligned events (LTTng's) decoded in one go,
+//!   from runs of fields at byte offsets fixed at compile time.
+//!
+//! The program is the one description of a layout the three share: a plan
+//! is compiled from it step for op (same alignments, reads and side
+//! effects), the fast layouts from the plans, and property tests check both
+//! against the interpreter on random bytes. [`bits`] reads bit fields,
+//! [`clock`] does babeltrace2's clock arithmetic.
 //!
 //! Variant tags and sequence lengths are [`FieldPath`]s to earlier fields.
 //! Every referenced field gets a *register*: the op that decodes it also
@@ -16,12 +30,15 @@
 
 use std::collections::HashMap;
 
-use thiserror::Error;
-
-use crate::bits::{align_up, read_float, read_uint, sign_extend};
-use crate::clock::update_clock;
+use crate::error::{CompileError, DecodeError, DecodeErrorKind};
 use crate::event::{is_text_element, FieldValue};
+use bits::{align_up, read_float, read_uint, sign_extend};
+use clock::update_clock;
 use traceloom_tsdl::ir::{ByteOrder, EnumType, FieldPath, FieldType, IntegerType, Scope};
+
+pub mod bits;
+pub mod clock;
+pub(crate) mod plan;
 
 /// No register.
 pub(crate) const NO_REG: u16 = u16::MAX;
@@ -221,7 +238,7 @@ impl VariantTable {
     }
 
     /// The same table with the option starts mapped through `f` (for a
-    /// re-encoding of the program, see [`crate::plan`]).
+    /// re-encoding of the program, see [`crate::decode::plan`]).
     pub(crate) fn relocated(&self, f: impl Fn(u32) -> u32) -> VariantTable {
         VariantTable {
             starts: self.starts.iter().map(|&s| f(s)).collect(),
@@ -335,67 +352,14 @@ impl Program {
     }
 }
 
-/// The metadata cannot be compiled into a decoder.
-#[derive(Debug, Clone, Error, PartialEq, Eq)]
-pub enum CompileError {
-    /// A variant tag or sequence length path does not lead to a field.
-    #[error("{what} refers to a missing field ({path:?})")]
-    BadPath {
-        /// What the path was for.
-        what: &'static str,
-        /// The path.
-        path: FieldPath,
-    },
-    /// A variant tag is not an enumeration.
-    #[error("variant tag {0:?} is not an enumeration")]
-    TagNotEnum(FieldPath),
-    /// A sequence length is not an integer.
-    #[error("sequence length {0:?} is not an integer")]
-    LengthNotInt(FieldPath),
-    /// A floating-point type other than binary32/binary64.
-    #[error("unsupported floating point size {exp_dig}+{mant_dig} bits")]
-    UnsupportedFloat {
-        /// Exponent digits.
-        exp_dig: u32,
-        /// Mantissa digits.
-        mant_dig: u32,
-    },
-    /// An integer wider than 64 bits or of size 0.
-    #[error("unsupported integer size {0}")]
-    UnsupportedInt(u32),
-    /// Too many referenced fields or too many ops.
-    #[error("metadata too large to compile")]
-    TooLarge,
-}
-
-/// Why decoding failed, with the bit offset from the start of the packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-pub enum DecodeErrorKind {
-    /// A field runs past the packet content.
-    #[error("field of {bits} bits runs past the end of the packet content")]
-    OutOfBounds {
-        /// Bits requested.
-        bits: u64,
-    },
-    /// A string has no terminating NUL before the packet content end.
-    #[error("unterminated string")]
-    UnterminatedString,
-    /// A sequence length that cannot fit in the packet content.
-    #[error("sequence/array length {0} does not fit in the packet content")]
-    BadLength(u64),
-    /// A variant tag value that selects no option.
-    #[error("variant tag value {0} selects no option")]
-    NoVariantOption(i64),
-}
-
-/// A decoding failure at `bit_offset` (from the start of the packet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-#[error("{kind} at bit offset {bit_offset}")]
-pub struct DecodeError {
-    /// What went wrong.
-    pub kind: DecodeErrorKind,
-    /// Where, in bits from the start of the packet.
-    pub bit_offset: u64,
+/// Names of the fields babeltrace2 maps to the trace's only clock when the
+/// metadata maps them to none (`auto_map_fields_to_trace_clock_class`).
+pub(crate) fn auto_clock_field(scope: Scope, name: &str) -> bool {
+    match scope {
+        Scope::EventHeader => name == "timestamp",
+        Scope::PacketContext => name == "timestamp_begin" || name == "timestamp_end",
+        _ => false,
+    }
 }
 
 /// Mutable decoding state shared by the programs of one stream: registers,
@@ -1246,8 +1210,7 @@ impl Builder<'_, '_> {
         }
         let mut flags = 0;
         let name = name.map(crate::event::display_name);
-        let auto = self.c.auto_clock
-            && name.is_some_and(|n| crate::schema::auto_clock_field(self.scope, n));
+        let auto = self.c.auto_clock && name.is_some_and(|n| auto_clock_field(self.scope, n));
         if i.mapped_clock.is_some() || auto {
             // babeltrace2 removes the clock mapping of the packet context's
             // `timestamp_end`: the clock must not jump to the packet end

@@ -15,7 +15,7 @@
 //! (same alignment, reads and side effects, step for op), and a property
 //! test checks it on random bytes.
 
-use crate::bits::{read_float, read_uint, sign_extend};
+use crate::decode::bits::{read_float, read_uint, sign_extend};
 use crate::decode::{
     DecodeState, Op, Program, VariantTable, FLAG_CLOCK, FLAG_EVENT_ID, MAX_SCOPE_VALUES, NO_REG,
 };
@@ -84,7 +84,7 @@ enum Kind {
 
 /// Big-endian flag of the `*Bits` and `Float` kinds, in `Step::flags`.
 const BIG: u8 = 0x80;
-/// The decode flags (clock, event id) of `decode.rs`, in `Step::flags`.
+/// The decode flags (clock, event id) of `decode`, in `Step::flags`.
 const SIDE_EFFECTS: u8 = 0x7f;
 
 /// One step: 12 bytes.
@@ -99,7 +99,7 @@ struct Step {
     mask: u32,
     /// Kind-dependent argument (see [`Kind`]).
     arg: u32,
-    /// Decode flags of `decode.rs` (clock, event id) and [`BIG`].
+    /// Decode flags of `decode` (clock, event id) and [`BIG`].
     flags: u8,
 }
 
@@ -568,7 +568,7 @@ fn header(
         st.event_id = Some(id);
         out.push(FieldValue::Variant(u64::from(h.short)));
         out.push(FieldValue::UInt(time));
-        st.clock = crate::clock::update_clock_masked(st.clock, time, mask);
+        st.clock = crate::decode::clock::update_clock_masked(st.clock, time, mask);
         return Some(at + len);
     }
     let (pos, tag) = int_step(&h.tag, data, pos, st, out)?;

@@ -23,9 +23,9 @@
 use std::mem::MaybeUninit;
 
 use super::{bytes_at, find_nul, int_run, read_int, Form, Header, Kind, Plan, Step};
+use crate::classes::EventTable;
 use crate::decode::{DecodeState, NO_REG};
 use crate::event::FieldValue;
-use crate::schema::EventTable;
 
 /// A field of a [`Run`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -373,10 +373,14 @@ pub(crate) struct FastEvent {
 
 impl FastEvents {
     /// The byte-aligned events of a stream class whose head plan is
-    /// `head` and whose event classes are `events`, or `None` when its
-    /// header or stream event context is not byte-aligned (or no event
-    /// class is).
-    pub(crate) fn compile(head: &Plan, events: &EventTable) -> Option<FastEvents> {
+    /// `head` and whose event classes are `events` (`body_plan` gives an
+    /// event class's body plan, if it has one), or `None` when its header
+    /// or stream event context is not byte-aligned (or no event class is).
+    pub(crate) fn compile<T>(
+        head: &Plan,
+        events: &EventTable<T>,
+        body_plan: impl Fn(&T) -> Option<&Plan>,
+    ) -> Option<FastEvents> {
         let EventTable::Dense(classes) = events else {
             return None;
         };
@@ -404,15 +408,16 @@ impl FastEvents {
         }
         let bodies: Vec<Option<Body>> = classes
             .iter()
-            .map(|ce| {
-                let ce = ce.as_ref()?;
-                let plan = ce.body_plan.as_ref()?;
+            .enumerate()
+            .map(|(id, ce)| {
+                let plan = body_plan(ce.as_ref()?)?;
                 let layout = Layout::of(&plan.steps, plan.pre_mark, plan.post_mark)?;
                 let [None, Some(mark)] = layout.marks else {
                     return None;
                 };
                 Some(Body {
-                    class_id: ce.class.id,
+                    // A dense table's index is the class id.
+                    class_id: id as u64,
                     fixed: head_layout.is_fixed() && layout.is_fixed(),
                     layout,
                     mark,
@@ -498,7 +503,7 @@ impl FastEvents {
         end: usize,
         [header_end, sec_end]: [u32; 2],
     ) -> FastEvent {
-        st.clock = crate::clock::update_clock_masked(st.clock, u64::from(time), mask);
+        st.clock = crate::decode::clock::update_clock_masked(st.clock, u64::from(time), mask);
         FastEvent {
             end: end as u64 * 8,
             class_id: body.class_id,
@@ -573,11 +578,12 @@ mod tests {
         let after_head = run(&sc.head, data, pos, st, out).ok()?;
         let (header_end, cycles) = st.marks[0];
         let sec_end = out.len() as u32;
-        let ce = sc.events.get(st.event_id?)?;
+        let id = st.event_id?;
+        let ce = sc.events.get(id)?;
         let end = run(&ce.body, data, after_head, st, out).ok()?;
         Some(FastEvent {
             end,
-            class_id: ce.class.id,
+            class_id: id,
             cycles,
             marks: [header_end as u32, sec_end, st.marks[1].0 as u32],
         })

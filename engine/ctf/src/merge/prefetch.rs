@@ -19,10 +19,11 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::batch::{decode_batch, Batch, Resume};
 use crate::decode::DecodeState;
 use crate::event::Position;
-use crate::traceset::TracesetData;
+use crate::fs::traceset::TracesetData;
+use crate::stream::batch::{decode_batch, Batch, Resume};
+use crate::stream::reader::BatchSource;
 
 /// Decoded batches kept ahead per stream.
 pub(crate) const QUEUE_CAP: usize = 3;
@@ -83,13 +84,14 @@ impl Producer {
     /// Decodes the next batch into `b`; `false` when the stream has no more
     /// packets.
     fn produce(&mut self, data: &TracesetData, b: &mut Batch) -> bool {
-        if self.done || self.next_packet >= data.streams[self.stream].packets.len() {
+        let sd = &data.streams[self.stream];
+        if self.done || self.next_packet >= sd.packets.len() {
             self.done = true;
             return false;
         }
         decode_batch(
-            data,
-            self.stream,
+            &data.traces[sd.info.trace].compiled,
+            sd,
             self.next_packet,
             self.clock,
             self.resume,
@@ -279,6 +281,13 @@ impl Shared {
                 None => g = self.wait(g),
             }
         }
+    }
+}
+
+impl BatchSource for Shared {
+    #[inline]
+    fn next_batch(&self, stream: usize, out: &mut Batch) -> bool {
+        Shared::next_batch(self, stream, out)
     }
 }
 
