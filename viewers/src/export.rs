@@ -1,7 +1,7 @@
 //! PNG and SVG export of any render, without a display: what
 //! `traceloom export` and the GUI's export menu call.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::draw::{
     paint_histogram, paint_statistics, paint_time_graph, CairoCanvas, CairoMeasure, Canvas,
@@ -18,19 +18,34 @@ pub enum ExportError {
     #[error("cairo: {0}")]
     Cairo(#[from] cairo::Error),
     /// Encoding the PNG or SVG stream failed.
-    #[error("encoding: {0}")]
-    Encode(String),
+    #[error("encoding {0}")]
+    Encode(#[from] EncodeError),
     /// Writing the file failed.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
-        path: String,
+        path: PathBuf,
         /// The error.
+        #[source]
         source: std::io::Error,
     },
     /// The requested size is empty or beyond cairo's limit (32767 px).
     #[error("cannot export an image of {0}×{1} pixels (1 to 32767 per side)")]
     Size(u32, u32),
+}
+
+/// Why cairo could not encode a figure's PNG or SVG stream.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// Writing the PNG stream failed (in cairo or in the writer).
+    #[error("PNG: {0}")]
+    Png(#[source] cairo::IoError),
+    /// Finishing cairo's SVG stream failed in the writer.
+    #[error("SVG: {0}")]
+    Svg(#[source] std::io::Error),
+    /// cairo handed back another stream than the one it was given.
+    #[error("SVG: cairo returned an unexpected stream")]
+    UnexpectedSvgStream,
 }
 
 /// A render with everything needed to draw it.
@@ -194,9 +209,7 @@ pub fn render_png(
     }
     surface.flush();
     let mut out = Vec::new();
-    surface
-        .write_to_png(&mut out)
-        .map_err(|e| ExportError::Encode(e.to_string()))?;
+    surface.write_to_png(&mut out).map_err(EncodeError::Png)?;
     Ok(out)
 }
 
@@ -229,16 +242,16 @@ pub fn render_svg_cairo(
     }
     let stream = surface
         .finish_output_stream()
-        .map_err(|e| ExportError::Encode(e.error.to_string()))?;
+        .map_err(|e| EncodeError::Svg(e.error))?;
     let bytes = stream
         .downcast::<Vec<u8>>()
-        .map_err(|_| ExportError::Encode("cairo returned an unexpected SVG stream".into()))?;
+        .map_err(|_| EncodeError::UnexpectedSvgStream)?;
     Ok(*bytes)
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
     std::fs::write(path, bytes).map_err(|source| ExportError::Io {
-        path: path.display().to_string(),
+        path: path.to_path_buf(),
         source,
     })
 }

@@ -704,7 +704,11 @@ fn bad_sizes_are_errors() {
         std::path::Path::new("/nonexistent/x.png"),
     )
     .unwrap_err();
-    assert!(matches!(err, ExportError::Io { .. }), "{err}");
+    assert!(
+        matches!(&err, ExportError::Io { path, .. } if path == std::path::Path::new("/nonexistent/x.png")),
+        "{err}"
+    );
+    assert!(std::error::Error::source(&err).is_some(), "{err}");
 }
 
 #[test]
