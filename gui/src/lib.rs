@@ -13,6 +13,7 @@ pub mod models;
 pub mod screenshot;
 pub mod stalls;
 pub mod tab;
+pub mod time_text;
 pub mod views;
 pub mod worker;
 

@@ -47,7 +47,7 @@ use traceloom_viewers::time::format_duration;
 use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
 
 use crate::stalls;
-use crate::tab::format_time;
+use crate::time_text::format_time;
 use crate::views::drop_later;
 use crate::views::eventlist::{ListMove, ListRow, DEFAULT_PAGE};
 use crate::worker::{Job, JobState};

@@ -34,12 +34,12 @@ use gtk4::prelude::*;
 use traceloom_engine::request::{Budget, ServiceStatus};
 use traceloom_filter::Filter;
 use traceloom_viewers::model::Session;
-use traceloom_viewers::time::{format_absolute, AbsoluteTimeFormat};
 use traceloom_viewers::PresentationConfig;
 
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::models::{ListModels, ListPage, Search, TabModels};
 use crate::stalls;
+use crate::time_text::{format_time, parse_time};
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
 use crate::views::statistics::StatisticsView;
@@ -139,20 +139,6 @@ pub struct Tab {
     input: Rc<Cell<bool>>,
     /// What a frame of the window costs lately ([`watch_frame_cost`]).
     frame_cost: Rc<Cell<Duration>>,
-}
-
-/// Writes a time as the time bar shows it.
-pub fn format_time(t: Time) -> String {
-    format_absolute(t, AbsoluteTimeFormat::ClockUtc, 9)
-}
-
-/// Parses a time typed in the time bar: `HH:MM[:SS[.ns]]` (UTC time of day
-/// on the trace's first day), `YYYY-MM-DD HH:MM:SS.ns`, or seconds since
-/// the Epoch `SEC[.ns]` (the command line's `--begin` syntax).
-pub fn parse_time(text: &str, first: Time) -> Result<Time, String> {
-    let spec = traceloom_base::timespec::parse(text.trim(), true).map_err(|e| e.to_string())?;
-    spec.resolve(first, true)
-        .ok_or_else(|| format!("{text}: not a representable time"))
 }
 
 /// `window` zoomed by `factor` around `anchor`, kept at least [`MIN_SPAN`]
