@@ -590,7 +590,7 @@ fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
 
 /// `t` as the time bar writes it.
 fn tab_time(t: Time) -> String {
-    traceloom_gui::tab::format_time(t)
+    traceloom_gui::time_text::format_time(t)
 }
 
 /// Median and worst of `d` (sorted in place).
