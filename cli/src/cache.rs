@@ -222,8 +222,8 @@ pub fn run_index(
         )?,
     }
     // A store built from damaged streams holds what could be read: say
-    // so, as every reading command does.
-    crate::report_stream_errors(session.errors(), out, err)
+    // so, as every reading command does (the store records the damage).
+    crate::report_damage(session.errors(), &data.damage, out, err)
 }
 
 /// Whether the files a store was computed from are still as they were.

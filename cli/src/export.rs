@@ -137,9 +137,13 @@ pub fn run_export(
     let (b, e) = resolve_range(args.begin.as_deref(), args.end.as_deref(), span)?;
     let range = TimeRange::new(b, e);
     let whole = (b, e) == span && args.filter.is_none();
+    // The damage met by the pass that built the store, when figures come
+    // from it (this read does not meet it).
+    let mut damage = Vec::new();
     match args.view {
         View::Controlflow | View::Resources => {
             let data = cache::analysis(&mut session, &args.cache, progress, err)?;
+            damage.clone_from(&data.damage);
             let config = traceloom_viewers::model::resources::presentation();
             let render = if args.view == View::Controlflow {
                 ControlFlowModel::new(data).render(range, args.width)
@@ -158,6 +162,7 @@ pub fn run_export(
             };
             let render = match stored {
                 Some(d) => {
+                    damage = d.damage;
                     let lost = histogram::lost_events(session.traceset());
                     d.histogram.render(range, bins, &lost)
                 }
@@ -188,7 +193,10 @@ pub fn run_export(
                 None
             };
             let st = match stored {
-                Some(d) => d.stats,
+                Some(d) => {
+                    damage = d.damage;
+                    d.stats
+                }
                 None => {
                     compute_with_progress(&mut session, (b, e), args.filter.as_deref(), progress)?
                 }
@@ -199,7 +207,7 @@ pub fn run_export(
         }
     }
     writeln!(out, "{}", args.output.display())?;
-    crate::report_stream_errors(session.errors(), out, err)
+    crate::report_damage(session.errors(), &damage, out, err)
 }
 
 fn export_paje(

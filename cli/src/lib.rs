@@ -35,6 +35,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use traceloom_ctf::event::{Event, Message};
 use traceloom_ctf::{Cursor, Traceset};
+use traceloom_viewers::model::damage::StreamDamage;
 
 use crate::clock::WallOptions;
 use crate::filter::EventFilter;
@@ -848,6 +849,30 @@ pub(crate) fn report_stream_errors(
     let mut report = StreamErrors(0);
     for e in errors {
         report.report(&e.to_string(), out, err)?;
+    }
+    report.finish()
+}
+
+/// [`report_stream_errors`] for a command that may have taken its figures
+/// from the analysis store: `stored` is the damage the pass that built the
+/// store met (this read may meet none of it). Each damaged stream is
+/// reported once.
+pub(crate) fn report_damage(
+    errors: &[traceloom_ctf::ReadError],
+    stored: &[StreamDamage],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let mut report = StreamErrors(0);
+    let mut seen = std::collections::HashSet::new();
+    let texts = errors
+        .iter()
+        .map(|e| e.to_string())
+        .chain(stored.iter().map(|d| d.message.clone()));
+    for text in texts {
+        if seen.insert(text.clone()) {
+            report.report(&text, out, err)?;
+        }
     }
     report.finish()
 }

@@ -133,9 +133,13 @@ pub fn run_stats(
     } else {
         None
     };
-    let st = match stored {
-        Some(summary) => summary.stats,
-        None => compute_with_progress(&mut session, range, args.filter.as_deref(), progress)?,
+    // Figures from the store come with the damage its pass met.
+    let (st, damage) = match stored {
+        Some(summary) => (summary.stats, summary.damage),
+        None => (
+            compute_with_progress(&mut session, range, args.filter.as_deref(), progress)?,
+            Vec::new(),
+        ),
     };
     if args.json {
         out.write_all(st.to_json().as_bytes())?;
@@ -143,5 +147,5 @@ pub fn run_stats(
         out.write_all(st.to_text().as_bytes())?;
     }
     out.flush()?;
-    crate::report_stream_errors(session.errors(), out, err)
+    crate::report_damage(session.errors(), &damage, out, err)
 }

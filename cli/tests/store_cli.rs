@@ -153,3 +153,68 @@ fn a_damaged_store_is_not_used_and_said_so() {
         "{err} {out}"
     );
 }
+
+/// A copy of the CTF trace `src` at `dst`.
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// `stats` and `export` served from a store built from a damaged stream
+/// still name the file and byte offset and exit 1: the store records the
+/// damage its pass met (they read nothing of the streams this time).
+#[test]
+fn commands_served_from_a_store_report_its_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let cache = s(&cache);
+    let trace = tmp.path().join("trace");
+    copy_dir(&traceloom_testdata::ctf("tracecompass/bug446190"), &trace);
+    // Damage in the middle of a packet: met by a full read only, not by
+    // opening the trace (which frames packets through its index).
+    let stream = trace.join("channel0_1");
+    let mut bytes = std::fs::read(&stream).unwrap();
+    let at = bytes.len() / 2 + 1000;
+    bytes[at..at + 64].fill(0xFF);
+    std::fs::write(&stream, &bytes).unwrap();
+    let name = stream.display().to_string();
+    let damaged = |err: &str| err.contains(&name) && err.contains("byte offset");
+
+    let (code, _, err) = run(&["index", s(&trace), "--cache-dir", cache]);
+    assert_eq!(code, 1, "{err}");
+    assert!(damaged(&err), "{err}");
+
+    let (code, _, err) = run(&["stats", s(&trace), "--cache-dir", cache, "--verbose"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("analysis store used"), "{err}");
+    assert!(damaged(&err), "{err}");
+    // Reported once, though both the store and this read may know it.
+    assert_eq!(err.matches(&name).count(), 1, "{err}");
+
+    for view in ["controlflow", "resources", "histogram", "statistics"] {
+        let out = tmp.path().join(format!("{view}.svg"));
+        let (code, _, err) = run(&[
+            "export",
+            "--view",
+            view,
+            "-o",
+            s(&out),
+            s(&trace),
+            "--cache-dir",
+            cache,
+            "--verbose",
+        ]);
+        assert_eq!(code, 1, "{view}: {err}");
+        assert!(err.contains("analysis store used"), "{view}: {err}");
+        assert!(damaged(&err), "{view}: {err}");
+        assert!(out.is_file(), "{view}");
+    }
+}

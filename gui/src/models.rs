@@ -21,6 +21,7 @@
 //! * search: a HIGH-priority request for the next (or last previous) event
 //!   matching an expression.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,6 +34,7 @@ use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
+use traceloom_viewers::model::damage::StreamDamage;
 use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::histogram::lost_events;
 use traceloom_viewers::model::kernel::KernelCollector;
@@ -333,6 +335,9 @@ pub struct TabModels {
     /// Damaged streams already reported (the session's errors before
     /// this index).
     damage_reported: usize,
+    /// The messages of the damaged streams reported (the session's, and
+    /// those recorded in the analysis shown), each shown once.
+    damage_shown: HashSet<String>,
 }
 
 impl TabModels {
@@ -370,6 +375,7 @@ impl TabModels {
             rendered: None,
             stats_dirty: true,
             damage_reported: 0,
+            damage_shown: HashSet::new(),
         }
     }
 
@@ -713,6 +719,7 @@ impl TabModels {
         if let Some(id) = self.kernel_pass {
             if let Some(mut c) = session.take::<KernelCollector>(id) {
                 self.kernel_pass = None;
+                c.set_damage(StreamDamage::all(session.errors()));
                 let job = Job::spawn("traceloom-final", move || {
                     let d = c.snapshot();
                     drop(c);
@@ -733,7 +740,9 @@ impl TabModels {
                     .last_snapshot
                     .is_none_or(|t| t.elapsed() >= self.update_interval)
             {
+                let damage = StreamDamage::all(session.errors());
                 if let Some(c) = session.peek::<KernelCollector>(id) {
+                    c.set_damage(damage);
                     new_data = Some(stalls::time("tab:snapshot", || c.snapshot()));
                     self.last_snapshot = Some(Instant::now());
                 }
@@ -787,13 +796,29 @@ impl TabModels {
     /// Reports the damaged streams the session met since the last poll
     /// (each once: file and byte offset), for the window's info bar: the
     /// views show what was read before the damage, and must say so.
+    /// The analysis shown may come from a pass that met damage this
+    /// session did not read (an analysis store): its damage is reported
+    /// too.
     fn poll_damage(&mut self, session: &Session, u: &mut Updates) {
         let errors = session.errors();
-        for e in errors.iter().skip(self.damage_reported) {
-            u.errors
-                .push(format!("Damaged trace, shown up to the damage: {e}"));
-        }
+        let fresh = errors
+            .iter()
+            .skip(self.damage_reported)
+            .map(|e| e.to_string());
         self.damage_reported = errors.len();
+        let recorded = self
+            .data
+            .iter()
+            .flat_map(|d| d.damage.iter())
+            .filter(|d| !self.damage_shown.contains(&d.message))
+            .map(|d| d.message.clone());
+        let new: Vec<String> = fresh.chain(recorded).collect();
+        for e in new {
+            if self.damage_shown.insert(e.clone()) {
+                u.errors
+                    .push(format!("Damaged trace, shown up to the damage: {e}"));
+            }
+        }
     }
 
     /// Collects a time-graph job's result, and starts one when the window

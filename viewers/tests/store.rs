@@ -400,3 +400,55 @@ fn concurrent_processes_leave_one_valid_store() {
     assert_eq!(files.len(), 1, "temporary files left: {files:?}");
     assert_eq!(store::load(cache.path(), &id).unwrap().data, *data);
 }
+
+/// A store built from a damaged stream records the damage its pass met
+/// (file, byte offset, message), so that what is shown from it later, with
+/// nothing read, still says what is missing.
+#[test]
+fn a_store_records_the_damage_its_pass_met() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = copy_trace(
+        &traceloom_testdata::ctf("tracecompass/bug446190"),
+        tmp.path(),
+    );
+    // Damage in the middle of a packet: met by a full read only, not by
+    // opening the trace (which frames packets through its index).
+    let stream = trace.join("channel0_1");
+    let mut bytes = fs::read(&stream).unwrap();
+    let at = bytes.len() / 2 + 1000;
+    bytes[at..at + 64].fill(0xFF);
+    fs::write(&stream, &bytes).unwrap();
+    let paths = [trace.clone()];
+    assert!(session(&paths).errors().is_empty());
+    let cache = tmp.path().join("cache");
+    let (_, built) = built_store(&trace, &cache);
+    assert_eq!(built.damage.len(), 1, "{:?}", built.damage);
+    let d = &built.damage[0];
+    assert_eq!(d.path, stream.display().to_string());
+    let offset = d.offset.expect("a byte offset");
+    assert!(offset.abs_diff(at as u64) < 64, "{offset}");
+    assert!(
+        d.message.contains(&d.path) && d.message.contains("byte offset"),
+        "{}",
+        d.message
+    );
+
+    let (loaded, outcome) = store::load_or_build(&mut session(&paths), &cache);
+    assert!(
+        matches!(outcome, StoreOutcome::Loaded { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(loaded.damage, built.damage);
+    // This session read nothing: only the store knows.
+    assert!(loaded.events > 0 && session(&paths).errors().is_empty());
+    let id = TracesetIdentity::of(session(&paths).traceset());
+    let summary = store::load_summary(&cache, &id).unwrap();
+    assert_eq!(summary.damage, built.damage);
+
+    // An undamaged trace's store records none.
+    let (_, clean) = built_store(
+        &traceloom_testdata::ctf("tracecompass/bug446190"),
+        &tmp.path().join("cache2"),
+    );
+    assert!(clean.damage.is_empty());
+}

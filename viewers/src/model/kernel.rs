@@ -32,6 +32,7 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
 
+use super::damage::StreamDamage;
 use super::histogram::FineHistogram;
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
@@ -272,6 +273,8 @@ pub struct KernelData {
     pub histogram: FineHistogram,
     /// Events read.
     pub events: u64,
+    /// The damaged streams the pass met (it read each up to its damage).
+    pub damage: Vec<StreamDamage>,
 }
 
 impl KernelData {
@@ -462,6 +465,7 @@ pub struct KernelCollector {
     histogram: FineHistogram,
     last_time: Time,
     events: u64,
+    damage: Vec<StreamDamage>,
 }
 
 impl KernelCollector {
@@ -500,7 +504,15 @@ impl KernelCollector {
             histogram: FineHistogram::new(span),
             last_time: span.0,
             events: 0,
+            damage: Vec::new(),
         }
+    }
+
+    /// Sets the damaged streams the pass met so far (its session's
+    /// [`Session::errors`], which the hooks do not see): the snapshots
+    /// carry them.
+    pub fn set_damage(&mut self, damage: Vec<StreamDamage>) {
+        self.damage = damage;
     }
 
     fn kind(&mut self, class: u64, e: &Event<'_>) -> Kind {
@@ -930,6 +942,7 @@ impl KernelCollector {
             }),
             histogram: self.histogram.clone(),
             events: self.events,
+            damage: self.damage.clone(),
         };
         finalize(&mut d);
         d
@@ -1017,6 +1030,7 @@ impl KernelAnalysis {
         let mut collector = session
             .take::<KernelCollector>(id)
             .expect("the kernel pass completes");
+        collector.set_damage(StreamDamage::all(session.errors()));
         Arc::new(collector.snapshot())
     }
 }

@@ -5,6 +5,7 @@
 //! - [`session`]: a scheduler over a CTF traceset (with the kernel state
 //!   computation) shared by every model, and the bookkeeping of completed
 //!   requests;
+//! - [`damage`]: the damaged streams an analysis met, kept with it;
 //! - [`kernel`]: the full-range pass (LOW priority) that records, compactly,
 //!   every thread's status/mode transitions, every CPU's and interrupt
 //!   line's activity, wake-ups and CPU hand-offs, and the whole-trace
@@ -21,6 +22,7 @@
 //! - [`steps`]: rendering change lists at a pixel scale.
 
 pub mod controlflow;
+pub mod damage;
 pub mod eventlist;
 pub mod fields;
 

@@ -1,7 +1,8 @@
 //! [`KernelData`] to and from a store file: every change list, summary,
 //! mark and arrow list becomes a column (its items as they are in memory:
 //! plain data of a fixed layout), read back in place from the map; the
-//! record headers, statistics and histogram go to the meta block.
+//! record headers, statistics, histogram and the damaged streams met go to
+//! the meta block.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::file::{Col, Mapped, Writer};
 use super::identity::TracesetIdentity;
 use super::StoreError;
+use crate::model::damage::StreamDamage;
 use crate::model::histogram::FineHistogram;
 use crate::model::kernel::{CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord};
 use crate::model::series::Series;
@@ -84,6 +86,7 @@ struct Meta {
     wakeup_events: (u64, u64),
     stats: Statistics,
     histogram: FineHistogram,
+    damage: Vec<StreamDamage>,
 }
 
 fn plain_column<T: Pod>(w: &mut Writer, s: &Series<T>) -> std::io::Result<Col> {
@@ -163,6 +166,7 @@ pub(crate) fn write(
         wakeup_events: data.wakeup_events,
         stats: data.stats.clone(),
         histogram: data.histogram.clone(),
+        damage: data.damage.clone(),
     };
     Ok(postcard::to_stdvec(&meta).expect("meta serialization is infallible"))
 }
@@ -197,6 +201,7 @@ pub(crate) fn read_summary(m: &Mapped) -> Result<Summary, StoreError> {
         span: meta.span,
         stats: meta.stats,
         histogram: meta.histogram,
+        damage: meta.damage,
     })
 }
 
@@ -211,6 +216,8 @@ pub struct Summary {
     pub stats: Statistics,
     /// Whole-trace fine histogram.
     pub histogram: FineHistogram,
+    /// The damaged streams the pass that built the store met.
+    pub damage: Vec<StreamDamage>,
 }
 
 /// The analysis held by `m` (its checksums verified by the caller), with
@@ -277,6 +284,7 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         stats: meta.stats,
         histogram: meta.histogram,
         events: meta.head.events,
+        damage: meta.damage,
     };
     Ok((meta.head, data))
 }
