@@ -274,6 +274,10 @@ pub struct PresentationConfig {
     pub lost_events: Rgba,
 }
 
+/// State key of an interval without data (a damaged stream's rows after
+/// the last event read from it): drawn hatched, whatever its colour.
+pub const NO_DATA: &str = "no-data";
+
 /// Keys of the control-flow view's states, events and arrow series.
 pub mod control_flow {
     use traceloom_engine::state::{ExecMode, ThreadStatus};
@@ -470,6 +474,8 @@ impl PresentationConfig {
         c.states.set(DEAD, st("dead", Rgba::rgb(0, 0, 0), gone));
         c.states
             .set(UNNAMED, st("unnamed", Rgba::rgb(0xa0, 0xa0, 0xa0), gone));
+        c.states
+            .set(NO_DATA, st("no data", Rgba::rgb(0x90, 0x90, 0x90), full));
 
         let ev = |label: &str, color: Rgba, symbol: Symbol| EventStyle {
             label: label.to_string(),

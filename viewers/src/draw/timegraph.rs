@@ -6,7 +6,7 @@ use super::canvas::{
     draw_symbol, elide, Anchor, CairoCanvas, Canvas, Font, Rect, Stroke, TextMeasure,
 };
 use crate::render::{Counter, RowId, StyleKey, TimeGraphRender};
-use crate::style::{PresentationConfig, Rgba};
+use crate::style::{PresentationConfig, Rgba, NO_DATA};
 use crate::time::{AbsoluteTimeFormat, XMap};
 use traceloom_base::Time;
 use traceloom_base::TimeRange;
@@ -658,6 +658,10 @@ fn draw_states(
             };
             let style = config.state(&iv.state);
             let (top, bh) = l.bar(y, h, style.style.height);
+            if &*iv.state == NO_DATA {
+                hatch(cv, Rect::new(x1, top, x2 - x1, bh), style.style.color);
+                continue;
+            }
             cv.fill_rect(Rect::new(x1, top, x2 - x1, bh), style.style.color);
             if iv.is_mixed() {
                 // LTTV's collision indicator: something happened in here
@@ -681,6 +685,29 @@ fn draw_states(
         }
     }
     cv.end_group();
+}
+
+/// Spacing of the diagonal lines of a hatched ("no data") interval, px.
+const HATCH_STEP: f64 = 6.0;
+
+/// Fills `r` hatched: a light wash of `color` crossed by diagonal lines
+/// of it, so that "no data" reads as the absence of a state rather than
+/// as one more colour.
+fn hatch(cv: &mut dyn Canvas, r: Rect, color: Rgba) {
+    if r.w <= 0.0 || r.h <= 0.0 {
+        return;
+    }
+    cv.fill_rect(r, color.with_alpha(50));
+    cv.push_clip(r);
+    let stroke = Stroke::solid(color, 1.0);
+    // Lines of slope 1 (bottom-left to top-right) every HATCH_STEP px,
+    // aligned on the canvas so that neighbouring pieces join up.
+    let mut x = (r.x / HATCH_STEP).floor() * HATCH_STEP - r.h;
+    while x < r.right() {
+        cv.line((x, r.bottom()), (x + r.h, r.y), &stroke);
+        x += HATCH_STEP;
+    }
+    cv.pop_clip();
 }
 
 /// Draws a counter as a step area chart in the row band `(y, h)`.
@@ -962,7 +989,11 @@ fn draw_legend(
                     .round()
                     .max(3.0);
                 let r = Rect::new(x, (mid - bh / 2.0).round(), sw, bh);
-                cv.fill_rect(r, s.style.color);
+                if &**k == NO_DATA {
+                    hatch(cv, r, s.style.color);
+                } else {
+                    cv.fill_rect(r, s.style.color);
+                }
                 cv.stroke_rect(r, &Stroke::solid(config.foreground.with_alpha(90), 0.5));
             }
             LegendKind::Mixed => {

@@ -15,6 +15,7 @@ use traceloom_base::TimeRange;
 
 use traceloom_engine::state::ThreadStatus;
 
+use crate::model::damage::rows_without_data;
 use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord};
 use crate::model::series::Series;
 use crate::model::steps::{first_at_or_after, push_steps, Times};
@@ -53,6 +54,9 @@ pub struct ControlFlowModel {
     /// Event names of the marks, by [`mark`](crate::model::kernel::mark)
     /// kind, allocated once (not once per marker).
     mark_names: [Arc<str>; 4],
+    /// Thread records left without data by a damaged stream: from when,
+    /// and the damage (index in `KernelData::damage`).
+    no_data: FastMap<u32, (Time, usize)>,
     full: Mutex<Option<(u32, TimeGraphRender)>>,
 }
 
@@ -125,8 +129,10 @@ impl ControlFlowModel {
                 }
             })
             .collect();
+        let no_data = rows_without_data(&data.damage, |g| g.threads.iter().copied());
         ControlFlowModel {
             data,
+            no_data,
             config,
             tree,
             nodes,
@@ -214,7 +220,8 @@ impl ControlFlowModel {
             .collect();
         for (i, rec) in rows {
             let t = &self.data.threads[rec as usize];
-            self.push_thread(t, scale, &mut b, i);
+            let gap = self.no_data.get(&rec).copied();
+            self.push_thread(t, gap, scale, &mut b, i);
         }
         if self.config.arrows_on(keys::ARROWS_WAKEUP) {
             // Wake-ups are sorted by arrival: those crossing the window
@@ -271,9 +278,12 @@ impl ControlFlowModel {
         }
     }
 
+    /// Pushes thread `t`'s states and drawn events; its last state ends
+    /// at `gap`'s start, if a damaged stream left it without data.
     fn push_thread(
         &self,
         t: &ThreadRecord,
+        gap: Option<(Time, usize)>,
         scale: PixelScale,
         b: &mut TimeGraphRenderBuilder,
         row: usize,
@@ -286,9 +296,10 @@ impl ControlFlowModel {
         let keys = &self.keys;
         let code_props = &self.code_props;
         let codes = &t.codes;
+        let end = gap.map_or(t.end, |(from, _)| from.min(t.end));
         push_steps(
             &t.times,
-            t.end,
+            end,
             scale,
             b.intervals(row),
             &t.blocks,
@@ -301,6 +312,10 @@ impl ControlFlowModel {
                     .with_properties(code_props[code].clone())
             },
         );
+        if let Some((from, k)) = gap {
+            b.intervals(row)
+                .push_interval(self.data.damage[k].no_data(from, t.end));
+        }
         // Drawn events: one per pixel column at most, by binary search.
         let marks = &t.marks;
         let mut i = marks.partition_point(|m| m.time < range.start);

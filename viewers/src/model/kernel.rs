@@ -32,7 +32,7 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
 
-use super::damage::StreamDamage;
+use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
 use super::series::{Series, SeriesBuilder};
 use super::session::{KernelRequest, Payload, Session};
@@ -466,6 +466,8 @@ pub struct KernelCollector {
     last_time: Time,
     events: u64,
     damage: Vec<StreamDamage>,
+    /// Where each damaged stream leaves rows without data.
+    gaps: GapTracker,
 }
 
 impl KernelCollector {
@@ -505,12 +507,13 @@ impl KernelCollector {
             last_time: span.0,
             events: 0,
             damage: Vec::new(),
+            gaps: GapTracker::new(traceset),
         }
     }
 
     /// Sets the damaged streams the pass met so far (its session's
     /// [`Session::errors`], which the hooks do not see): the snapshots
-    /// carry them.
+    /// carry them, with the rows each leaves without data.
     pub fn set_damage(&mut self, damage: Vec<StreamDamage>) {
         self.damage = damage;
     }
@@ -626,6 +629,7 @@ impl KernelCollector {
                 r.codes.push(code);
             }
             r.sync();
+            self.gaps.thread_changed(rec);
             let was_running = prev.is_some_and(|c| decode_thread_code(c).0 == ThreadStatus::Run);
             if th.status == ThreadStatus::Run && !was_running {
                 if let Some(list) = self.pending_wakeups.remove(&rec) {
@@ -682,6 +686,7 @@ impl KernelCollector {
                 r.modes.push(mode);
             }
             r.sync();
+            self.gaps.cpu_changed(idx);
         }
     }
 
@@ -727,6 +732,7 @@ impl KernelCollector {
                 r.cpus.push(cpu);
             }
             r.sync();
+            self.gaps.line_changed(idx);
         }
     }
 
@@ -734,6 +740,7 @@ impl KernelCollector {
     fn after(&mut self, ev: &CtfCurrent, state: &TracesetState) {
         let Some(e) = ev.event() else { return };
         let t = ev.time();
+        self.gaps.event(ev.stream().stream, t);
         self.events += 1;
         self.last_time = t;
         self.histogram.add(t);
@@ -944,6 +951,15 @@ impl KernelCollector {
             events: self.events,
             damage: self.damage.clone(),
         };
+        let (cpus, lines) = (&self.cpus, &self.lines);
+        self.gaps.place(
+            &mut d.damage,
+            |k| (cpus[k as usize].trace, cpus[k as usize].cpu),
+            |k| {
+                let l = &lines[k as usize];
+                (l.trace, (l.kind == LineKind::SoftIrq) as u8, l.number)
+            },
+        );
         finalize(&mut d);
         d
     }

@@ -3,8 +3,9 @@
 //! kernel pass's records.
 
 use std::sync::Arc;
-use traceloom_base::TimeRange;
+use traceloom_base::{FastMap, Time, TimeRange};
 
+use crate::model::damage::rows_without_data;
 use crate::model::kernel::{KernelData, LineKind, CPU_MODES, NO_THREAD};
 use crate::model::steps::{push_steps, NONE};
 use crate::render::{
@@ -63,6 +64,11 @@ pub struct ResourcesModel {
     rows: Vec<Option<(bool, usize)>>,
     mode_keys: Vec<StyleKey>,
     line_keys: [StyleKey; 4],
+    /// CPUs (trace, CPU) and lines (trace, 0 IRQ / 1 softirq, number) left
+    /// without data by a damaged stream: from when, and the damage (index
+    /// in `KernelData::damage`).
+    cpus_no_data: FastMap<(u32, u32), (Time, usize)>,
+    lines_no_data: FastMap<(u32, u8, u64), (Time, usize)>,
 }
 
 impl ResourcesModel {
@@ -135,7 +141,11 @@ impl ResourcesModel {
                 })
             })
             .collect();
+        let cpus_no_data = rows_without_data(&data.damage, |g| g.cpus.iter().copied());
+        let lines_no_data = rows_without_data(&data.damage, |g| g.lines.iter().copied());
         ResourcesModel {
+            cpus_no_data,
+            lines_no_data,
             data,
             tree,
             rows,
@@ -170,9 +180,10 @@ impl ResourcesModel {
                     let c = &self.data.cpus[i];
                     let threads = &self.data.threads;
                     let keys = &self.mode_keys;
+                    let gap = self.cpus_no_data.get(&(c.trace, c.cpu)).copied();
                     push_steps(
                         &c.times,
-                        end,
+                        gap.map_or(end, |(from, _)| from.min(end)),
                         scale,
                         b.intervals(row),
                         &c.blocks,
@@ -208,6 +219,7 @@ impl ResourcesModel {
                             iv.with_properties(Properties::new(props))
                         },
                     );
+                    self.push_no_data(&mut b, row, gap, end);
                 }
                 Some((false, i)) => {
                     let l = &self.data.lines[i];
@@ -221,9 +233,11 @@ impl ResourcesModel {
                         1 => 0,
                         _ => busy,
                     };
+                    let kind = (l.kind == LineKind::SoftIrq) as u8;
+                    let gap = self.lines_no_data.get(&(l.trace, kind, l.number)).copied();
                     push_steps(
                         &l.times,
-                        end,
+                        gap.map_or(end, |(from, _)| from.min(end)),
                         scale,
                         b.intervals(row),
                         &l.blocks,
@@ -244,11 +258,27 @@ impl ResourcesModel {
                                 .with_properties(Properties::new(props))
                         },
                     );
+                    self.push_no_data(&mut b, row, gap, end);
                 }
                 None => {}
             }
         }
         b.build()
+    }
+
+    /// The "no data" interval of `row` from `gap`'s start to `end`, if a
+    /// damaged stream left it without data.
+    fn push_no_data(
+        &self,
+        b: &mut TimeGraphRenderBuilder,
+        row: usize,
+        gap: Option<(Time, usize)>,
+        end: Time,
+    ) {
+        if let Some((from, k)) = gap {
+            b.intervals(row)
+                .push_interval(self.data.damage[k].no_data(from, end));
+        }
     }
 }
 
