@@ -316,8 +316,8 @@ impl<'a> Roots<'a> {
             Scope::PacketContext => self.stream.packet_context.as_ref(),
             Scope::EventHeader => self.stream.event_header.as_ref(),
             Scope::StreamEventContext => self.stream.event_context.as_ref(),
-            Scope::EventContext => self.event?.context.as_ref(),
-            Scope::EventPayload => self.event?.payload.as_ref(),
+            Scope::EventContext => self.event?.context.as_deref(),
+            Scope::EventPayload => self.event?.payload.as_deref(),
         }
     }
 
@@ -443,8 +443,8 @@ pub fn plan_stream<'a>(
     let mut per_event = Vec::new();
     for ec in events {
         sel.roots.event = Some(ec);
-        let payload = sel.scope(ec.payload.as_ref());
-        let context = sel.scope(ec.context.as_ref());
+        let payload = sel.scope(ec.payload.as_deref());
+        let context = sel.scope(ec.context.as_deref());
         per_event.push((ec, context, payload));
     }
     sel.roots.event = None;
@@ -1605,8 +1605,8 @@ mod tests {
             stream_id: 0,
             loglevel: None,
             emf_uri: None,
-            context,
-            payload,
+            context: context.map(Arc::new),
+            payload: payload.map(Arc::new),
         })
     }
 

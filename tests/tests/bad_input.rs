@@ -345,10 +345,13 @@ fn big_metadata(dir: &Path, bytes: usize) -> usize {
 }
 
 /// Reproduction 4: valid TSDL of 52 MB used 1.23 GB, the whole text
-/// tokenized up front. The tokens are now read as the parser goes: 24 MB
-/// of event classes went from 753 to 529 MB. What remains (some 22 times
-/// the text) is the syntax tree, the resolved classes and the compiled
-/// decoders of its 180,000 event classes.
+/// tokenized up front. The tokens are read as the parser goes, each
+/// top-level item is resolved and its syntax dropped before the next is
+/// parsed, identical scope types are kept once (before and after
+/// linking), the file's bytes are not copied into the text, and compiled
+/// events go straight into their table: 24 MB of TSDL with 128,000 event
+/// classes went from 753 MB to 529 MB, then to 89 MB (3.7 times the text).
+/// Bounded at 5 times.
 #[test]
 fn metadata_memory_is_a_small_multiple_of_its_size() {
     let t = tempfile::tempdir().unwrap();
@@ -363,7 +366,7 @@ fn metadata_memory_is_a_small_multiple_of_its_size() {
         r.elapsed
     );
     assert!(
-        rss < 25 * len as u64,
+        rss < 5 * len as u64,
         "{} MB of TSDL took {} MB",
         len >> 20,
         rss >> 20

@@ -606,8 +606,8 @@ impl<'a> Event<'a> {
             Scope::PacketContext => self.d.stream_class.packet_context.as_ref(),
             Scope::EventHeader => self.d.stream_class.event_header.as_ref(),
             Scope::StreamEventContext => self.d.stream_class.event_context.as_ref(),
-            Scope::EventContext => self.class().context.as_ref(),
-            Scope::EventPayload => self.class().payload.as_ref(),
+            Scope::EventContext => self.class().context.as_deref(),
+            Scope::EventPayload => self.class().payload.as_deref(),
         }
     }
 

@@ -303,10 +303,13 @@ pub struct EventClass {
     pub loglevel: Option<i64>,
     /// `model.emf.uri`, if given.
     pub emf_uri: Option<String>,
-    /// `context := struct {...}` (event-specific context).
-    pub context: Option<FieldType>,
-    /// `fields := struct {...}` (payload).
-    pub payload: Option<FieldType>,
+    /// `context := struct {...}` (event-specific context). Shared by the
+    /// event classes of a trace whose contexts are identical.
+    pub context: Option<Arc<FieldType>>,
+    /// `fields := struct {...}` (payload). Shared by the event classes of
+    /// a trace whose payloads are identical (LTTng's repeat the same
+    /// structures: one copy each, not one per event class).
+    pub payload: Option<Arc<FieldType>>,
 }
 
 /// One stream class (`stream { ... }`).

@@ -32,6 +32,5 @@ pub fn parse_tsdl(text: &str) -> Result<ir::TraceClass, TsdlError> {
     if is_ctf2(text.as_bytes()) {
         return Err(TsdlError::Ctf2Unsupported);
     }
-    let items = parser::parse(text)?;
-    resolve::resolve(&items)
+    resolve::resolve_text(text)
 }

@@ -64,8 +64,12 @@ pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
 
 /// Parses metadata file contents (plain or packetized) into a trace class.
 pub fn parse_metadata(bytes: &[u8]) -> Result<TraceClass, MetadataError> {
-    let text = metadata_text(bytes)?;
-    parse_tsdl(&text).map_err(|source| match source {
+    parse_text(&metadata_text(bytes)?)
+}
+
+/// Parses metadata text (unpacketized).
+fn parse_text(text: &str) -> Result<TraceClass, MetadataError> {
+    parse_tsdl(text).map_err(|source| match source {
         crate::TsdlError::Ctf2Unsupported => MetadataError::Ctf2Unsupported { path: None },
         source => MetadataError::Tsdl { path: None, source },
     })
@@ -74,7 +78,16 @@ pub fn parse_metadata(bytes: &[u8]) -> Result<TraceClass, MetadataError> {
 /// Reads and parses a metadata file (plain or packetized).
 pub fn read_metadata_file(path: &Path) -> Result<TraceClass, MetadataError> {
     let bytes = read_bounded(path).map_err(|e| e.with_path(path))?;
-    parse_metadata(&bytes).map_err(|e| e.with_path(path))
+    // The text, without a second copy of a plain file's bytes (they are
+    // the text): only one copy is held while parsing.
+    let text = if packetized_byte_order(&bytes).is_some() || is_ctf2(&bytes) {
+        metadata_text(&bytes)
+    } else {
+        Ok(String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    };
+    let text = text.map_err(|e| e.with_path(path))?;
+    parse_text(&text).map_err(|e| e.with_path(path))
 }
 
 /// Reads a metadata file's text (plain or packetized), without parsing it.

@@ -15,21 +15,60 @@ use crate::lexer::{Lexer, Tok, Token};
 pub const MAX_DEPTH: usize = 64;
 
 /// Parses TSDL text into top-level items.
+#[cfg(test)]
 pub(crate) fn parse(text: &str) -> Result<Vec<Item>, TsdlError> {
-    let mut p = Parser {
-        lexer: Lexer::new(text),
-        ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
-        prev: None,
-        lex_error: None,
-        depth: 0,
-    };
-    p.fill();
-    let items = p.items();
-    // A lexical error ends the tokens there (the parser sees the end of
-    // the metadata): it is the error to report, whatever the parser said.
-    match p.lex_error {
-        Some(e) => Err(e),
-        None => items,
+    let mut items = Items::new(text);
+    let mut out = Vec::new();
+    while let Some(item) = items.next_item()? {
+        out.push(item);
+    }
+    Ok(out)
+}
+
+/// The top-level items of TSDL text, parsed one at a time as they are
+/// asked for: the resolver takes each and drops its syntax before the
+/// next is parsed, so the syntax tree of the whole text (some 15 times
+/// its size) never exists at once.
+pub(crate) struct Items<'a> {
+    p: Parser<'a>,
+}
+
+impl<'a> Items<'a> {
+    /// The items of `text`, none parsed yet.
+    pub(crate) fn new(text: &'a str) -> Self {
+        let mut p = Parser {
+            lexer: Lexer::new(text),
+            ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
+            prev: None,
+            lex_error: None,
+            depth: 0,
+        };
+        p.fill();
+        Items { p }
+    }
+
+    /// The next item; `None` after the last one.
+    pub(crate) fn next_item(&mut self) -> Result<Option<Item>, TsdlError> {
+        let item = self.p.item();
+        // A lexical error ends the tokens there (the parser sees the end of
+        // the metadata): it is the error to report, whatever the parser said.
+        match self.p.lex_error.take() {
+            Some(e) => Err(e),
+            None => item,
+        }
+    }
+
+    /// `err` (found in what was parsed so far), unless the rest of the
+    /// text has a syntax or lexical error: that one is reported, as when
+    /// the whole text was parsed before anything was resolved.
+    pub(crate) fn or_syntax_error(mut self, err: TsdlError) -> TsdlError {
+        loop {
+            match self.next_item() {
+                Ok(Some(_)) => {}
+                Ok(None) => return err,
+                Err(e) => return e,
+            }
+        }
     }
 }
 
@@ -163,8 +202,8 @@ impl Parser<'_> {
         self.depth -= 1;
     }
 
-    fn items(&mut self) -> Result<Vec<Item>, TsdlError> {
-        let mut items = Vec::new();
+    /// The next top-level item, `None` at the end of the text.
+    fn item(&mut self) -> Result<Option<Item>, TsdlError> {
         while *self.peek() != Tok::Eof {
             // A stray `;` between items is harmless (some writers emit `};;`).
             if self.eat_punct(";") {
@@ -182,18 +221,18 @@ impl Parser<'_> {
                 },
                 _ => None,
             };
-            match kind {
+            return match kind {
                 Some(kind) => {
                     let pos = self.bump().pos;
                     self.bump(); // `{`
                     let entries = self.block_entries()?;
                     self.expect_punct(";")?;
-                    items.push(Item::Block { kind, entries, pos });
+                    Ok(Some(Item::Block { kind, entries, pos }))
                 }
-                None => items.push(Item::Decl(self.decl()?)),
-            }
+                None => Ok(Some(Item::Decl(self.decl()?))),
+            };
         }
-        Ok(items)
+        Ok(None)
     }
 
     /// Entries of a top-level block, after `{`, through `}`.

@@ -15,7 +15,7 @@ use crate::error::Pos;
 use crate::ir::{Encoding, EnumType, FloatType, IntegerType};
 
 /// A resolved type whose field references are still names.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RType {
     /// Integer.
     Int(IntegerType),
@@ -60,7 +60,7 @@ pub(crate) enum RType {
 }
 
 /// An [`RType`] with its nesting depth and expanded size.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub(crate) struct RNode {
     /// The type.
     pub ty: RType,

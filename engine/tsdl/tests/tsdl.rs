@@ -574,3 +574,53 @@ fn literals_and_comments() {
     let ranges: Vec<_> = e.mappings.iter().map(|m| m.ranges[0].0).collect();
     assert_eq!(ranges, [16, 8, 7, -8, 97]);
 }
+
+/// Items are resolved as they are parsed, yet a syntax error anywhere is
+/// still the error reported, before a semantic error of an earlier item
+/// (as when the whole text was parsed first).
+#[test]
+fn a_syntax_error_wins_over_an_earlier_semantic_error() {
+    let text = with_prelude(
+        "event { name = \"a\"; fields := struct { no_such_type x; }; };\n\
+         event { name = \"b\"; id = 1; fields := struct { uint8_t y; } };\n",
+    );
+    let e = err(&text);
+    assert!(e.to_string().contains("syntax error"), "{e}");
+    assert_eq!(e.position().map(|p| p.line), Some(rest_line(2)), "{e}");
+    // Without the syntax error, the semantic one.
+    let text = with_prelude(
+        "event { name = \"a\"; fields := struct { no_such_type x; }; };\n\
+         event { name = \"b\"; id = 1; fields := struct { uint8_t y; }; };\n",
+    );
+    let e = err(&text);
+    assert!(!e.to_string().contains("syntax error"), "{e}");
+    assert_eq!(e.position().map(|p| p.line), Some(rest_line(1)), "{e}");
+}
+
+/// The trace block may come after the types that use `native`, and after
+/// the event classes.
+#[test]
+fn the_trace_block_may_come_last() {
+    let tc = ok("typealias integer { size = 16; align = 8; signed = false; byte_order = native; } := u16;\n\
+         event { name = \"e\"; fields := struct { u16 x; }; };\n\
+         trace { major = 1; minor = 8; byte_order = be; };\n");
+    assert_eq!(
+        int(field(payload(&tc, 0, 0), "x")).byte_order,
+        ByteOrder::Big
+    );
+}
+
+/// Event classes with the same payload structure share one copy of it.
+#[test]
+fn identical_payloads_are_shared() {
+    let tc = ok(&with_prelude(
+        "event { name = \"a\"; id = 0; fields := struct { uint8_t x; int y; }; };\n\
+         event { name = \"b\"; id = 1; fields := struct { uint8_t x; int y; }; };\n\
+         event { name = \"c\"; id = 2; fields := struct { uint8_t x; int z; }; };\n",
+    ));
+    let events = &tc.streams[&0].events;
+    let p = |id: u64| events[&id].payload.clone().unwrap();
+    assert!(std::sync::Arc::ptr_eq(&p(0), &p(1)));
+    assert!(!std::sync::Arc::ptr_eq(&p(0), &p(2)));
+    assert_eq!(events[&1].name, "b");
+}

@@ -1,7 +1,8 @@
 //! The top-level blocks (`trace`, `stream`, `event`, `clock`, `env`,
 //! `callsite`) and the final assembly of the trace class.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::{PendingEvent, PendingStream, Resolver, ScopeType, TraceInfo};
@@ -51,6 +52,15 @@ impl Resolver {
                 format!("`{key}` must be a structure"),
             ));
         }
+        // Event classes repeat the same structures: one copy of each is
+        // kept until they are linked.
+        let t = match self.interned.get(&t) {
+            Some(same) => Rc::clone(same),
+            None => {
+                self.interned.insert(Rc::clone(&t));
+                t
+            }
+        };
         Ok(Some((t, pos)))
     }
 
@@ -383,6 +393,7 @@ impl Resolver {
                 },
             );
         }
+        let mut shared = Shared::default();
         for e in self.events {
             let name = e.name.unwrap_or_default();
             let stream_id = match e.stream_id {
@@ -430,11 +441,13 @@ impl Resolver {
                     prev.push((scope, t));
                 }
             }
-            let context = link_opt(&mut linker, &e.context, Scope::EventContext, &prev)?;
+            let context = link_opt(&mut linker, &e.context, Scope::EventContext, &prev)?
+                .map(|t| shared.get(t));
             if let Some(c) = &context {
                 prev.push((Scope::EventContext, c));
             }
-            let payload = link_opt(&mut linker, &e.payload, Scope::EventPayload, &prev)?;
+            let payload = link_opt(&mut linker, &e.payload, Scope::EventPayload, &prev)?
+                .map(|t| shared.get(t));
             drop(prev);
             let class = EventClass {
                 id: e.id,
@@ -460,6 +473,24 @@ impl Resolver {
             streams,
             callsites: self.callsites,
         })
+    }
+}
+
+/// One copy of each distinct event context and payload type, shared by
+/// the event classes that have it (metadata with many event classes
+/// repeats a few structures: the copies were most of its memory).
+#[derive(Default)]
+struct Shared(HashSet<Arc<FieldType>>);
+
+impl Shared {
+    /// The shared copy of `t`.
+    fn get(&mut self, t: FieldType) -> Arc<FieldType> {
+        if let Some(k) = self.0.get(&t) {
+            return Arc::clone(k);
+        }
+        let a = Arc::new(t);
+        self.0.insert(Arc::clone(&a));
+        a
     }
 }
 

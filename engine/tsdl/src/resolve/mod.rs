@@ -20,14 +20,18 @@ use crate::ir::{
     ByteOrder, Callsite, ClockClass, DisplayBase, Encoding, EnumMapping, EnumType, EnvValue,
     FloatType, IntegerType, TraceClass,
 };
-use crate::parser::MAX_DEPTH;
+use crate::parser::{Items, MAX_DEPTH};
 use crate::types::{RNode, RType};
 
 pub(crate) use crate::link::MAX_NODES;
 
-/// Resolves a parsed metadata text into a trace class.
-pub(crate) fn resolve(items: &[Item]) -> Result<TraceClass, TsdlError> {
-    let native = trace_byte_order(items)?;
+/// Parses and resolves metadata text into a trace class, one top-level
+/// item at a time: each item's syntax is dropped once resolved, so the
+/// syntax tree of the whole text never exists at once. Errors are those of
+/// parsing the whole text first: a syntax or lexical error anywhere wins
+/// over a semantic one.
+pub(crate) fn resolve_text(text: &str) -> Result<TraceClass, TsdlError> {
+    let native = trace_byte_order(text)?;
     let mut r = Resolver {
         frames: vec![Frame::default()],
         native,
@@ -40,37 +44,30 @@ pub(crate) fn resolve(items: &[Item]) -> Result<TraceClass, TsdlError> {
         stream_ids: HashMap::new(),
         events: Vec::new(),
         callsites: Vec::new(),
+        interned: HashSet::new(),
     };
-    for item in items {
-        match item {
-            Item::Decl(d) => r.decl(d, None)?,
-            Item::Block { kind, entries, pos } => {
-                r.frames.push(Frame::default());
-                match kind {
-                    BlockKind::Trace => r.trace_block(entries, *pos)?,
-                    BlockKind::Stream => r.stream_block(entries, *pos)?,
-                    BlockKind::Event => r.event_block(entries, *pos)?,
-                    BlockKind::Clock => r.clock_block(entries, *pos)?,
-                    BlockKind::Env => r.env_block(entries)?,
-                    BlockKind::Callsite => r.callsite_block(entries)?,
-                }
-                r.frames.pop();
-            }
+    let mut items = Items::new(text);
+    while let Some(item) = items.next_item()? {
+        if let Err(e) = r.item(&item) {
+            return Err(items.or_syntax_error(e));
         }
     }
     r.finish()
 }
 
 /// The trace's byte order, needed before anything else because `native`
-/// in type declarations that precede the `trace` block refers to it.
-fn trace_byte_order(items: &[Item]) -> Result<ByteOrder, TsdlError> {
+/// in type declarations that precede the `trace` block refers to it: the
+/// items are parsed (and dropped) up to the first trace block that gives
+/// it, usually among the first few.
+fn trace_byte_order(text: &str) -> Result<ByteOrder, TsdlError> {
     let mut trace_pos = None;
-    for item in items {
+    let mut items = Items::new(text);
+    while let Some(item) = items.next_item()? {
         let Item::Block {
             kind: BlockKind::Trace,
             entries,
             pos,
-        } = item
+        } = &item
         else {
             continue;
         };
@@ -78,12 +75,13 @@ fn trace_byte_order(items: &[Item]) -> Result<ByteOrder, TsdlError> {
         for e in entries {
             if let BlockEntry::Attr(a) = e {
                 if a.key == "byte_order" {
-                    return match byte_order_value(a)? {
-                        Some(bo) => Ok(bo),
-                        None => Err(TsdlError::semantic(
+                    return match byte_order_value(a) {
+                        Ok(Some(bo)) => Ok(bo),
+                        Ok(None) => Err(items.or_syntax_error(TsdlError::semantic(
                             a.value_pos,
                             "the trace's byte_order cannot be `native`",
-                        )),
+                        ))),
+                        Err(e) => Err(items.or_syntax_error(e)),
                     };
                 }
             }
@@ -190,6 +188,30 @@ struct Resolver {
     stream_ids: HashMap<u64, Pos>,
     events: Vec<PendingEvent>,
     callsites: Vec<Callsite>,
+    /// One copy of each distinct scope type (see `scope_type`).
+    interned: HashSet<Rc<RNode>>,
+}
+
+impl Resolver {
+    /// Resolves one top-level item.
+    fn item(&mut self, item: &Item) -> Result<(), TsdlError> {
+        match item {
+            Item::Decl(d) => self.decl(d, None)?,
+            Item::Block { kind, entries, pos } => {
+                self.frames.push(Frame::default());
+                match kind {
+                    BlockKind::Trace => self.trace_block(entries, *pos)?,
+                    BlockKind::Stream => self.stream_block(entries, *pos)?,
+                    BlockKind::Event => self.event_block(entries, *pos)?,
+                    BlockKind::Clock => self.clock_block(entries, *pos)?,
+                    BlockKind::Env => self.env_block(entries)?,
+                    BlockKind::Callsite => self.callsite_block(entries)?,
+                }
+                self.frames.pop();
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Interprets one attribute of a block into the block's state.
