@@ -229,6 +229,15 @@ enum Target<P> {
     Position(P),
 }
 
+/// Priorities whose saved state is the live state at `position`, not
+/// copied yet.
+#[derive(Debug)]
+struct LazySaved<P> {
+    position: P,
+    prior_bound: Option<Time>,
+    priorities: Vec<Priority>,
+}
+
 /// Services [`EventsRequest`]s over an [`EventSource`], computing a state
 /// of type `S` along the way; `D` is the requests' own data type.
 ///
@@ -257,6 +266,12 @@ pub struct Scheduler<Src: EventSource, S, D> {
     /// One saved state per request priority (the document's suggested fix
     /// to its single saved state).
     saved: BTreeMap<Priority, SavedState<PositionOf<Src>, S>>,
+    /// Priorities parked whose saved state is still the live state: copied
+    /// into `saved` only if the state is about to change before they
+    /// resume ([`materialize_saved`](Self::materialize_saved)). Parking
+    /// and resuming at the same position — every yield of an interactive
+    /// loop — then copies nothing.
+    lazy_saved: Option<LazySaved<PositionOf<Src>>>,
     /// Requests whose hooks are in the read, sorted by id.
     list_in: Vec<Slot<Src, S, D>>,
     /// Requests waiting.
@@ -298,6 +313,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             checkpoints: Vec::new(),
             since_checkpoint: 0,
             saved: BTreeMap::new(),
+            lazy_saved: None,
             list_in: Vec::new(),
             list_out: BTreeMap::new(),
             paused: BTreeMap::new(),
@@ -446,10 +462,12 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         &self.state
     }
 
-    /// The saved states, one per priority of parked requests.
+    /// The saved states, one per priority of parked requests (those parked
+    /// without a copy of the live state are copied first).
     pub fn saved_states(
-        &self,
+        &mut self,
     ) -> impl Iterator<Item = (Priority, &SavedState<PositionOf<Src>, S>)> {
+        self.materialize_saved();
         self.saved.iter().map(|(p, s)| (*p, s))
     }
 
@@ -733,6 +751,9 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         // Without a valid state (after a seek for requests that do not read
         // it), the state hooks are not run: they would only compute garbage.
         let run_state = self.stateful && self.cursor.state_valid;
+        if run_state {
+            self.settle_lazy_saved();
+        }
         let Scheduler {
             source,
             state,
@@ -957,22 +978,76 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         }
         self.plan.per_id.clear();
         if self.stateful && self.cursor.state_valid {
+            // The live state is the saved state of these priorities until
+            // it changes: not copied now.
+            if self
+                .lazy_saved
+                .as_ref()
+                .is_some_and(|l| l.position != position)
+            {
+                self.materialize_saved();
+            }
+            let lazy = self.lazy_saved.get_or_insert_with(|| LazySaved {
+                position,
+                prior_bound: self.cursor.prior_bound,
+                priorities: Vec::new(),
+            });
             for p in priorities {
+                self.saved.remove(&p);
+                if !lazy.priorities.contains(&p) {
+                    lazy.priorities.push(p);
+                }
+            }
+        }
+    }
+
+    /// Copies the live state into `saved` for the priorities parked
+    /// without a copy: called before anything changes the state.
+    fn materialize_saved(&mut self) {
+        if let Some(l) = self.lazy_saved.take() {
+            for p in l.priorities {
                 self.saved.insert(
                     p,
                     SavedState {
-                        position: position.clone(),
+                        position: l.position.clone(),
                         state: self.state.clone(),
-                        prior_bound: self.cursor.prior_bound,
+                        prior_bound: l.prior_bound,
                     },
                 );
             }
         }
     }
 
+    /// Before a read moves the state on: the lazily saved priorities that
+    /// a waiting request still needs (it did not rejoin the read) are
+    /// copied; the others are forgotten.
+    fn settle_lazy_saved(&mut self) {
+        let Some(l) = &self.lazy_saved else { return };
+        let needed = self.list_out.values().chain(self.paused.values()).any(|r| {
+            l.priorities.contains(&r.priority)
+                && matches!(&r.start, Start::Position(p) if *p == l.position)
+        });
+        if needed {
+            self.materialize_saved();
+        } else {
+            self.lazy_saved = None;
+        }
+    }
+
     /// Drops saved states no waiting request can use any more.
     fn prune_saved_states(&mut self) {
         let (list_out, paused) = (&self.list_out, &self.paused);
+        if let Some(l) = &mut self.lazy_saved {
+            l.priorities.retain(|prio| {
+                list_out.values().chain(paused.values()).any(|r| {
+                    r.priority == *prio
+                        && matches!(&r.start, Start::Position(p) if *p == l.position)
+                })
+            });
+            if l.priorities.is_empty() {
+                self.lazy_saved = None;
+            }
+        }
         self.saved.retain(|prio, saved| {
             list_out.values().chain(paused.values()).any(|r| {
                 r.priority == *prio
@@ -1034,6 +1109,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// source's own seek (packet index), no replay. The state is no longer
     /// the state at the cursor (unless there are no state hooks).
     fn seek_without_state(&mut self, target: Target<PositionOf<Src>>) {
+        self.materialize_saved();
         self.stats.seeks += 1;
         let prior_bound = match &target {
             Target::Time(t) => {
@@ -1069,6 +1145,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             // The state never changes: any seek keeps it right.
             return self.seek_without_state(target);
         }
+        self.materialize_saved();
         self.stats.seeks += 1;
         // Whether a snapshot at `p` with prior bound `b` is at or before
         // the target.

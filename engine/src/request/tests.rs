@@ -1111,3 +1111,75 @@ fn paused_request_can_be_cancelled() {
     assert!(!s.is_paused(low));
     assert!(s.saved_states().next().is_none());
 }
+
+/// A state that counts its copies.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Counted(u64);
+
+static COUNTED_CLONES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        COUNTED_CLONES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Counted(self.0)
+    }
+}
+
+/// Yielding and resuming at the same position (an interactive loop's
+/// budget slices) copies the state no more than once, however many times
+/// it yields; a preemption by a request elsewhere still saves it, and the
+/// preempted request resumes with the right state.
+#[test]
+fn yields_at_the_same_position_do_not_copy_the_state() {
+    use std::sync::atomic::Ordering;
+    let mut st: StateComputation<MemorySource, Counted> = StateComputation::new(Counted(0));
+    st.hooks.add(Priority::STATE, |ctx| {
+        ctx.data.0 += 1;
+        Flow::Continue
+    });
+    let config = SchedulerConfig {
+        chunk_events: 4,
+        checkpoint_interval: None,
+    };
+    let mut s: Scheduler<MemorySource, Counted, Vec<u64>> = Scheduler::new(linear(400), st, config);
+    type Req = EventsRequest<MemorySource, Counted, Vec<u64>>;
+    let mut low: Req = EventsRequest::new(OwnerId(1), Start::Time(0), Vec::new());
+    low.priority = Priority::LOW;
+    low.event.add(Priority::DEFAULT, |ctx| {
+        // The state after the event: the events read so far.
+        assert_eq!(ctx.state.0, ctx.event.payload + 1);
+        ctx.data.push(ctx.event.payload);
+        Flow::Continue
+    });
+    s.add(low);
+    let before = COUNTED_CLONES.load(Ordering::Relaxed);
+    let mut yields = 0;
+    let mut done = Vec::new();
+    for i in 0.. {
+        if i == 30 {
+            // Preempted by a request elsewhere: the LOW state is saved.
+            let mut high: Req = EventsRequest::new(OwnerId(2), Start::Time(3_500), Vec::new());
+            high.priority = Priority::HIGH;
+            high.num_events = Some(3);
+            high.event.add(Priority::DEFAULT, |ctx| {
+                assert_eq!(ctx.state.0, ctx.event.payload + 1);
+                ctx.data.push(ctx.event.payload);
+                Flow::Continue
+            });
+            s.add(high);
+        }
+        let r = s.service(Budget::events(8), || false);
+        done.extend(r.completed);
+        if r.status == ServiceStatus::Idle {
+            break;
+        }
+        yields += 1;
+    }
+    let clones = COUNTED_CLONES.load(Ordering::Relaxed) - before;
+    assert!(yields > 40, "{yields} yields");
+    // One copy for the preemption, one to restore it: not one per yield.
+    assert!(clones <= 3, "{clones} copies for {yields} yields");
+    done.sort_by_key(|c| c.id);
+    assert_eq!(done[0].data, range(0, 400));
+    assert_eq!(done[1].data, range(350, 353));
+}
