@@ -51,6 +51,14 @@ pub enum Msg {
     Error(String),
     /// Close tab n.
     CloseTab(usize),
+    /// Close the tab shown (Ctrl+W).
+    CloseCurrentTab,
+    /// The notebook shows another tab: the title follows it.
+    TabShown,
+    /// Show the About dialog (F1).
+    About,
+    /// Close the window (Ctrl+Q).
+    Quit,
 }
 
 /// The window's model.
@@ -105,13 +113,19 @@ impl App {
                 self.state.remember(&paths);
                 self.save_state();
                 self.rebuild_recent(&widgets.recent_menu);
-                self.window.set_title(Some(&format!(
-                    "traceloom — {}",
-                    self.tabs.last().map(|t| t.title()).unwrap_or_default()
-                )));
+                self.update_title(&widgets.notebook);
             }
             Err(e) => show_error(widgets, &format!("Cannot open the trace: {e}")),
         }
+    }
+
+    /// The window's title: the application and the tab shown.
+    fn update_title(&self, notebook: &gtk::Notebook) {
+        let title = match self.current_tab(notebook) {
+            Some(t) => format!("traceloom — {}", t.title()),
+            None => "traceloom".to_string(),
+        };
+        self.window.set_title(Some(&title));
     }
 
     fn save_state(&self) {
@@ -234,6 +248,11 @@ impl Component for App {
         export_section.append(Some("Export current view to SVG…"), Some("win.export-svg"));
         export_section.append(Some("Export current view to PNG…"), Some("win.export-png"));
         file_menu.append_section(None, &export_section);
+        let window_section = gio::Menu::new();
+        window_section.append(Some("Close tab"), Some("win.close-tab"));
+        window_section.append(Some("About traceloom"), Some("win.about"));
+        window_section.append(Some("Quit"), Some("win.quit"));
+        file_menu.append_section(None, &window_section);
         let file_button = gtk::MenuButton::new();
         file_button.set_label("File");
         file_button.set_menu_model(Some(&file_menu));
@@ -250,6 +269,24 @@ impl Component for App {
         add_action("add", || Msg::AddDialog);
         add_action("export-svg", || Msg::ExportDialog(ExportFormat::Svg));
         add_action("export-png", || Msg::ExportDialog(ExportFormat::Png));
+        add_action("close-tab", || Msg::CloseCurrentTab);
+        add_action("about", || Msg::About);
+        add_action("quit", || Msg::Quit);
+        // The usual keys, on the window itself (no GtkApplication needed).
+        let shortcuts = gtk::ShortcutController::new();
+        shortcuts.set_scope(gtk::ShortcutScope::Global);
+        for (keys, action) in [
+            ("<Control>o", "win.open"),
+            ("<Control>w", "win.close-tab"),
+            ("<Control>q", "win.quit"),
+            ("F1", "win.about"),
+        ] {
+            shortcuts.add_shortcut(gtk::Shortcut::new(
+                gtk::ShortcutTrigger::parse_string(keys),
+                Some(gtk::NamedAction::new(action)),
+            ));
+        }
+        window.add_controller(shortcuts);
         let recent = gio::SimpleAction::new("recent", Some(glib::VariantTy::UINT32));
         let s = sender.clone();
         recent.connect_activate(move |_, v| {
@@ -273,6 +310,8 @@ impl Component for App {
         let notebook = gtk::Notebook::new();
         notebook.set_vexpand(true);
         notebook.set_scrollable(true);
+        let s = sender.clone();
+        notebook.connect_switch_page(move |_, _, _| s.input(Msg::TabShown));
         vbox.append(&notebook);
         window.set_child(Some(&vbox));
 
@@ -379,7 +418,29 @@ impl Component for App {
                     tab.save_config();
                     widgets.notebook.remove_page(Some(i as u32));
                 }
+                self.update_title(&widgets.notebook);
             }
+            Msg::CloseCurrentTab => {
+                if let Some(i) = widgets.notebook.current_page() {
+                    sender.input(Msg::CloseTab(i as usize));
+                }
+            }
+            Msg::TabShown => self.update_title(&widgets.notebook),
+            Msg::About => {
+                let about = gtk::AboutDialog::builder()
+                    .transient_for(&self.window)
+                    .modal(true)
+                    .program_name("traceloom")
+                    .version(env!("CARGO_PKG_VERSION"))
+                    .comments(
+                        "A trace viewer for parallel systems: LTTng kernel and user-space \
+                         traces (CTF) and Pajé traces, on one traceset engine.",
+                    )
+                    .license_type(gtk::License::Gpl30)
+                    .build();
+                about.present();
+            }
+            Msg::Quit => self.window.close(),
         }
     }
 

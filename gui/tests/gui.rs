@@ -968,6 +968,11 @@ fn main() {
         .cloned()
         .expect("a tab opened");
     settle(&tab);
+    out.check(
+        "window_title_follows_the_tab",
+        window.title().as_deref() == Some(&format!("traceloom — {}", tab.title())),
+        || format!("title {:?}", window.title()),
+    );
 
     // 1. All five viewers populated.
     let cf = tab.control_flow.render();
@@ -1099,6 +1104,16 @@ fn main() {
     settle(&tab);
     let r = traceloom_gui::screenshot::save_png(&window, &shots.join("main-window-zoomed.png"));
     out.check("screenshot_zoomed_in", r.is_ok(), || format!("{r:?}"));
+
+    // Ctrl+W's action closes the tab shown; the title follows.
+    drop(tab);
+    let _ = WidgetExt::activate_action(&window, "win.close-tab", None);
+    let closed = pump_until(|| controller.model().tabs.is_empty());
+    out.check(
+        "close_tab_action",
+        closed && window.title().as_deref() == Some("traceloom"),
+        || format!("closed {closed}, title {:?}", window.title()),
+    );
 
     window.close();
     pump(100);
