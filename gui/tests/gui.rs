@@ -924,6 +924,64 @@ fn damaged_stream_reported(out: &mut Outcome) {
     });
 }
 
+/// Issue 19: 64 bytes of 0xFF in the middle of a packet of the sample
+/// kernel trace's `channel0_1` (found by the pass, not at open). The window
+/// reports it and draws the rows of that stream's CPU hatched "no data"
+/// from its last event on (screenshot `damaged-window.png`).
+fn no_data_drawn_in_window(out: &mut Outcome) {
+    let t = tempfile::tempdir().expect("temporary directory");
+    let dir = t.path().join("sample-kernel");
+    let src = traceloom_testdata::sample_kernel();
+    for sub in ["", "index"] {
+        std::fs::create_dir_all(dir.join(sub)).expect("trace copy");
+        for e in std::fs::read_dir(src.join(sub)).expect("sample trace") {
+            let e = e.expect("entry");
+            if e.file_type().expect("type").is_file() {
+                std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).expect("copy");
+            }
+        }
+    }
+    let stream = dir.join("channel0_1");
+    let mut bytes = std::fs::read(&stream).expect("stream");
+    let at = bytes.len() / 2 + 1000;
+    bytes[at..at + 64].fill(0xFF);
+    std::fs::write(&stream, &bytes).expect("damage the stream");
+    let messages: Rc<RefCell<Vec<String>>> = Rc::default();
+    let sink = messages.clone();
+    let tab = Tab::open(
+        vec![dir.clone()],
+        Box::new(move |m: &str| sink.borrow_mut().push(m.to_string())),
+    )
+    .expect("the damaged trace opens");
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(&tab.widget));
+    window.present();
+    settle(&tab);
+    let hatched = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
+        r.is_some_and(|r| {
+            r.used_states()
+                .iter()
+                .any(|k| &**k == traceloom_viewers::style::NO_DATA)
+        })
+    };
+    let (cf, res) = (
+        hatched(tab.control_flow.render()),
+        hatched(tab.resources.render()),
+    );
+    let name = stream.display().to_string();
+    let reported = messages.borrow().iter().any(|m| m.contains(&name));
+    let shot =
+        traceloom_gui::screenshot::save_png(&window, &screenshots_dir().join("damaged-window.png"));
+    out.check(
+        "no_data_drawn_in_window",
+        cf && res && reported && shot.is_ok(),
+        || format!("control flow {cf}, resources {res}, reported {reported}, screenshot {shot:?}"),
+    );
+    window.close();
+    pump(100);
+}
+
 fn main() {
     // The configuration and the caches must not leak in from (or out to)
     // the user's.
@@ -1126,6 +1184,7 @@ fn main() {
     // 8. A damaged stream is reported (file and byte offset) for the
     // info bar, the views showing what was read.
     damaged_stream_reported(&mut out);
+    no_data_drawn_in_window(&mut out);
 
     // 9. Latency of the main loop while a large trace is read.
     latency_while_reading(&mut out);
