@@ -1182,10 +1182,9 @@ fn watch_frame_cost(widget: &impl IsA<gtk::Widget>, cost: Rc<Cell<Duration>>) {
         clock.connect_after_paint(move |_| {
             if let Some(t) = began.take() {
                 let d = t.elapsed();
-                // Up at once, down slowly: one expensive frame is enough to
-                // space the updates.
-                let avg = cost.get();
-                cost.set(if d > avg { d } else { (avg * 7 + d) / 8 });
+                // A moving average: one slow frame (the first one sets the
+                // renderer up) does not space the updates for long.
+                cost.set((cost.get() * 3 + d) / 4);
             }
         });
     });
@@ -1194,9 +1193,10 @@ fn watch_frame_cost(widget: &impl IsA<gtk::Widget>, cost: Rc<Cell<Duration>>) {
 /// Shortest interval between two background updates of the views (new
 /// renders of the whole-trace pass, progress): about ten frames' cost, so
 /// that the frames they cause take a tenth of the main thread at most,
-/// between [`PROGRESS_INTERVAL`] and two seconds.
+/// between [`PROGRESS_INTERVAL`] and a second (the views must still follow
+/// the pass).
 pub fn background_interval(frame_cost: Duration) -> Duration {
-    (frame_cost * 10).clamp(PROGRESS_INTERVAL, Duration::from_secs(2))
+    (frame_cost * 10).clamp(PROGRESS_INTERVAL, Duration::from_secs(1))
 }
 
 /// Records, in `flag`, every input event (key, button, scroll, pointer
