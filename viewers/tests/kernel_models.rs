@@ -178,7 +178,7 @@ fn check_trace(path: &PathBuf) {
     assert!(mixed > 0 || data.events < 10_000, "{name}: nothing merged");
     for t in &data.threads {
         assert!(!t.times.is_empty(), "{name}: {} has no state", t.tid);
-        assert_eq!(t.times[0], t.birth, "{name}: {}", t.tid);
+        assert_eq!(t.times.at(0), t.birth, "{name}: {}", t.tid);
         assert!(
             t.times.to_vec().windows(2).all(|w| w[0] < w[1]),
             "{name}: {}",
@@ -189,7 +189,7 @@ fn check_trace(path: &PathBuf) {
             "{name}: {}",
             t.tid
         );
-        assert!(*t.times.last().unwrap() <= t.end);
+        assert!(t.times.last().unwrap() <= t.end);
     }
     let full = model.full_range();
     for width in [1920u32, 50_000] {
@@ -217,8 +217,8 @@ fn check_trace(path: &PathBuf) {
         let t = model.thread(row.id).unwrap();
         for iv in r.states(i).iter().filter(|iv| !iv.is_mixed()) {
             let k = t.times.partition_point(|&x| x <= iv.start) - 1;
-            assert_eq!(t.times[k], iv.start);
-            let (s, m) = decode_thread_code(t.codes[k]);
+            assert_eq!(t.times.at(k), iv.start);
+            let (s, m) = decode_thread_code(t.codes.at(k));
             assert_eq!(iv.state.as_str(), cf::state_key(s, m));
         }
     }
@@ -230,7 +230,7 @@ fn check_trace(path: &PathBuf) {
         arrivals.windows(2).all(|w| w[0] <= w[1]),
         "{name}: wake-ups not sorted by arrival"
     );
-    for a in &data.wakeups {
+    for a in data.wakeups.iter() {
         assert!(a.to_time - a.from_time <= data.max_wakeup_span);
         let wakee = &data.threads[a.to as usize];
         assert!(
@@ -243,15 +243,15 @@ fn check_trace(path: &PathBuf) {
             .to_vec()
             .binary_search(&a.to_time)
             .expect("a change at the arrival");
-        assert_eq!(decode_thread_code(wakee.codes[k]).0, ThreadStatus::Run);
+        assert_eq!(decode_thread_code(wakee.codes.at(k)).0, ThreadStatus::Run);
         // No earlier start of a run after the wake-up.
         for j in wakee.times.partition_point(|&x| x <= a.from_time)..k {
-            let run = decode_thread_code(wakee.codes[j]).0 == ThreadStatus::Run;
-            let was = j > 0 && decode_thread_code(wakee.codes[j - 1]).0 == ThreadStatus::Run;
+            let run = decode_thread_code(wakee.codes.at(j)).0 == ThreadStatus::Run;
+            let was = j > 0 && decode_thread_code(wakee.codes.at(j - 1)).0 == ThreadStatus::Run;
             assert!(
                 !run || was,
                 "{name}: {a:?} skips a run at {}",
-                wakee.times[j]
+                wakee.times.at(j)
             );
         }
     }

@@ -17,7 +17,7 @@ use traceloom_engine::state::ThreadStatus;
 
 use crate::model::damage::rows_without_data;
 use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord};
-use crate::model::series::Series;
+use crate::model::column::{Column, ColumnReader};
 use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
@@ -253,7 +253,7 @@ impl ControlFlowModel {
         &self,
         b: &mut TimeGraphRenderBuilder,
         series: &str,
-        arrows: &Series<ArrowRecord>,
+        arrows: &Column<ArrowRecord>,
         span: std::ops::Range<usize>,
         range: TimeRange,
     ) {
@@ -262,8 +262,9 @@ impl ControlFlowModel {
         let tree = b.tree().clone();
         let threads = &self.data.threads;
         let builder = b.arrows(series);
+        let arrows = arrows.reader();
         for k in span.step_by(stride) {
-            let a = &arrows[k];
+            let a = arrows.at(k);
             if a.to_time < range.start || a.from_time > range.end {
                 continue;
             }
@@ -295,19 +296,19 @@ impl ControlFlowModel {
         }
         let keys = &self.keys;
         let code_props = &self.code_props;
-        let codes = &t.codes;
+        let codes = t.codes.reader();
         let end = gap.map_or(t.end, |(from, _)| from.min(t.end));
         push_steps(
-            &t.times,
+            &t.times.reader(),
             end,
             scale,
             b.intervals(row),
             &t.blocks,
             |c| c as u32,
-            |k| codes[k] as u32,
+            |k| codes.at(k) as u32,
             |c| keys[c as usize].clone(),
             |k, start, end| {
-                let code = codes[k] as usize;
+                let code = codes.at(k) as usize;
                 StateInterval::new(start, end, keys[code].clone())
                     .with_properties(code_props[code].clone())
             },
@@ -317,12 +318,12 @@ impl ControlFlowModel {
                 .push_interval(self.data.damage[k].no_data(from, t.end));
         }
         // Drawn events: one per pixel column at most, by binary search.
-        let marks = &t.marks;
-        let mut i = marks.partition_point(|m| m.time < range.start);
-        let mark_times = MarkTimes(marks);
+        let mut i = t.marks.partition_point(|m| m.time < range.start);
+        let marks = t.marks.reader();
+        let mark_times = MarkTimes(&marks);
         let ev = b.events(row);
-        while i < marks.len() && marks[i].time <= range.end {
-            let Mark { time, kind, .. } = marks[i];
+        while i < marks.len() && marks.at(i).time <= range.end {
+            let Mark { time, kind, .. } = marks.at(i);
             let key = self.mark_keys[kind as usize & 3].clone();
             let name = self.mark_names[kind as usize & 3].clone();
             let p = scale.pixel_of(time);
@@ -341,16 +342,16 @@ impl ControlFlowModel {
 }
 
 /// The times of a thread's drawn events, for the galloping search.
-struct MarkTimes<'a>(&'a Series<Mark>);
+struct MarkTimes<'a, 'b>(&'a ColumnReader<'b, Mark>);
 
-impl Times for MarkTimes<'_> {
+impl Times for MarkTimes<'_, '_> {
     fn count(&self) -> usize {
         self.0.len()
     }
     fn time(&self, k: usize) -> Time {
-        self.0[k].time
+        self.0.at(k).time
     }
     fn count_until(&self, t: Time) -> usize {
-        self.0.partition_point(|m| m.time <= t)
+        self.0.column().partition_point(|m| m.time <= t)
     }
 }

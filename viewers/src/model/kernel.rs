@@ -3,7 +3,8 @@
 //! views need, so that any later render is a binary search away.
 //!
 //! * per thread: sorted change times and a `u8` state code (status, and
-//!   execution mode while running) — 9 bytes per change;
+//!   execution mode while running), packed by blocks ([`Column`]: delta
+//!   varints and dictionary-coded codes, 2 to 4 bytes per change);
 //! * per CPU: change times, the thread running and the CPU mode;
 //! * per IRQ line and softirq vector: change times and idle / raised / busy;
 //! * wake-ups (`sched_wakeup` → the wakee's next run) and CPU hand-offs
@@ -34,7 +35,7 @@ use traceloom_tsdl::ir::Scope;
 
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
-use super::series::{Series, SeriesBuilder};
+use super::column::{Column, ColumnBuilder};
 use super::session::{KernelRequest, Payload, Session};
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
 use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
@@ -170,13 +171,13 @@ pub struct ThreadRecord {
     /// Freed, or the end of the trace.
     pub end: Time,
     /// Change times, increasing.
-    pub times: Series<Time>,
+    pub times: Column<Time>,
     /// State code from each change on ([`thread_code`]).
-    pub codes: Series<u8>,
+    pub codes: Column<u8>,
     /// Summary of the changes (class: the state code).
     pub blocks: Blocks,
     /// Drawn events: time and [`mark`] kind, in time order.
-    pub marks: Series<Mark>,
+    pub marks: Column<Mark>,
 }
 
 /// What one CPU ran over time.
@@ -187,11 +188,11 @@ pub struct CpuRecord {
     /// CPU number.
     pub cpu: u32,
     /// Change times, increasing.
-    pub times: Series<Time>,
+    pub times: Column<Time>,
     /// Thread record running from each change on ([`NO_THREAD`]: unknown).
-    pub threads: Series<u32>,
+    pub threads: Column<u32>,
     /// CPU mode code from each change on (index in [`CPU_MODES`]).
-    pub modes: Series<u8>,
+    pub modes: Column<u8>,
     /// Summary of the changes (class: the mode code, [`NO_CLASS`] while
     /// neither the thread nor the mode is known).
     pub blocks: Blocks,
@@ -218,11 +219,11 @@ pub struct LineRecord {
     /// Handler name (IRQs), when the trace gave it.
     pub name: Option<Arc<str>>,
     /// Change times, increasing.
-    pub times: Series<Time>,
+    pub times: Column<Time>,
     /// 0 idle, 1 raised (softirq pending), 2 busy.
-    pub codes: Series<u8>,
+    pub codes: Column<u8>,
     /// CPU servicing it while busy.
-    pub cpus: Series<u32>,
+    pub cpus: Column<u32>,
     /// Summary of the changes (class: the code, [`NO_CLASS`] while idle).
     pub blocks: Blocks,
 }
@@ -258,12 +259,12 @@ pub struct KernelData {
     /// Wake-ups: waker (running on the CPU of the `sched_wakeup`) at the
     /// event → wakee at its next run; sorted by `to_time` (the order they
     /// are found in, so that a partial snapshot needs no sort).
-    pub wakeups: Series<ArrowRecord>,
+    pub wakeups: Column<ArrowRecord>,
     /// Longest wake-up arrow (to find those crossing a window).
     pub max_wakeup_span: Time,
     /// CPU hand-offs: the thread switched out → the thread switched in, at
     /// the `sched_switch`; sorted by time.
-    pub switches: Series<ArrowRecord>,
+    pub switches: Column<ArrowRecord>,
     /// `sched_wakeup` events seen, and how many of them got an arrow (the
     /// others have no known waker, or the wakee never ran again).
     pub wakeup_events: (u64, u64),
@@ -365,10 +366,10 @@ pub fn payload_i64(e: &Event<'_>, name: &str) -> Option<i64> {
 /// The growing change lists of a thread record.
 #[derive(Debug, Default)]
 struct ThreadSeries {
-    times: SeriesBuilder<Time>,
-    codes: SeriesBuilder<u8>,
+    times: ColumnBuilder<Time>,
+    codes: ColumnBuilder<u8>,
     blocks: BlocksBuilder,
-    marks: SeriesBuilder<Mark>,
+    marks: ColumnBuilder<Mark>,
 }
 
 impl ThreadSeries {
@@ -381,9 +382,9 @@ impl ThreadSeries {
 /// The growing change lists of a CPU record.
 #[derive(Debug, Default)]
 struct CpuSeries {
-    times: SeriesBuilder<Time>,
-    threads: SeriesBuilder<u32>,
-    modes: SeriesBuilder<u8>,
+    times: ColumnBuilder<Time>,
+    threads: ColumnBuilder<u32>,
+    modes: ColumnBuilder<u8>,
     blocks: BlocksBuilder,
 }
 
@@ -407,9 +408,9 @@ fn cpu_class(thread: u32, mode: u8) -> u8 {
 /// The growing change lists of a line record.
 #[derive(Debug, Default)]
 struct LineSeries {
-    times: SeriesBuilder<Time>,
-    codes: SeriesBuilder<u8>,
-    cpus: SeriesBuilder<u32>,
+    times: ColumnBuilder<Time>,
+    codes: ColumnBuilder<u8>,
+    cpus: ColumnBuilder<u32>,
     blocks: BlocksBuilder,
 }
 
@@ -427,11 +428,11 @@ impl LineSeries {
 /// complete (then with its statistics finished: [`snapshot`](Self::snapshot)
 /// gives the final [`KernelData`]).
 ///
-/// The change lists grow in [`SeriesBuilder`]s, so that
+/// The change lists grow in [`ColumnBuilder`]s, so that
 /// [`snapshot`](Self::snapshot) shares everything already frozen with the
 /// snapshots before it: its cost is O(records) pointer copies plus a copy
-/// of the partial last chunk of the lists that changed since the last
-/// snapshot, whatever the size of the trace read so far.
+/// of the unpacked tail (fewer than 128 items) of the lists that changed
+/// since the last snapshot, whatever the size of the trace read so far.
 #[derive(Debug)]
 pub struct KernelCollector {
     span: (Time, Time),
@@ -443,9 +444,9 @@ pub struct KernelCollector {
     cpu_series: Vec<CpuSeries>,
     lines: Vec<LineRecord>,
     line_series: Vec<LineSeries>,
-    wakeups: SeriesBuilder<ArrowRecord>,
+    wakeups: ColumnBuilder<ArrowRecord>,
     max_wakeup_span: Time,
-    switches: SeriesBuilder<ArrowRecord>,
+    switches: ColumnBuilder<ArrowRecord>,
     alive: FastMap<(u32, ThreadKey), u32>,
     generations: FastMap<(u32, i64), u16>,
     /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
@@ -488,9 +489,9 @@ impl KernelCollector {
             cpu_series: Vec::new(),
             lines: Vec::new(),
             line_series: Vec::new(),
-            wakeups: SeriesBuilder::new(),
+            wakeups: ColumnBuilder::new(),
             max_wakeup_span: 0,
-            switches: SeriesBuilder::new(),
+            switches: ColumnBuilder::new(),
             alive: FastMap::default(),
             generations: FastMap::default(),
             cpu_index: Vec::new(),
@@ -577,10 +578,10 @@ impl KernelCollector {
             row,
             birth: t,
             end: Time::MAX,
-            times: Series::default(),
-            codes: Series::default(),
-            blocks: Series::default(),
-            marks: Series::default(),
+            times: Default::default(),
+            codes: Default::default(),
+            blocks: Default::default(),
+            marks: Default::default(),
         });
         self.thread_series.push(ThreadSeries::default());
         self.alive.insert((trace, key), idx);
@@ -668,10 +669,10 @@ impl KernelCollector {
             self.cpus.push(CpuRecord {
                 trace,
                 cpu,
-                times: Series::default(),
-                threads: Series::default(),
-                modes: Series::default(),
-                blocks: Series::default(),
+                times: Default::default(),
+                threads: Default::default(),
+                modes: Default::default(),
+                blocks: Default::default(),
             });
             self.cpu_series.push(CpuSeries::default());
         }
@@ -710,10 +711,10 @@ impl KernelCollector {
                     kind,
                     number,
                     name: None,
-                    times: Series::default(),
-                    codes: Series::default(),
-                    cpus: Series::default(),
-                    blocks: Series::default(),
+                    times: Default::default(),
+                    codes: Default::default(),
+                    cpus: Default::default(),
+                    blocks: Default::default(),
                 });
                 self.line_series.push(LineSeries::default());
                 self.lines.len() as u32 - 1

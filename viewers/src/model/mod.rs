@@ -18,9 +18,12 @@
 //! - [`histogram`]: events per pixel bin, lost events marked;
 //! - [`eventlist`]: LTTV's time-scrolled detailed event list;
 //! - [`paje`]: a control-flow-style model of Pajé traces;
-//! - [`series`]: chunked, shareable change lists (cheap partial snapshots);
+//! - [`series`]: chunked, shareable plain sequences (cheap partial snapshots);
+//! - [`column`]: packed change lists, marks and arrows (blocks of
+//!   [`pack`]ed items), the same in memory and in a mapped store;
 //! - [`steps`]: rendering change lists at a pixel scale.
 
+pub mod column;
 pub mod controlflow;
 pub mod damage;
 pub mod eventlist;
@@ -28,6 +31,7 @@ pub mod fields;
 
 pub mod histogram;
 pub mod kernel;
+pub mod pack;
 pub mod paje;
 
 pub mod resources;

@@ -181,32 +181,33 @@ impl ResourcesModel {
                     let threads = &self.data.threads;
                     let keys = &self.mode_keys;
                     let gap = self.cpus_no_data.get(&(c.trace, c.cpu)).copied();
+                    let (modes, cthreads) = (c.modes.reader(), c.threads.reader());
                     push_steps(
-                        &c.times,
+                        &c.times.reader(),
                         gap.map_or(end, |(from, _)| from.min(end)),
                         scale,
                         b.intervals(row),
                         &c.blocks,
                         |m| m as u32,
                         |k| {
-                            if c.threads[k] == NO_THREAD
-                                && CPU_MODES[c.modes[k] as usize]
+                            if cthreads.at(k) == NO_THREAD
+                                && CPU_MODES[modes.at(k) as usize]
                                     == traceloom_engine::state::CpuMode::Unknown
                             {
                                 NONE
                             } else {
-                                c.modes[k] as u32
+                                modes.at(k) as u32
                             }
                         },
                         |code| keys[code as usize].clone(),
                         |k, s, e| {
-                            let key = keys[c.modes[k] as usize].clone();
+                            let key = keys[modes.at(k) as usize].clone();
                             let mut iv = StateInterval::new(s, e, key);
                             let mut props = vec![
                                 ("cpu", c.cpu.to_string()),
-                                ("mode", CPU_MODES[c.modes[k] as usize].name().to_string()),
+                                ("mode", CPU_MODES[modes.at(k) as usize].name().to_string()),
                             ];
-                            if let Some(t) = threads.get(c.threads[k] as usize) {
+                            if let Some(t) = threads.get(cthreads.at(k) as usize) {
                                 props.push(("name", t.name.to_string()));
                                 props.push(("tid", t.tid.to_string()));
                                 props.push(("pid", t.pid.to_string()));
@@ -228,7 +229,8 @@ impl ResourcesModel {
                         LineKind::SoftIrq => 2,
                     };
                     let keys = &self.line_keys;
-                    let code = |k: usize| match l.codes[k] {
+                    let (codes, cpus) = (l.codes.reader(), l.cpus.reader());
+                    let code = |k: usize| match codes.at(k) {
                         0 => NONE,
                         1 => 0,
                         _ => busy,
@@ -236,7 +238,7 @@ impl ResourcesModel {
                     let kind = (l.kind == LineKind::SoftIrq) as u8;
                     let gap = self.lines_no_data.get(&(l.trace, kind, l.number)).copied();
                     push_steps(
-                        &l.times,
+                        &l.times.reader(),
                         gap.map_or(end, |(from, _)| from.min(end)),
                         scale,
                         b.intervals(row),
@@ -247,10 +249,10 @@ impl ResourcesModel {
                         |k, s, e| {
                             let mut props = vec![(
                                 "state",
-                                if l.codes[k] == 1 { "raised" } else { "busy" }.to_string(),
+                                if codes.at(k) == 1 { "raised" } else { "busy" }.to_string(),
                             )];
-                            if l.cpus[k] != u32::MAX {
-                                props.push(("cpu", l.cpus[k].to_string()));
+                            if cpus.at(k) != u32::MAX {
+                                props.push(("cpu", cpus.at(k).to_string()));
                             }
                             props.push(("time", s.to_string()));
                             props.push(("duration", format_duration(e.saturating_sub(s) as i128)));

@@ -270,6 +270,42 @@ impl<T> Series<T> {
         }
     }
 
+    /// Items `start .. start + len` when they lie in one chunk (always
+    /// for a mapped series), `None` otherwise or when out of bounds.
+    pub fn contiguous(&self, start: usize, len: usize) -> Option<&[T]> {
+        let end = start.checked_add(len)?;
+        if end > self.len() {
+            return None;
+        }
+        let full = self.full.len() << SHIFT;
+        if start >= full {
+            return self.tail.get(start - full..end - full);
+        }
+        let c = start >> SHIFT;
+        let off = start & (CHUNK - 1);
+        self.full[c].get(off..off + len)
+    }
+
+    /// Appends items `start .. start + len` (those in bounds) to `out`.
+    pub fn copy_range(&self, start: usize, len: usize, out: &mut Vec<T>)
+    where
+        T: Copy,
+    {
+        let end = start.saturating_add(len).min(self.len());
+        let mut k = start;
+        while k < end {
+            let full = self.full.len() << SHIFT;
+            let (chunk, off): (&[T], usize) = if k >= full {
+                (&self.tail[..], k - full)
+            } else {
+                (&self.full[k >> SHIFT][..], k & (CHUNK - 1))
+            };
+            let take = (chunk.len() - off).min(end - k);
+            out.extend_from_slice(&chunk[off..off + take]);
+            k += take;
+        }
+    }
+
     /// Whether the items are in place in a mapped file.
     pub fn is_mapped(&self) -> bool {
         matches!(self.tail.keep, Keep::Mapped(_))
@@ -380,6 +416,20 @@ impl<T: Copy> SeriesBuilder<T> {
             // Copies the list of chunk pointers only when a snapshot shares
             // it (once per snapshot at most).
             Arc::make_mut(&mut self.full).push(chunk);
+        }
+    }
+
+    /// Appends `items`.
+    pub fn extend_from_slice(&mut self, items: &[T]) {
+        for &x in items {
+            self.push(x);
+        }
+    }
+
+    /// Keeps the first `len` items.
+    pub fn truncate(&mut self, len: usize) {
+        while self.len() > len {
+            self.pop();
         }
     }
 

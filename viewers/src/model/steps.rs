@@ -30,6 +30,7 @@
 //! render of the 1 GB benchmark trace).
 
 use crate::lod::RowIntervalsBuilder;
+use crate::model::column::{Column, ColumnBuilder, ColumnReader};
 use crate::model::series::{Series, SeriesBuilder};
 use crate::render::{StateInterval, StyleKey};
 use crate::time::PixelScale;
@@ -87,6 +88,34 @@ impl Times for Series<Time> {
     }
 }
 
+impl Times for Column<Time> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn time(&self, k: usize) -> Time {
+        self.at(k)
+    }
+    fn count_until(&self, t: Time) -> usize {
+        self.partition_point(|&x| x <= t)
+    }
+}
+
+impl Times for ColumnReader<'_, Time> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn time(&self, k: usize) -> Time {
+        self.at(k)
+    }
+    fn count_until(&self, t: Time) -> usize {
+        self.column().partition_point(|&x| x <= t)
+    }
+}
+
 /// The first change at or after index `from` whose time is `>= t`
 /// (`times.count()` if none), galloping forward from `from`.
 pub fn first_at_or_after<T: Times + ?Sized>(times: &T, from: usize, t: Time) -> usize {
@@ -122,8 +151,10 @@ pub const NONE: u32 = u32::MAX;
 /// Most intervals looked at to choose the dominant state of one pixel.
 const SAMPLE: usize = 24;
 
-/// Changes per block of a [`Blocks`] summary.
-pub const BLOCK: usize = 16;
+/// Changes per block of a [`Blocks`] summary: a packed block of the
+/// change list ([`crate::model::pack::BLOCK`]), so that a summary is
+/// computed while its block is still unpacked in the builder.
+pub const BLOCK: usize = crate::model::pack::BLOCK;
 
 /// Class of a change that is not drawn, in [`Blocks`] summaries.
 pub const NO_CLASS: u8 = u8::MAX;
@@ -180,7 +211,7 @@ impl BlocksBuilder {
     /// ([`NO_CLASS`]: not drawn). Costs O(1) unless a block was closed (or
     /// reopened by a pop).
     #[inline]
-    pub fn sync(&mut self, times: &SeriesBuilder<Time>, class: impl Fn(usize) -> u8) {
+    pub fn sync(&mut self, times: &ColumnBuilder<Time>, class: impl Fn(usize) -> u8) {
         // Block b is closed once change (b + 1) × BLOCK exists.
         let closed = times.len().saturating_sub(1) / BLOCK;
         while self.blocks.len() > closed {
@@ -223,7 +254,7 @@ impl BlocksBuilder {
 
 /// A summary of `times`, computed at once (for change lists built whole).
 pub fn blocks_of(times: &[Time], class: impl Fn(usize) -> u8) -> Blocks {
-    let mut t = SeriesBuilder::new();
+    let mut t = ColumnBuilder::new();
     let mut b = BlocksBuilder::default();
     for &x in times {
         t.push(x);

@@ -1,8 +1,9 @@
-//! [`KernelData`] to and from a store file: every change list, summary,
-//! mark and arrow list becomes a column (its items as they are in memory:
-//! plain data of a fixed layout), read back in place from the map; the
-//! record headers, statistics, histogram and the damaged streams met go to
-//! the meta block.
+//! [`KernelData`] to and from a store file: every change list, mark and
+//! arrow list is a packed [`Column`] whose parts (packed blocks, block
+//! offsets, first items, unpacked tail) are written as they are in memory,
+//! and every block summary a plain column; all are read back in place from
+//! the map. The record headers, statistics, histogram and the damaged
+//! streams met go to the meta block.
 
 use std::sync::Arc;
 
@@ -15,6 +16,8 @@ use super::StoreError;
 use crate::model::damage::StreamDamage;
 use crate::model::histogram::FineHistogram;
 use crate::model::kernel::{CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord};
+use crate::model::column::{Column, ColumnParts};
+use crate::model::pack::Item;
 use crate::model::series::Series;
 use crate::model::stats::Statistics;
 use crate::render::RowId;
@@ -31,19 +34,19 @@ struct ThreadMeta {
     row: u64,
     birth: Time,
     end: Time,
-    times: Col,
-    codes: Col,
+    times: Packed,
+    codes: Packed,
     blocks: Col,
-    marks: Col,
+    marks: Packed,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 struct CpuMeta {
     trace: u32,
     cpu: u32,
-    times: Col,
-    threads: Col,
-    modes: Col,
+    times: Packed,
+    threads: Packed,
+    modes: Packed,
     blocks: Col,
 }
 
@@ -54,9 +57,9 @@ struct LineMeta {
     kind: u8,
     number: u64,
     name: Option<Arc<str>>,
-    times: Col,
-    codes: Col,
-    cpus: Col,
+    times: Packed,
+    codes: Packed,
+    cpus: Packed,
     blocks: Col,
 }
 
@@ -80,17 +83,37 @@ struct Meta {
     threads: Vec<ThreadMeta>,
     cpus: Vec<CpuMeta>,
     lines: Vec<LineMeta>,
-    wakeups: Col,
+    wakeups: Packed,
     max_wakeup_span: Time,
-    switches: Col,
+    switches: Packed,
     wakeup_events: (u64, u64),
     stats: Statistics,
     histogram: FineHistogram,
     damage: Vec<StreamDamage>,
 }
 
+/// Where the parts of a packed [`Column`] are.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Packed {
+    bytes: Col,
+    locs: Col,
+    firsts: Col,
+    tail: Col,
+}
+
 fn plain_column<T: Pod>(w: &mut Writer, s: &Series<T>) -> std::io::Result<Col> {
     w.column(s.chunks())
+}
+
+/// Writes the packed blocks of `c` as they are (no decoding).
+fn packed_column<T: Item>(w: &mut Writer, c: &Column<T>) -> std::io::Result<Packed> {
+    let p = c.parts();
+    Ok(Packed {
+        bytes: plain_column(w, &p.bytes)?,
+        locs: plain_column(w, &p.locs)?,
+        firsts: plain_column(w, &p.firsts)?,
+        tail: plain_column(w, &p.tail)?,
+    })
 }
 
 /// Writes `data`, computed from the traces at `identity`, with `w`;
@@ -112,10 +135,10 @@ pub(crate) fn write(
             row: t.row.0,
             birth: t.birth,
             end: t.end,
-            times: plain_column(w, &t.times)?,
-            codes: plain_column(w, &t.codes)?,
+            times: packed_column(w, &t.times)?,
+            codes: packed_column(w, &t.codes)?,
             blocks: plain_column(w, &t.blocks)?,
-            marks: plain_column(w, &t.marks)?,
+            marks: packed_column(w, &t.marks)?,
         });
     }
     let mut cpus = Vec::with_capacity(data.cpus.len());
@@ -123,9 +146,9 @@ pub(crate) fn write(
         cpus.push(CpuMeta {
             trace: c.trace,
             cpu: c.cpu,
-            times: plain_column(w, &c.times)?,
-            threads: plain_column(w, &c.threads)?,
-            modes: plain_column(w, &c.modes)?,
+            times: packed_column(w, &c.times)?,
+            threads: packed_column(w, &c.threads)?,
+            modes: packed_column(w, &c.modes)?,
             blocks: plain_column(w, &c.blocks)?,
         });
     }
@@ -139,14 +162,14 @@ pub(crate) fn write(
             },
             number: l.number,
             name: l.name.clone(),
-            times: plain_column(w, &l.times)?,
-            codes: plain_column(w, &l.codes)?,
-            cpus: plain_column(w, &l.cpus)?,
+            times: packed_column(w, &l.times)?,
+            codes: packed_column(w, &l.codes)?,
+            cpus: packed_column(w, &l.cpus)?,
             blocks: plain_column(w, &l.blocks)?,
         });
     }
-    let wakeups = plain_column(w, &data.wakeups)?;
-    let switches = plain_column(w, &data.switches)?;
+    let wakeups = packed_column(w, &data.wakeups)?;
+    let switches = packed_column(w, &data.switches)?;
     let meta = Meta {
         head: StoreHead {
             identity: identity.clone(),
@@ -182,6 +205,22 @@ pub(crate) fn read_head(m: &Mapped) -> Result<StoreHead, StoreError> {
 /// Column `c` of `m`, in place.
 fn plain<T: Pod>(m: &Mapped, c: Col) -> Result<Series<T>, StoreError> {
     m.series(c)
+}
+
+/// Packed column `c` of `m`, in place.
+fn packed<T: Item>(m: &Mapped, c: Packed) -> Result<Column<T>, StoreError> {
+    let parts = ColumnParts {
+        bytes: plain(m, c.bytes)?,
+        locs: plain(m, c.locs)?,
+        firsts: plain(m, c.firsts)?,
+        tail: plain(m, c.tail)?,
+    };
+    Column::from_parts(parts).ok_or_else(|| {
+        damaged(
+            m,
+            format!("column at {}: one first item per block", c.locs.offset),
+        )
+    })
 }
 
 fn damaged(m: &Mapped, reason: String) -> StoreError {
@@ -237,10 +276,10 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             row: RowId(t.row),
             birth: t.birth,
             end: t.end,
-            times: plain(m, t.times)?,
-            codes: plain(m, t.codes)?,
+            times: packed(m, t.times)?,
+            codes: packed(m, t.codes)?,
             blocks: plain(m, t.blocks)?,
-            marks: plain(m, t.marks)?,
+            marks: packed(m, t.marks)?,
         });
     }
     let mut cpus = Vec::with_capacity(meta.cpus.len());
@@ -248,9 +287,9 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         cpus.push(CpuRecord {
             trace: c.trace,
             cpu: c.cpu,
-            times: plain(m, c.times)?,
-            threads: plain(m, c.threads)?,
-            modes: plain(m, c.modes)?,
+            times: packed(m, c.times)?,
+            threads: packed(m, c.threads)?,
+            modes: packed(m, c.modes)?,
             blocks: plain(m, c.blocks)?,
         });
     }
@@ -265,9 +304,9 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             },
             number: l.number,
             name: l.name,
-            times: plain(m, l.times)?,
-            codes: plain(m, l.codes)?,
-            cpus: plain(m, l.cpus)?,
+            times: packed(m, l.times)?,
+            codes: packed(m, l.codes)?,
+            cpus: packed(m, l.cpus)?,
             blocks: plain(m, l.blocks)?,
         });
     }
@@ -277,9 +316,9 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         threads,
         cpus,
         lines,
-        wakeups: plain(m, meta.wakeups)?,
+        wakeups: packed(m, meta.wakeups)?,
         max_wakeup_span: meta.max_wakeup_span,
-        switches: plain(m, meta.switches)?,
+        switches: packed(m, meta.switches)?,
         wakeup_events: meta.wakeup_events,
         stats: meta.stats,
         histogram: meta.histogram,

@@ -46,7 +46,7 @@ use crate::model::series::{Series, StableBytes};
 /// The first bytes of a store file.
 pub const MAGIC: &[u8; 8] = b"TLSTORE\n";
 /// The format version; a store of another version is stale.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Bytes before the first column.
 pub const HEADER_LEN: usize = 64;
 const BYTE_ORDER: u32 = 0x0102_0304;

@@ -1,0 +1,516 @@
+//! Packed, append-only columns: the change lists, marks and arrows of the
+//! kernel analysis, held as blocks of [`BLOCK`] items packed by
+//! [`pack`](super::pack) (delta-encoded times, dictionary-coded codes),
+//! the same bytes in memory while the pass runs and in place in a mapped
+//! analysis store, read by the same code.
+//!
+//! A [`Column`] is four plain [`Series`]: the packed bytes, the byte
+//! offset of each block, each block's first item (searches bisect these
+//! before decoding one block) and the items after the last packed block,
+//! as they are. A [`ColumnBuilder`] keeps its last one or two blocks'
+//! worth of items unpacked (the kernel pass pops and rewrites its last
+//! changes, and summarizes a block once the change after it is known) and
+//! packs a block once [`2 × BLOCK`](BLOCK) items are waiting;
+//! [`ColumnBuilder::snapshot`] shares everything packed, like
+//! [`SeriesBuilder::snapshot`].
+//!
+//! Reading an item decodes its block: [`Column::reader`] gives a reader
+//! with a two-block cache for the many nearby reads of one render; a
+//! plain [`Column::at`] decodes each time.
+
+use std::cell::RefCell;
+
+use super::pack::{Item, BLOCK};
+use super::series::{Series, SeriesBuilder};
+
+/// A packed column (see the module documentation).
+#[derive(Clone)]
+pub struct Column<T: Item> {
+    bytes: Series<u8>,
+    locs: Series<u64>,
+    firsts: Series<T>,
+    tail: Series<T>,
+}
+
+impl<T: Item> Default for Column<T> {
+    fn default() -> Self {
+        Column {
+            bytes: Series::default(),
+            locs: Series::default(),
+            firsts: Series::default(),
+            tail: Series::default(),
+        }
+    }
+}
+
+impl<T: Item> std::fmt::Debug for Column<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Column({} items, {} packed blocks in {} bytes)",
+            self.len(),
+            self.locs.len(),
+            self.bytes.len()
+        )
+    }
+}
+
+/// Equal items, however packed.
+impl<T: Item> PartialEq for Column<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: Item> From<Vec<T>> for Column<T> {
+    fn from(v: Vec<T>) -> Self {
+        v.into_iter().collect()
+    }
+}
+
+impl<T: Item> FromIterator<T> for Column<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut b = ColumnBuilder::new();
+        for x in iter {
+            b.push(x);
+        }
+        b.snapshot()
+    }
+}
+
+/// The parts of a [`Column`], as the analysis store writes and maps them.
+#[derive(Debug, Clone)]
+pub struct ColumnParts<T: Item> {
+    /// The packed blocks, back to back.
+    pub bytes: Series<u8>,
+    /// Byte offset in `bytes` of each block.
+    pub locs: Series<u64>,
+    /// First item of each block.
+    pub firsts: Series<T>,
+    /// The items after the last block, unpacked.
+    pub tail: Series<T>,
+}
+
+impl<T: Item> Column<T> {
+    /// A column of `parts` (`None` when they do not fit together: a
+    /// first item per block).
+    pub fn from_parts(parts: ColumnParts<T>) -> Option<Self> {
+        (parts.locs.len() == parts.firsts.len()).then_some(Column {
+            bytes: parts.bytes,
+            locs: parts.locs,
+            firsts: parts.firsts,
+            tail: parts.tail,
+        })
+    }
+
+    /// The parts of the column.
+    pub fn parts(&self) -> ColumnParts<T> {
+        ColumnParts {
+            bytes: self.bytes.clone(),
+            locs: self.locs.clone(),
+            firsts: self.firsts.clone(),
+            tail: self.tail.clone(),
+        }
+    }
+
+    fn packed(&self) -> usize {
+        self.locs.len() * BLOCK
+    }
+
+    /// Number of items.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.packed() + self.tail.len()
+    }
+
+    /// Whether there is no item.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Decodes block `b` into `out` ([`BLOCK`] items).
+    fn decode_block(&self, b: usize, out: &mut [T]) {
+        let start = *self.locs.at(b) as usize;
+        let end = self
+            .locs
+            .get(b + 1)
+            .map_or(self.bytes.len(), |&e| e as usize);
+        let end = end.min(self.bytes.len()).max(start.min(self.bytes.len()));
+        let start = start.min(end);
+        match self.bytes.contiguous(start, end - start) {
+            Some(bytes) => T::decode(bytes, out),
+            None => {
+                let mut buf = Vec::with_capacity(end - start);
+                self.bytes.copy_range(start, end - start, &mut buf);
+                T::decode(&buf, out);
+            }
+        }
+    }
+
+    fn block_vec(&self, b: usize) -> Vec<T> {
+        let mut v = vec![T::zeroed(); BLOCK];
+        self.decode_block(b, &mut v);
+        v
+    }
+
+    /// Item `k` (panics when out of bounds, like a slice); decodes its
+    /// block (use a [`reader`](Self::reader) for many reads).
+    pub fn at(&self, k: usize) -> T {
+        let p = self.packed();
+        if k >= p {
+            *self.tail.at(k - p)
+        } else {
+            let mut buf = [T::zeroed(); BLOCK];
+            self.decode_block(k / BLOCK, &mut buf);
+            buf[k % BLOCK]
+        }
+    }
+
+    /// Item `k`, `None` when out of bounds.
+    pub fn get(&self, k: usize) -> Option<T> {
+        (k < self.len()).then(|| self.at(k))
+    }
+
+    /// The first item.
+    pub fn first(&self) -> Option<T> {
+        match self.firsts.first() {
+            Some(&f) => Some(f),
+            None => self.tail.first().copied(),
+        }
+    }
+
+    /// The last item.
+    pub fn last(&self) -> Option<T> {
+        self.len().checked_sub(1).map(|k| self.at(k))
+    }
+
+    /// The items, in order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        (0..self.locs.len())
+            .flat_map(|b| self.block_vec(b))
+            .chain(self.tail.iter().copied())
+    }
+
+    /// The items, copied into a vector.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.iter().collect()
+    }
+
+    /// Number of items for which `pred` holds, `pred` holding for a prefix
+    /// (like [`slice::partition_point`]); decodes one block at most.
+    pub fn partition_point(&self, mut pred: impl FnMut(&T) -> bool) -> usize {
+        let nb = self.locs.len();
+        // Blocks whose first item holds: the answer is in the last of them.
+        let f = self.firsts.partition_point(&mut pred);
+        if f == 0 {
+            return if nb == 0 {
+                self.tail.partition_point(pred)
+            } else {
+                0
+            };
+        }
+        let mut buf = [T::zeroed(); BLOCK];
+        self.decode_block(f - 1, &mut buf);
+        let i = buf.partition_point(&mut pred);
+        if i < BLOCK || f < nb {
+            return (f - 1) * BLOCK + i;
+        }
+        self.packed() + self.tail.partition_point(pred)
+    }
+
+    /// Whether the items are in place in a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.bytes.is_mapped()
+    }
+
+    /// Bytes of heap held (none for a mapped column).
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.heap_bytes()
+            + self.locs.heap_bytes()
+            + self.firsts.heap_bytes()
+            + self.tail.heap_bytes()
+    }
+
+    /// Bytes the items take packed (in memory or on disk).
+    pub fn packed_bytes(&self) -> usize {
+        self.bytes.len()
+            + self.locs.len() * 8
+            + (self.firsts.len() + self.tail.len()) * std::mem::size_of::<T>()
+    }
+
+    /// A reader caching the last two blocks it decoded.
+    pub fn reader(&self) -> ColumnReader<'_, T> {
+        ColumnReader {
+            col: self,
+            cache: RefCell::new(Cache {
+                blocks: [usize::MAX; 2],
+                items: [[T::zeroed(); BLOCK]; 2],
+                recent: 0,
+            }),
+        }
+    }
+}
+
+struct Cache<T> {
+    blocks: [usize; 2],
+    items: [[T; BLOCK]; 2],
+    /// The slot read last.
+    recent: usize,
+}
+
+/// Reads a [`Column`] through a cache of two decoded blocks (the block of
+/// a change and of the change after it, for instance).
+pub struct ColumnReader<'a, T: Item> {
+    col: &'a Column<T>,
+    cache: RefCell<Cache<T>>,
+}
+
+impl<T: Item> ColumnReader<'_, T> {
+    /// Number of items.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.col.len()
+    }
+
+    /// Whether there is no item.
+    pub fn is_empty(&self) -> bool {
+        self.col.is_empty()
+    }
+
+    /// Item `k` (panics when out of bounds).
+    #[inline]
+    pub fn at(&self, k: usize) -> T {
+        let p = self.col.packed();
+        if k >= p {
+            return *self.col.tail.at(k - p);
+        }
+        let b = k / BLOCK;
+        let mut c = self.cache.borrow_mut();
+        let slot = if c.blocks[0] == b {
+            0
+        } else if c.blocks[1] == b {
+            1
+        } else {
+            let s = 1 - c.recent;
+            self.col.decode_block(b, &mut c.items[s]);
+            c.blocks[s] = b;
+            s
+        };
+        c.recent = slot;
+        c.items[slot][k % BLOCK]
+    }
+
+    /// The column read.
+    pub fn column(&self) -> &Column<T> {
+        self.col
+    }
+}
+
+/// The growing side of a [`Column`].
+#[derive(Debug)]
+pub struct ColumnBuilder<T: Item> {
+    bytes: SeriesBuilder<u8>,
+    locs: SeriesBuilder<u64>,
+    firsts: SeriesBuilder<T>,
+    /// The items after the packed blocks (fewer than 2 × BLOCK).
+    tail: Vec<T>,
+    /// The tail as last frozen by `snapshot`, while unchanged.
+    frozen: Option<Series<T>>,
+    scratch: Vec<u8>,
+}
+
+impl<T: Item> Default for ColumnBuilder<T> {
+    fn default() -> Self {
+        ColumnBuilder {
+            bytes: SeriesBuilder::new(),
+            locs: SeriesBuilder::new(),
+            firsts: SeriesBuilder::new(),
+            tail: Vec::new(),
+            frozen: None,
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl<T: Item> ColumnBuilder<T> {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn packed(&self) -> usize {
+        self.locs.len() * BLOCK
+    }
+
+    /// Number of items.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.packed() + self.tail.len()
+    }
+
+    /// Whether there is no item.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn unpack(&self, b: usize) -> Vec<T> {
+        let start = self.locs.get(b) as usize;
+        let end = if b + 1 < self.locs.len() {
+            self.locs.get(b + 1) as usize
+        } else {
+            self.bytes.len()
+        };
+        let bytes: Vec<u8> = (start..end).map(|i| self.bytes.get(i)).collect();
+        let mut v = vec![T::zeroed(); BLOCK];
+        T::decode(&bytes, &mut v);
+        v
+    }
+
+    /// Item `k` (panics when out of bounds; decodes its block unless it
+    /// is one of the last ones).
+    #[inline]
+    pub fn get(&self, k: usize) -> T {
+        let p = self.packed();
+        if k >= p {
+            self.tail[k - p]
+        } else {
+            self.unpack(k / BLOCK)[k % BLOCK]
+        }
+    }
+
+    /// The last item.
+    #[inline]
+    pub fn last(&self) -> Option<T> {
+        match self.tail.last() {
+            Some(&x) => Some(x),
+            None => self.len().checked_sub(1).map(|k| self.get(k)),
+        }
+    }
+
+    /// Appends `x`.
+    #[inline]
+    pub fn push(&mut self, x: T) {
+        self.frozen = None;
+        if self.tail.capacity() == 0 {
+            self.tail.reserve_exact(8);
+        }
+        self.tail.push(x);
+        if self.tail.len() == 2 * BLOCK {
+            self.scratch.clear();
+            T::encode(&self.tail[..BLOCK], &mut self.scratch);
+            self.locs.push(self.bytes.len() as u64);
+            self.firsts.push(self.tail[0]);
+            self.bytes.extend_from_slice(&self.scratch);
+            self.tail.drain(..BLOCK);
+        }
+    }
+
+    /// The tail, holding the last item if any (the last block unpacked
+    /// back when it is empty: only after many pops).
+    fn tail_mut(&mut self) -> &mut Vec<T> {
+        self.frozen = None;
+        if self.tail.is_empty() && !self.locs.is_empty() {
+            let b = self.locs.len() - 1;
+            let items = self.unpack(b);
+            let start = self.locs.get(b) as usize;
+            self.bytes.truncate(start);
+            self.locs.pop();
+            self.firsts.pop();
+            self.tail = items;
+        }
+        &mut self.tail
+    }
+
+    /// Removes and returns the last item.
+    pub fn pop(&mut self) -> Option<T> {
+        self.tail_mut().pop()
+    }
+
+    /// Replaces the last item (nothing happens when empty).
+    pub fn set_last(&mut self, x: T) {
+        if let Some(l) = self.tail_mut().last_mut() {
+            *l = x;
+        }
+    }
+
+    /// An immutable view of the items so far, sharing every packed block
+    /// (a copy of the unpacked tail, fewer than 2 × [`BLOCK`] items, when
+    /// it changed since the last snapshot).
+    pub fn snapshot(&mut self) -> Column<T> {
+        let tail = match &self.frozen {
+            Some(t) => t.clone(),
+            None => {
+                let t = Series::from_slice(&self.tail);
+                self.frozen = Some(t.clone());
+                t
+            }
+        };
+        Column {
+            bytes: self.bytes.snapshot(),
+            locs: self.locs.snapshot(),
+            firsts: self.firsts.snapshot(),
+            tail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_vector(ops in prop::collection::vec((0u8..12, 0i64..1000), 0..3000)) {
+            let mut b = ColumnBuilder::new();
+            let mut v: Vec<i64> = Vec::new();
+            let mut snaps: Vec<(Column<i64>, Vec<i64>)> = Vec::new();
+            let mut t = 0i64;
+            for (op, x) in ops {
+                match op {
+                    0 => { prop_assert_eq!(b.pop(), v.pop()); }
+                    1 => { b.set_last(x); if let Some(l) = v.last_mut() { *l = x; } }
+                    2 => snaps.push((b.snapshot(), v.clone())),
+                    _ => { t += x; b.push(t); v.push(t); }
+                }
+                prop_assert_eq!(b.len(), v.len());
+                prop_assert_eq!(b.last(), v.last().copied());
+                if !v.is_empty() {
+                    let k = x as usize % v.len();
+                    prop_assert_eq!(b.get(k), v[k]);
+                }
+            }
+            snaps.push((b.snapshot(), v.clone()));
+            for (s, expect) in &snaps {
+                prop_assert_eq!(&s.to_vec(), expect);
+                prop_assert_eq!(s.last(), expect.last().copied());
+                prop_assert_eq!(s.first(), expect.first().copied());
+                let r = s.reader();
+                for k in (0..expect.len()).step_by(7) {
+                    prop_assert_eq!(r.at(k), expect[k]);
+                    prop_assert_eq!(s.at(k), expect[k]);
+                }
+            }
+        }
+
+        #[test]
+        fn partition_point_matches_slices(mut v in prop::collection::vec(0i64..3000, 0..1000), x in 0i64..3100) {
+            v.sort();
+            let s = Column::from(v.clone());
+            prop_assert_eq!(s.partition_point(|&y| y < x), v.partition_point(|&y| y < x));
+            prop_assert_eq!(s.partition_point(|&y| y <= x), v.partition_point(|&y| y <= x));
+        }
+    }
+
+    #[test]
+    fn parts_rebuild_the_column() {
+        let v: Vec<i64> = (0..1000).map(|k| k * k).collect();
+        let c = Column::from(v.clone());
+        assert!(c.packed_bytes() < v.len() * 8 / 2);
+        let back = Column::from_parts(c.parts()).unwrap();
+        assert_eq!(back.to_vec(), v);
+        let mut bad = c.parts();
+        bad.firsts = Series::default();
+        assert!(Column::from_parts(bad).is_none());
+    }
+}

@@ -1,0 +1,294 @@
+//! How the items of a [`Column`](super::column::Column) are packed, one
+//! block of [`BLOCK`] items at a time: times as zigzag varint deltas,
+//! small codes and thread records through a per-block dictionary of
+//! bit-packed indices, marks and arrows as combinations of both.
+//!
+//! A block is decoded whole (a few hundred ns), never item by item: the
+//! renders touch few blocks of a row (the per-block summaries beside the
+//! change lists answer the rest), so the size of the data — what a pass
+//! holds on the heap and a store keeps on disk — is what matters.
+//!
+//! Decoding never panics: bytes that end early (a store is checksummed
+//! before use, so only a bug could cause that) decode as zeroes.
+
+use crate::model::kernel::{ArrowRecord, Mark};
+use traceloom_base::Time;
+
+/// Items per packed block (a power of two).
+pub const BLOCK: usize = 64;
+
+/// What a [`Column`](super::column::Column) holds: plain data with a
+/// block encoding.
+pub trait Item: bytemuck::Pod + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// Appends the encoding of `items` (at most [`BLOCK`] of them) to `out`.
+    fn encode(items: &[Self], out: &mut Vec<u8>);
+    /// Decodes `out.len()` items from `bytes`.
+    fn decode(bytes: &[u8], out: &mut [Self]);
+}
+
+/// A cursor over encoded bytes (reading past the end gives zeroes).
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    #[inline]
+    fn byte(&mut self) -> u8 {
+        let b = self.bytes.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b
+    }
+
+    #[inline]
+    fn varint(&mut self) -> u64 {
+        let mut v = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let b = self.byte();
+            if shift < 64 {
+                v |= u64::from(b & 0x7F) << shift;
+            }
+            if b & 0x80 == 0 || shift >= 63 {
+                return v;
+            }
+            shift += 7;
+        }
+    }
+}
+
+#[inline]
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+#[inline]
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Times as the zigzag varint of their difference with the previous one
+/// (the first with 0).
+fn encode_times(times: impl Iterator<Item = Time>, out: &mut Vec<u8>) {
+    let mut prev: Time = 0;
+    for t in times {
+        put_varint(out, zigzag(t.wrapping_sub(prev)));
+        prev = t;
+    }
+}
+
+fn decode_times(r: &mut Reader<'_>, mut set: impl FnMut(usize, Time), n: usize) {
+    let mut prev: Time = 0;
+    for k in 0..n {
+        prev = prev.wrapping_add(unzigzag(r.varint()));
+        set(k, prev);
+    }
+}
+
+/// Values through a dictionary: the number of distinct values, each as a
+/// varint, then every value's index in as few bits as the dictionary
+/// needs (none for a single value).
+fn encode_dict(values: &[u32], out: &mut Vec<u8>) {
+    let mut dict: Vec<u32> = Vec::with_capacity(8);
+    let mut idx: Vec<u8> = Vec::with_capacity(values.len());
+    for &v in values {
+        let i = match dict.iter().position(|&d| d == v) {
+            Some(i) => i,
+            None => {
+                dict.push(v);
+                dict.len() - 1
+            }
+        };
+        idx.push(i as u8);
+    }
+    put_varint(out, dict.len() as u64);
+    for &d in &dict {
+        put_varint(out, u64::from(d));
+    }
+    let width = bits(dict.len());
+    let mut acc = 0u64;
+    let mut filled = 0u32;
+    for &i in &idx {
+        acc |= u64::from(i) << filled;
+        filled += width;
+        while filled >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Bits needed for an index into a dictionary of `n` values.
+fn bits(n: usize) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        usize::BITS - (n - 1).leading_zeros()
+    }
+}
+
+fn decode_dict(r: &mut Reader<'_>, mut set: impl FnMut(usize, u32), n: usize) {
+    // At most one entry per item: a larger count is damage.
+    let len = (r.varint() as usize).min(BLOCK);
+    let mut dict = [0u32; BLOCK];
+    for d in dict.iter_mut().take(len) {
+        *d = r.varint() as u32;
+    }
+    let width = bits(len);
+    let mask = (1u64 << width) - 1;
+    let mut acc = 0u64;
+    let mut filled = 0u32;
+    for k in 0..n {
+        while filled < width {
+            acc |= u64::from(r.byte()) << filled;
+            filled += 8;
+        }
+        let i = (acc & mask) as usize;
+        acc >>= width;
+        filled -= width;
+        set(k, dict.get(i).copied().unwrap_or(0));
+    }
+}
+
+impl Item for Time {
+    fn encode(items: &[Self], out: &mut Vec<u8>) {
+        encode_times(items.iter().copied(), out);
+    }
+    fn decode(bytes: &[u8], out: &mut [Self]) {
+        let mut r = Reader { bytes, pos: 0 };
+        let n = out.len();
+        decode_times(&mut r, |k, t| out[k] = t, n);
+    }
+}
+
+impl Item for u8 {
+    fn encode(items: &[Self], out: &mut Vec<u8>) {
+        let v: Vec<u32> = items.iter().map(|&x| u32::from(x)).collect();
+        encode_dict(&v, out);
+    }
+    fn decode(bytes: &[u8], out: &mut [Self]) {
+        let mut r = Reader { bytes, pos: 0 };
+        let n = out.len();
+        decode_dict(&mut r, |k, v| out[k] = v as u8, n);
+    }
+}
+
+impl Item for u32 {
+    fn encode(items: &[Self], out: &mut Vec<u8>) {
+        encode_dict(items, out);
+    }
+    fn decode(bytes: &[u8], out: &mut [Self]) {
+        let mut r = Reader { bytes, pos: 0 };
+        let n = out.len();
+        decode_dict(&mut r, |k, v| out[k] = v, n);
+    }
+}
+
+impl Item for Mark {
+    fn encode(items: &[Self], out: &mut Vec<u8>) {
+        encode_times(items.iter().map(|m| m.time), out);
+        let kinds: Vec<u32> = items.iter().map(|m| u32::from(m.kind)).collect();
+        encode_dict(&kinds, out);
+    }
+    fn decode(bytes: &[u8], out: &mut [Self]) {
+        let mut r = Reader { bytes, pos: 0 };
+        let n = out.len();
+        decode_times(&mut r, |k, t| out[k] = Mark::new(t, 0), n);
+        decode_dict(&mut r, |k, v| out[k].kind = v as u8, n);
+    }
+}
+
+impl Item for ArrowRecord {
+    fn encode(items: &[Self], out: &mut Vec<u8>) {
+        // Sorted by one end or the other: the ends, as deltas, both small.
+        encode_times(items.iter().map(|a| a.from_time), out);
+        for a in items {
+            put_varint(out, zigzag(a.to_time.wrapping_sub(a.from_time)));
+        }
+        for a in items {
+            put_varint(out, u64::from(a.from));
+            put_varint(out, u64::from(a.to));
+        }
+    }
+    fn decode(bytes: &[u8], out: &mut [Self]) {
+        let mut r = Reader { bytes, pos: 0 };
+        let n = out.len();
+        decode_times(&mut r, |k, t| out[k].from_time = t, n);
+        for a in out.iter_mut() {
+            a.to_time = a.from_time.wrapping_add(unzigzag(r.varint()));
+        }
+        for a in out.iter_mut() {
+            a.from = r.varint() as u32;
+            a.to = r.varint() as u32;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn round_trip<T: Item>(items: &[T]) -> Vec<T> {
+        let mut bytes = Vec::new();
+        T::encode(items, &mut bytes);
+        let mut out = vec![T::zeroed(); items.len()];
+        T::decode(&bytes, &mut out);
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn blocks_round_trip(
+            times in prop::collection::vec(any::<i64>(), 0..=BLOCK),
+            codes in prop::collection::vec(any::<u8>(), 0..=BLOCK),
+            small in prop::collection::vec(0u8..6, 0..=BLOCK),
+            recs in prop::collection::vec(any::<u32>(), 0..=BLOCK),
+        ) {
+            prop_assert_eq!(round_trip(&times), times.clone());
+            prop_assert_eq!(round_trip(&codes), codes);
+            prop_assert_eq!(round_trip(&small), small);
+            prop_assert_eq!(round_trip(&recs), recs.clone());
+            let marks: Vec<Mark> = times.iter().zip(&recs).map(|(&t, &r)| Mark::new(t, r as u8)).collect();
+            prop_assert_eq!(round_trip(&marks), marks);
+            let arrows: Vec<ArrowRecord> = times
+                .iter()
+                .zip(&recs)
+                .map(|(&t, &r)| ArrowRecord { from_time: t, to_time: t ^ i64::from(r), from: r, to: r / 3 })
+                .collect();
+            prop_assert_eq!(round_trip(&arrows), arrows);
+        }
+
+        #[test]
+        fn damaged_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300), n in 0..=BLOCK) {
+            let mut t = vec![0i64; n];
+            Time::decode(&bytes, &mut t);
+            let mut c = vec![0u8; n];
+            u8::decode(&bytes, &mut c);
+            let mut a = vec![ArrowRecord { from_time: 0, to_time: 0, from: 0, to: 0 }; n];
+            ArrowRecord::decode(&bytes, &mut a);
+        }
+    }
+
+    #[test]
+    fn codes_pack_in_a_few_bits() {
+        let codes: Vec<u8> = (0..BLOCK).map(|k| [0x30, 0x31, 0x28][k % 3]).collect();
+        let mut bytes = Vec::new();
+        u8::encode(&codes, &mut bytes);
+        // Count, 3 dictionary bytes, 2 bits per code.
+        assert_eq!(bytes.len(), 1 + 3 + BLOCK * 2 / 8);
+    }
+}
