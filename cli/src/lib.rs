@@ -756,9 +756,11 @@ where
         }
         Some(Command::Dump(a)) => {
             let colors = term.colors(&|k| std::env::var(k).ok());
-            run_dump(a, colors, out, err)
+            // A bar only when the events go elsewhere than the terminal.
+            let progress = term.stderr_tty && !term.stdout_tty;
+            run_dump(a, colors, progress, out, err)
         }
-        Some(Command::Count(a)) => run_count(a, out, err),
+        Some(Command::Count(a)) => run_count(a, term.stderr_tty, out, err),
         Some(Command::Export(a)) => export::run_export(a, term.stderr_tty, out, err),
         Some(Command::Stats(a)) => stats::run_stats(a, term.stderr_tty, out, err),
         Some(Command::Index(a)) => cache::run_index(a, term.stderr_tty, out, err),
@@ -879,10 +881,12 @@ pub(crate) fn report_damage(
 
 /// `traceloom dump`: opens the traces of `args` and prints their events
 /// to `out` (warnings to `err`) in babeltrace2's text format, with the
-/// terminal's `colors` if any.
+/// terminal's `colors` if any and a progress bar on stderr when
+/// `progress` (stderr a terminal, the output a file or pipe).
 pub fn run_dump(
     args: &DumpArgs,
     colors: Option<Colors>,
+    progress: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -906,7 +910,11 @@ pub fn run_dump(
         _ => None,
     };
     let mut cursor = ts.messages_between(begin, None);
-    let result = dump_messages(&mut cursor, args, filter.as_mut(), colors, out, err);
+    let span = ts.time_range_ns().unwrap_or((0, 0));
+    let span = (begin.unwrap_or(span.0), span.1);
+    let mut tracked = progress::Tracked::new(&mut cursor, progress, "dump", span);
+    let result = dump_messages(&mut tracked, args, filter.as_mut(), colors, out, err);
+    tracked.finish();
     if let Some(c) = colors {
         // babeltrace2 ends its output with a color reset on a color
         // terminal (whatever --color says), and its error output too when
@@ -946,11 +954,12 @@ fn dump_paje(args: &DumpArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
 }
 
 /// `traceloom count`: opens the traces of `args` and writes their event
-/// counts to `out`.
+/// counts to `out` (with a progress bar on stderr when `progress`).
 /// The counts are printed even when some streams could not be read to their
 /// end (the result is then an error).
 pub fn run_count(
     args: &CountArgs,
+    progress: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -961,7 +970,11 @@ pub fn run_count(
         .map(|e| EventFilter::new(e, ts.traces().len()))
         .transpose()?;
     let mut cursor = ts.messages();
-    let counts = count_messages(&mut cursor, filter.as_mut(), err)?;
+    let span = ts.time_range_ns().unwrap_or((0, 0));
+    let mut tracked = progress::Tracked::new(&mut cursor, progress, "count", span);
+    let counts = count_messages(&mut tracked, filter.as_mut(), err);
+    tracked.finish();
+    let counts = counts?;
     counts.write(out)?;
     out.flush()?;
     StreamErrors(counts.stream_errors).finish()

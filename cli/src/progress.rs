@@ -8,6 +8,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use traceloom_engine::request::{Budget, EventSource, RequestId, SourceEvent};
 use traceloom_viewers::model::Session;
 
+use crate::{message_ns, MessageSource};
+use traceloom_ctf::event::Message;
+
 /// Delay before a bar appears.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 /// Bar resolution (per mille of the trace's time span).
@@ -92,4 +95,56 @@ pub fn wait<T: 'static>(
     }
     bar.finish();
     session.take(id)
+}
+
+/// A [`MessageSource`] that moves a [`Progress`] bar as its messages go
+/// by (`count`, `dump` to a file).
+pub struct Tracked<'a> {
+    inner: &'a mut dyn MessageSource,
+    bar: Progress,
+    events: u64,
+}
+
+/// Messages between two bar updates (reading the time of one costs a
+/// clock conversion; a bar moves at most a thousand times anyway).
+const UPDATE_EVERY: u64 = 1 << 14;
+
+impl<'a> Tracked<'a> {
+    /// `inner`'s messages, with a bar for `what` over `span` (first and
+    /// last event times) drawn when `enabled`.
+    pub fn new(
+        inner: &'a mut dyn MessageSource,
+        enabled: bool,
+        what: &str,
+        span: (i64, i64),
+    ) -> Tracked<'a> {
+        Tracked {
+            inner,
+            bar: Progress::new(enabled, what, span),
+            events: 0,
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(self) {
+        self.bar.finish();
+    }
+}
+
+impl MessageSource for Tracked<'_> {
+    fn next_message(&mut self) -> Option<Result<Message<'_>, String>> {
+        let Tracked { inner, bar, events } = self;
+        let msg = inner.next_message();
+        *events += 1;
+        if bar.enabled && events.is_multiple_of(UPDATE_EVERY) {
+            if let Some(ns) = msg
+                .as_ref()
+                .and_then(|m| m.as_ref().ok())
+                .and_then(message_ns)
+            {
+                bar.update(Some(*events), ns);
+            }
+        }
+        msg
+    }
 }

@@ -218,3 +218,25 @@ fn commands_served_from_a_store_report_its_damage() {
         assert!(out.is_file(), "{view}");
     }
 }
+
+/// With a progress bar asked for (stderr a terminal, the output a file),
+/// `count` and `dump` print exactly what they print without one: the bar
+/// goes to the process's stderr, never into the output.
+#[test]
+fn count_and_dump_with_a_progress_bar_print_the_same() {
+    let trace = traceloom_testdata::ctf("tracecompass/bug446190");
+    let trace = s(&trace);
+    for cmd in ["count", "dump"] {
+        let (code, plain, err) = run(&[cmd, trace]);
+        assert_eq!(code, 0, "{err}");
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let term = traceloom_cli::Terminal {
+            stdout_tty: false,
+            stderr_tty: true,
+        };
+        let code = traceloom_cli::run_on(["traceloom", cmd, trace], &mut out, &mut err, term);
+        assert_eq!(code, 0);
+        assert_eq!(String::from_utf8(out).unwrap(), plain, "{cmd}");
+        assert!(err.is_empty(), "{cmd}");
+    }
+}

@@ -15,9 +15,9 @@ use traceloom_base::TimeRange;
 
 use traceloom_engine::state::ThreadStatus;
 
+use crate::model::column::{Column, ColumnReader};
 use crate::model::damage::rows_without_data;
 use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord};
-use crate::model::column::{Column, ColumnReader};
 use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,

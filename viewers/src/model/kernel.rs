@@ -33,9 +33,9 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
 
+use super::column::{Column, ColumnBuilder};
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
-use super::column::{Column, ColumnBuilder};
 use super::session::{KernelRequest, Payload, Session};
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
 use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
