@@ -190,10 +190,18 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchErro
     )?;
     let mut ok = true;
 
-    // The whole-trace analysis.
+    // The whole-trace analysis, moving its finished chunks to a spill file
+    // in the store's directory (as `store::load_or_build` has it do); the
+    // anonymous memory is sampled every million events or so for its peak.
+    let store_dir =
+        checkpoint::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("traceloom-cache"));
+    session.set_spill_dir(Some(store_dir.clone()));
     let rss0 = rss_anon_bytes();
+    let mut peak = rss0;
     let (t0, c0) = (Instant::now(), thread_cpu());
-    let data: Arc<KernelData> = KernelAnalysis::run(&mut session);
+    let data: Arc<KernelData> = KernelAnalysis::run_with_progress(&mut session, |_, _| {
+        peak = peak.max(rss_anon_bytes());
+    });
     let pass_time = t0.elapsed();
     let pass_cpu = thread_cpu() - c0;
     let rss1 = rss_anon_bytes();
@@ -217,6 +225,10 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchErro
         (Some(a), Some(b)) => format!("{:.1} MB", b.saturating_sub(a) as f64 / 1e6),
         _ => "unavailable".into(),
     };
+    let peak_growth = match (rss0, peak) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
     writeln!(
         out,
         "analysis memory: data {:.1} MB on the heap; RssAnon grew by {rss_text} over the pass",
@@ -224,10 +236,12 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchErro
     )?;
 
     // The analysis store (issue #17's rows).
-    let store_dir =
-        checkpoint::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("traceloom-cache"));
     let identity = traceloom_viewers::store::identity::TracesetIdentity::of(session.traceset());
-    ok &= crate::store::run(&identity, &data, pass_time, &store_dir, args.runs, out)?;
+    let pass = crate::store::Pass {
+        time: pass_time,
+        peak_growth,
+    };
+    ok &= crate::store::run(&identity, &data, pass, &store_dir, args.runs, out)?;
 
     // Model construction (the GUI builds both models for each new data).
     let cf_new = time_runs(args.runs, || drop(ControlFlowModel::new(data.clone())));

@@ -19,9 +19,11 @@
 //! plain [`Column::at`] decodes each time.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::pack::{Item, BLOCK};
 use super::series::{Series, SeriesBuilder};
+use super::spill::Arena;
 
 /// A packed column (see the module documentation).
 #[derive(Clone)]
@@ -431,6 +433,14 @@ impl<T: Item> ColumnBuilder<T> {
         if let Some(l) = self.tail_mut().last_mut() {
             *l = x;
         }
+    }
+
+    /// Moves the full chunks of packed bytes, offsets and first items to
+    /// `arena` (see [`SeriesBuilder::spill`]).
+    pub fn spill(&mut self, arena: &Arc<Arena>) {
+        self.bytes.spill(arena);
+        self.locs.spill(arena);
+        self.firsts.spill(arena);
     }
 
     /// An immutable view of the items so far, sharing every packed block

@@ -37,6 +37,7 @@ use super::column::{Column, ColumnBuilder};
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
 use super::session::{KernelRequest, Payload, Session};
+use super::spill::Arena;
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
 use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
@@ -469,10 +470,17 @@ pub struct KernelCollector {
     damage: Vec<StreamDamage>,
     /// Where each damaged stream leaves rows without data.
     gaps: GapTracker,
+    /// Where full chunks go every `spill_every` events, if anywhere.
+    arena: Option<Arc<Arena>>,
+    spill_every: u64,
 }
 
 impl KernelCollector {
-    fn new(traceset: &Traceset, span: (Time, Time)) -> Self {
+    fn new(traceset: &Traceset, span: (Time, Time), arena: Option<(Arc<Arena>, u64)>) -> Self {
+        let (arena, spill_every) = match arena {
+            Some((a, every)) => (Some(a), every.max(1)),
+            None => (None, u64::MAX),
+        };
         KernelCollector {
             span,
             trace_names: traceset
@@ -509,6 +517,8 @@ impl KernelCollector {
             events: 0,
             damage: Vec::new(),
             gaps: GapTracker::new(traceset),
+            arena,
+            spill_every,
         }
     }
 
@@ -517,6 +527,32 @@ impl KernelCollector {
     /// carry them, with the rows each leaves without data.
     pub fn set_damage(&mut self, damage: Vec<StreamDamage>) {
         self.damage = damage;
+    }
+
+    /// Moves every full chunk of the change lists, marks, arrows and
+    /// summaries to the spill file (a walk over the records: a few ms).
+    fn spill(&mut self) {
+        let Some(a) = &self.arena else { return };
+        for s in &mut self.thread_series {
+            s.times.spill(a);
+            s.codes.spill(a);
+            s.blocks.spill(a);
+            s.marks.spill(a);
+        }
+        for s in &mut self.cpu_series {
+            s.times.spill(a);
+            s.threads.spill(a);
+            s.modes.spill(a);
+            s.blocks.spill(a);
+        }
+        for s in &mut self.line_series {
+            s.times.spill(a);
+            s.codes.spill(a);
+            s.cpus.spill(a);
+            s.blocks.spill(a);
+        }
+        self.wakeups.spill(a);
+        self.switches.spill(a);
     }
 
     fn kind(&mut self, class: u64, e: &Event<'_>) -> Kind {
@@ -743,6 +779,9 @@ impl KernelCollector {
         let t = ev.time();
         self.gaps.event(ev.stream().stream, t);
         self.events += 1;
+        if self.events.is_multiple_of(self.spill_every) {
+            self.spill();
+        }
         self.last_time = t;
         self.histogram.add(t);
         let trace = e.trace().index as u32;
@@ -994,7 +1033,13 @@ impl KernelAnalysis {
     /// interactive loop.
     pub fn request(session: &mut Session, owner: OwnerId) -> KernelRequest {
         let span = session.time_span().unwrap_or((0, 0));
-        let collector = KernelCollector::new(session.traceset(), span);
+        // Without a spill file (none asked for, or it cannot be made) the
+        // pass keeps everything on the heap.
+        let arena = session
+            .spill_dir()
+            .and_then(|d| Arena::create(d).ok())
+            .map(|a| (Arc::new(a), session.spill_every()));
+        let collector = KernelCollector::new(session.traceset(), span, arena);
         let mut req = KernelRequest::new(
             owner,
             Start::Time(Time::MIN),

@@ -21,6 +21,8 @@
 //! - [`series`]: chunked, shareable plain sequences (cheap partial snapshots);
 //! - [`column`]: packed change lists, marks and arrows (blocks of
 //!   [`pack`]ed items), the same in memory and in a mapped store;
+//! - [`spill`]: the file the kernel pass moves finished chunks to (its
+//!   heap stays bounded);
 //! - [`steps`]: rendering change lists at a pixel scale.
 
 pub mod column;
@@ -37,6 +39,7 @@ pub mod paje;
 pub mod resources;
 pub mod series;
 pub mod session;
+pub mod spill;
 pub mod stats;
 pub mod steps;
 

@@ -18,6 +18,8 @@
 use std::ops::Index;
 use std::sync::Arc;
 
+use super::spill::Arena;
+
 /// Items per chunk (a power of two).
 pub const CHUNK: usize = 1024;
 const SHIFT: u32 = CHUNK.trailing_zeros();
@@ -25,7 +27,7 @@ const SHIFT: u32 = CHUNK.trailing_zeros();
 /// An immutable chunked sequence (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct Series<T> {
-    full: Arc<Vec<Arc<[T]>>>,
+    full: Arc<Vec<Tail<T>>>,
     tail: Tail<T>,
 }
 
@@ -55,10 +57,12 @@ unsafe impl StableBytes for Vec<u8> {
     }
 }
 
-/// What keeps the last chunk's items alive.
+/// What keeps a chunk's items alive.
 enum Keep<T> {
     Owned(Arc<[T]>),
     Mapped(Arc<dyn StableBytes>),
+    /// Copied to a spill file ([`Arena`]).
+    Spilled(Arc<Arena>),
 }
 
 impl<T> Clone for Keep<T> {
@@ -66,12 +70,14 @@ impl<T> Clone for Keep<T> {
         match self {
             Keep::Owned(a) => Keep::Owned(a.clone()),
             Keep::Mapped(m) => Keep::Mapped(m.clone()),
+            Keep::Spilled(a) => Keep::Spilled(a.clone()),
         }
     }
 }
 
-/// The last chunk: a frozen partial chunk, or a whole mapped column, as a
-/// raw slice so that reading it is the same code either way.
+/// A chunk: items on the heap, in a spill file, or (the last chunk only)
+/// a whole mapped column, as a raw slice so that reading it is the same
+/// code either way.
 struct Tail<T> {
     ptr: *const T,
     len: usize,
@@ -117,6 +123,7 @@ impl<T> std::fmt::Debug for Tail<T> {
         let kind = match self.keep {
             Keep::Owned(_) => "owned",
             Keep::Mapped(_) => "mapped",
+            Keep::Spilled(_) => "spilled",
         };
         write!(f, "Tail({kind}, {} items)", self.len)
     }
@@ -189,7 +196,7 @@ impl<T: Copy> Series<T> {
     /// A copy of `items`, chunked as a builder would have.
     pub fn from_slice(items: &[T]) -> Self {
         let mut chunks = items.chunks_exact(CHUNK);
-        let full: Vec<Arc<[T]>> = chunks.by_ref().map(Arc::from).collect();
+        let full: Vec<Tail<T>> = chunks.by_ref().map(|c| Tail::owned(Arc::from(c))).collect();
         Series {
             full: Arc::new(full),
             tail: Tail::owned(Arc::from(chunks.remainder())),
@@ -312,13 +319,15 @@ impl<T> Series<T> {
     }
 
     /// Bytes of heap held (chunk payloads, shared ones included; none for
-    /// a mapped series).
+    /// mapped or spilled chunks).
     pub fn heap_bytes(&self) -> usize {
-        if self.is_mapped() {
-            return 0;
-        }
-        (self.len() * std::mem::size_of::<T>())
-            + self.full.capacity() * std::mem::size_of::<Arc<[T]>>()
+        let owned = |c: &Tail<T>| match c.keep {
+            Keep::Owned(_) => c.len * std::mem::size_of::<T>(),
+            _ => 0,
+        };
+        self.full.iter().map(owned).sum::<usize>()
+            + owned(&self.tail)
+            + self.full.capacity() * std::mem::size_of::<Tail<T>>()
     }
 }
 
@@ -349,7 +358,9 @@ impl<T> Index<usize> for Series<T> {
 /// The growing side of a [`Series`].
 #[derive(Debug, Clone)]
 pub struct SeriesBuilder<T> {
-    full: Arc<Vec<Arc<[T]>>>,
+    full: Arc<Vec<Tail<T>>>,
+    /// How many of the first full chunks are spilled.
+    spilled: usize,
     tail: Vec<T>,
     /// The tail as last frozen by [`snapshot`](Self::snapshot), while no
     /// change was made since.
@@ -360,6 +371,7 @@ impl<T> Default for SeriesBuilder<T> {
     fn default() -> Self {
         SeriesBuilder {
             full: Arc::new(Vec::new()),
+            spilled: 0,
             tail: Vec::new(),
             frozen: None,
         }
@@ -412,7 +424,7 @@ impl<T: Copy> SeriesBuilder<T> {
         }
         self.tail.push(x);
         if self.tail.len() == CHUNK {
-            let chunk: Arc<[T]> = Arc::from(std::mem::take(&mut self.tail));
+            let chunk = Tail::owned(Arc::from(std::mem::take(&mut self.tail)));
             // Copies the list of chunk pointers only when a snapshot shares
             // it (once per snapshot at most).
             Arc::make_mut(&mut self.full).push(chunk);
@@ -440,6 +452,7 @@ impl<T: Copy> SeriesBuilder<T> {
         if self.tail.is_empty() {
             if let Some(c) = Arc::make_mut(&mut self.full).pop() {
                 self.tail = c.to_vec();
+                self.spilled = self.spilled.min(self.full.len());
             }
         }
         &mut self.tail
@@ -454,6 +467,31 @@ impl<T: Copy> SeriesBuilder<T> {
     pub fn set_last(&mut self, x: T) {
         if let Some(l) = self.tail_mut().last_mut() {
             *l = x;
+        }
+    }
+
+    /// Moves the full chunks still on the heap to `arena` (as many as fit):
+    /// the snapshots taken since share the copies, those taken before keep
+    /// the heap chunks until they are dropped.
+    pub fn spill(&mut self, arena: &Arc<Arena>)
+    where
+        T: bytemuck::Pod,
+    {
+        if self.spilled == self.full.len() {
+            return;
+        }
+        let full = Arc::make_mut(&mut self.full);
+        while self.spilled < full.len() {
+            let c = &mut full[self.spilled];
+            let Some(ptr) = arena.copy(c.as_slice()) else {
+                return;
+            };
+            *c = Tail {
+                ptr,
+                len: c.len,
+                keep: Keep::Spilled(arena.clone()),
+            };
+            self.spilled += 1;
         }
     }
 
@@ -486,9 +524,12 @@ mod tests {
             let mut b = SeriesBuilder::new();
             let mut v: Vec<u32> = Vec::new();
             let mut snaps: Vec<(Series<u32>, Vec<u32>)> = Vec::new();
+            let dir = tempfile::tempdir().unwrap();
+            let arena = Arc::new(Arena::create(dir.path()).unwrap());
             for (op, x) in ops {
                 match op {
                     0 => { prop_assert_eq!(b.pop(), v.pop()); }
+                    4 if x % 8 == 0 => b.spill(&arena),
                     1 => { b.set_last(x); if let Some(l) = v.last_mut() { *l = x; } }
                     2 => snaps.push((b.snapshot(), v.clone())),
                     _ => { b.push(x); v.push(x); }
@@ -502,6 +543,8 @@ mod tests {
             }
             snaps.push((b.snapshot(), v.clone()));
             // Later changes never show in earlier snapshots.
+            b.spill(&arena);
+            snaps.push((b.snapshot(), v.clone()));
             for (s, expect) in &snaps {
                 prop_assert_eq!(s.len(), expect.len());
                 prop_assert_eq!(&s.to_vec(), expect);
@@ -553,7 +596,7 @@ mod tests {
         assert_eq!(s1.tail.ptr, s2.tail.ptr, "unchanged tail re-frozen");
         b.push(7);
         let s3 = b.snapshot();
-        assert!(Arc::ptr_eq(&s1.full[0], &s3.full[0]));
+        assert_eq!(s1.full[0].ptr, s3.full[0].ptr);
         assert_eq!(s1.len() + 1, s3.len());
         assert_eq!(s3.chunks().count(), 4);
     }

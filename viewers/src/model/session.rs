@@ -41,6 +41,8 @@ pub struct Session {
     completed: HashMap<RequestId, (EndReason, Payload)>,
     next_owner: u64,
     span: Option<(Time, Time)>,
+    spill_dir: Option<PathBuf>,
+    spill_every: u64,
 }
 
 impl std::fmt::Debug for Session {
@@ -85,6 +87,8 @@ impl Session {
             completed: HashMap::new(),
             next_owner: 1,
             span,
+            spill_dir: None,
+            spill_every: 1 << 18,
         }
     }
 
@@ -96,6 +100,29 @@ impl Session {
     /// Times of the first and last events.
     pub fn time_span(&self) -> Option<(Time, Time)> {
         self.span
+    }
+
+    /// Where the kernel passes started from now on move the finished
+    /// chunks of their change lists (a spill file, see
+    /// [`crate::model::spill`]), `None` to keep them on the heap.
+    pub fn set_spill_dir(&mut self, dir: Option<PathBuf>) {
+        self.spill_dir = dir;
+    }
+
+    /// See [`set_spill_dir`](Self::set_spill_dir).
+    pub fn spill_dir(&self) -> Option<&std::path::Path> {
+        self.spill_dir.as_deref()
+    }
+
+    /// Events between two moves of the finished chunks to the spill file
+    /// (default 262,144: a walk over the records costs a few ms).
+    pub fn set_spill_every(&mut self, events: u64) {
+        self.spill_every = events.max(1);
+    }
+
+    /// See [`set_spill_every`](Self::set_spill_every).
+    pub fn spill_every(&self) -> u64 {
+        self.spill_every
     }
 
     /// The damaged streams met so far, oldest first: each error names the

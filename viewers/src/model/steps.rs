@@ -246,6 +246,11 @@ impl BlocksBuilder {
         }
     }
 
+    /// Moves the summary's full chunks to `arena`.
+    pub fn spill(&mut self, arena: &std::sync::Arc<crate::model::spill::Arena>) {
+        self.blocks.spill(arena);
+    }
+
     /// The summary so far (shares its chunks, see [`SeriesBuilder::snapshot`]).
     pub fn snapshot(&mut self) -> Blocks {
         self.blocks.snapshot()

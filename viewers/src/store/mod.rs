@@ -163,6 +163,13 @@ pub fn save(
     Ok((path, bytes))
 }
 
+/// The analysis in the store just written at `path` (its checksums are
+/// not verified again).
+fn reopen(path: &Path) -> Result<KernelData, StoreError> {
+    let m = file::Mapped::open(path)?;
+    codec::read(&m).map(|(_, data)| data)
+}
+
 /// Where the analysis of [`load_or_build`] came from.
 #[derive(Debug)]
 pub enum StoreOutcome {
@@ -221,8 +228,23 @@ pub fn load_or_build_with(
             },
         ),
         Err(why) => {
-            let data = analyse(session);
-            let written = save(dir, &identity, &data).err();
+            // The pass moves its finished chunks to a spill file in `dir`
+            // (its heap stays bounded), then the store is written from
+            // them and read back in place: what is returned holds little
+            // heap, and the spill file goes away with the pass's data.
+            let before = session.spill_dir().map(Path::to_path_buf);
+            session.set_spill_dir(Some(dir.to_path_buf()));
+            let mut data = analyse(session);
+            session.set_spill_dir(before);
+            let written = match save(dir, &identity, &data) {
+                Ok((path, _)) => {
+                    if let Ok(mapped) = reopen(&path) {
+                        data = Arc::new(mapped);
+                    }
+                    None
+                }
+                Err(e) => Some(e),
+            };
             let outcome = match why {
                 StoreError::Missing(_) => StoreOutcome::Built(written),
                 why => StoreOutcome::Rebuilt(why, written),

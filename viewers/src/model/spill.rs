@@ -1,0 +1,101 @@
+//! Where the kernel pass puts the finished chunks of its change lists so
+//! that its heap stays bounded whatever the trace size: an unlinked
+//! temporary file in the cache directory, mapped shared, to which full
+//! chunks are copied once and never changed again. The page cache holds
+//! them (written back and evicted under pressure), not the heap; the
+//! file's space is freed when the last series reading it is dropped.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::Mutex;
+
+use memmap2::MmapRaw;
+
+/// Address space reserved for one pass (a sparse file: only what is
+/// written takes disk space). A pass that fills it keeps the rest on the
+/// heap.
+const RESERVE: u64 = 256 << 30;
+
+/// A spill file, mapped (see the module documentation).
+pub struct Arena {
+    map: MmapRaw,
+    /// Bytes handed out so far.
+    used: Mutex<usize>,
+    _file: File,
+}
+
+impl std::fmt::Debug for Arena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Arena({} bytes used)", self.used())
+    }
+}
+
+impl Arena {
+    /// A new arena in `dir` (created if needed; the file is unlinked at
+    /// once, so nothing is left behind, even by a killed process).
+    pub fn create(dir: &Path) -> io::Result<Arena> {
+        std::fs::create_dir_all(dir)?;
+        let file = tempfile::tempfile_in(dir)?;
+        file.set_len(RESERVE)?;
+        let map = MmapRaw::map_raw(&file)?;
+        Ok(Arena {
+            map,
+            used: Mutex::new(0),
+            _file: file,
+        })
+    }
+
+    /// Bytes written so far.
+    pub fn used(&self) -> usize {
+        *self.used.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A copy of `items` in the arena (at an 8-byte boundary), `None` when
+    /// it is full. The copy is never written again while the arena lives.
+    pub fn copy<T: bytemuck::Pod>(&self, items: &[T]) -> Option<*const T> {
+        let bytes: &[u8] = bytemuck::cast_slice(items);
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let start = used.next_multiple_of(8.max(std::mem::align_of::<T>()));
+        let end = start.checked_add(bytes.len())?;
+        if end > self.map.len() {
+            return None;
+        }
+        *used = end;
+        drop(used);
+        // SAFETY: `start .. end` lies in the map and was handed out to no
+        // one before (`used` only grows), so nothing reads or writes it
+        // concurrently; the map is page-aligned and `start` a multiple of
+        // T's alignment.
+        unsafe {
+            let dst = self.map.as_mut_ptr().add(start);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            Some(dst as *const T)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Arena::create(dir.path()).unwrap();
+        let v: Vec<u64> = (0..1000).collect();
+        let p = a.copy(&v[..]).unwrap();
+        let q = a.copy(&[7u8, 8, 9][..]).unwrap();
+        let r = a.copy(&v[..10]).unwrap();
+        // SAFETY: what `copy` returned, alive with `a`.
+        unsafe {
+            assert_eq!(std::slice::from_raw_parts(p, 1000), &v[..]);
+            assert_eq!(std::slice::from_raw_parts(q, 3), &[7, 8, 9]);
+            assert_eq!(std::slice::from_raw_parts(r, 10), &v[..10]);
+        }
+        assert_eq!(r as usize % 8, 0);
+        assert!(a.used() >= 8 * 1010 + 3);
+        // Nothing left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
