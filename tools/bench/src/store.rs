@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use traceloom_base::{Time, TimeRange};
+use traceloom_viewers::model::steps::BlockSummary;
 use traceloom_viewers::model::{ControlFlowModel, KernelData};
 use traceloom_viewers::store::{self, identity::TracesetIdentity};
 
@@ -112,6 +113,35 @@ pub fn run(
         path.display(),
         SIZE_TARGET * 100.0,
         pass_fail(pass)
+    )?;
+
+    // Where the bytes go (packed columns and summaries).
+    let (mut times, mut codes, mut summaries, mut marks) = (0usize, 0usize, 0usize, 0usize);
+    for t in &data.threads {
+        times += t.times.packed_bytes();
+        codes += t.codes.packed_bytes();
+        summaries += t.blocks.len() * std::mem::size_of::<BlockSummary>();
+        marks += t.marks.packed_bytes();
+    }
+    for c in &data.cpus {
+        times += c.times.packed_bytes();
+        codes += c.threads.packed_bytes() + c.modes.packed_bytes();
+        summaries += c.blocks.len() * std::mem::size_of::<BlockSummary>();
+    }
+    for l in &data.lines {
+        times += l.times.packed_bytes();
+        codes += l.codes.packed_bytes() + l.cpus.packed_bytes();
+        summaries += l.blocks.len() * std::mem::size_of::<BlockSummary>();
+    }
+    let arrows = data.wakeups.packed_bytes() + data.switches.packed_bytes();
+    writeln!(
+        out,
+        "store: of which change times {}, codes and thread records {}, block summaries {}, drawn events {}, arrows {}",
+        mb(times as u64),
+        mb(codes as u64),
+        mb(summaries as u64),
+        mb(marks as u64),
+        mb(arrows as u64)
     )?;
 
     // The statistics and histogram alone (what `stats` reads).
