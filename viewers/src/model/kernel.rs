@@ -431,9 +431,11 @@ impl LineSeries {
 ///
 /// The change lists grow in [`ColumnBuilder`]s, so that
 /// [`snapshot`](Self::snapshot) shares everything already frozen with the
-/// snapshots before it: its cost is O(records) pointer copies plus a copy
-/// of the unpacked tail (fewer than 128 items) of the lists that changed
-/// since the last snapshot, whatever the size of the trace read so far.
+/// snapshots before it: its cost is O(records) pointer copies plus, for
+/// the lists that changed since the last snapshot, a copy of their
+/// unpacked tail (fewer than 128 items) and of the partial last chunks of
+/// their packed bytes, block offsets and first items, whatever the size of
+/// the trace read so far.
 #[derive(Debug)]
 pub struct KernelCollector {
     span: (Time, Time),

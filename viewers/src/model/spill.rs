@@ -1,16 +1,18 @@
 //! Where the kernel pass puts the finished chunks of its change lists so
 //! that its heap stays bounded whatever the trace size: an unlinked
-//! temporary file in the cache directory, mapped shared, to which full
-//! chunks are copied once and never changed again. The page cache holds
-//! them (written back and evicted under pressure), not the heap; the
-//! file's space is freed when the last series reading it is dropped.
+//! temporary file in the cache directory, mapped shared and read-only, to
+//! which full chunks are written once (`pwrite`, so that a full disk is an
+//! error, never a fault in the map) and never changed again. The page
+//! cache holds them (written back and evicted under pressure), not the
+//! heap; the file's space is freed when the last series reading it is
+//! dropped.
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::sync::Mutex;
 
-use memmap2::MmapRaw;
+use memmap2::{MmapOptions, MmapRaw};
 
 /// Address space reserved for one pass (a sparse file: only what is
 /// written takes disk space). A pass that fills it keeps the rest on the
@@ -22,7 +24,7 @@ pub struct Arena {
     map: MmapRaw,
     /// Bytes handed out so far.
     used: Mutex<usize>,
-    _file: File,
+    file: File,
 }
 
 impl std::fmt::Debug for Arena {
@@ -38,11 +40,11 @@ impl Arena {
         std::fs::create_dir_all(dir)?;
         let file = tempfile::tempfile_in(dir)?;
         file.set_len(RESERVE)?;
-        let map = MmapRaw::map_raw(&file)?;
+        let map = MmapOptions::new().map_raw_read_only(&file)?;
         Ok(Arena {
             map,
             used: Mutex::new(0),
-            _file: file,
+            file,
         })
     }
 
@@ -52,8 +54,11 @@ impl Arena {
     }
 
     /// A copy of `items` in the arena (at an 8-byte boundary), `None` when
-    /// it is full. The copy is never written again while the arena lives.
+    /// it is full or the file cannot be written (full disk): the caller
+    /// keeps the items. The copy is never written again while the arena
+    /// lives.
     pub fn copy<T: bytemuck::Pod>(&self, items: &[T]) -> Option<*const T> {
+        use std::os::unix::fs::FileExt;
         let bytes: &[u8] = bytemuck::cast_slice(items);
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         let start = used.next_multiple_of(8.max(std::mem::align_of::<T>()));
@@ -61,17 +66,13 @@ impl Arena {
         if end > self.map.len() {
             return None;
         }
+        // Written before anyone gets a pointer to it; under the lock, so
+        // that a failed write hands the range out to no one.
+        self.file.write_all_at(bytes, start as u64).ok()?;
         *used = end;
-        drop(used);
-        // SAFETY: `start .. end` lies in the map and was handed out to no
-        // one before (`used` only grows), so nothing reads or writes it
-        // concurrently; the map is page-aligned and `start` a multiple of
-        // T's alignment.
-        unsafe {
-            let dst = self.map.as_mut_ptr().add(start);
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
-            Some(dst as *const T)
-        }
+        // SAFETY: `start .. end` lies in the map (checked above); the map
+        // is page-aligned and `start` a multiple of T's alignment.
+        Some(unsafe { self.map.as_ptr().add(start) } as *const T)
     }
 }
 
