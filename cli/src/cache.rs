@@ -19,7 +19,7 @@ use traceloom_viewers::store::identity::{FileStamp, TracesetIdentity};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome, Summary};
 
 use crate::progress::Progress;
-use crate::stats::open_session;
+use crate::session::open_session;
 use crate::CliError;
 
 /// Where the caches are, and how much to say about them (shared by the

@@ -17,7 +17,8 @@ use traceloom_viewers::model::{ControlFlowModel, PajeModel, ResourcesModel};
 use traceloom_viewers::PresentationConfig;
 
 use crate::cache::{self, CacheOptions};
-use crate::stats::{compute_with_progress, open_session, request_filter, resolve_range};
+use crate::session::open_session;
+use crate::stats::{compute_with_progress, request_filter, resolve_range};
 use crate::CliError;
 
 /// The views `export` can draw.

@@ -26,6 +26,7 @@ pub mod filter;
 pub mod num;
 pub mod pretty;
 pub mod progress;
+mod session;
 pub mod stats;
 
 use std::collections::HashMap;

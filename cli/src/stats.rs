@@ -12,6 +12,7 @@ use traceloom_viewers::model::stats::range_request;
 use traceloom_viewers::model::{Session, Statistics};
 
 use crate::cache::{self, CacheOptions};
+use crate::session::open_session;
 use crate::CliError;
 use traceloom_base::timespec;
 
@@ -38,13 +39,6 @@ pub struct StatsArgs {
     /// The analysis store (used for the whole trace without a filter).
     #[command(flatten)]
     pub cache: CacheOptions,
-}
-
-/// Opens a CTF session (warning on `err` about paths read once).
-pub(crate) fn open_session(paths: &[PathBuf], err: &mut dyn Write) -> Result<Session, CliError> {
-    let session = Session::open(paths).map_err(|e| CliError::Trace(e.to_string()))?;
-    crate::warn_duplicates(session.traceset(), err)?;
-    Ok(session)
 }
 
 /// Resolves `--begin`/`--end` against the traceset's span.

@@ -25,6 +25,7 @@ pub mod decode;
 pub mod engine;
 pub mod measure;
 pub mod paje;
+pub mod sizes;
 pub mod store;
 pub mod viewers;
 

@@ -32,7 +32,7 @@ use traceloom_viewers::model::{ControlFlowModel, KernelData};
 use traceloom_viewers::store::{self, identity::TracesetIdentity};
 
 use crate::measure::{median, pass_fail, rss_anon_bytes};
-use crate::viewers::{WIDTH, ZOOMS_PER_RUN, ZOOM_SPAN};
+use crate::sizes::{WIDTH, ZOOMS_PER_RUN, ZOOM_SPAN};
 use crate::BenchError;
 
 /// Cold analysis to a complete store, at most.

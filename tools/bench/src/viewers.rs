@@ -45,6 +45,7 @@ use traceloom_viewers::model::{
 };
 
 use crate::measure::{load_average, median, pass_fail, rss_anon_bytes};
+use crate::sizes::{WIDTH, ZOOMS_PER_RUN, ZOOM_SPAN};
 use crate::BenchError;
 
 /// Full-range control flow render at [`WIDTH`] px, at most.
@@ -53,12 +54,6 @@ pub const FULL_RENDER_TARGET: Duration = Duration::from_millis(100);
 pub const ZOOM_RENDER_TARGET: Duration = Duration::from_millis(20);
 /// Whole-trace statistics, events per second, at least.
 pub const STATS_RATE_TARGET: f64 = 10e6;
-/// Render width, in pixels.
-pub const WIDTH: u32 = 1920;
-/// The zoomed window, in ns.
-pub const ZOOM_SPAN: Time = 1_000_000;
-/// Zoomed windows rendered per run.
-pub const ZOOMS_PER_RUN: usize = 50;
 
 /// Arguments of `traceloom-bench viewers`.
 #[derive(Debug, Clone, Args)]
