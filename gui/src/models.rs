@@ -290,6 +290,14 @@ pub struct TabModels {
     saving: Option<Job<Vec<String>>>,
     /// The analysis shown was read from the store.
     from_store: bool,
+    /// The visible window analysed alone (HIGH priority) because the pass
+    /// has not reached it yet: its request, or the job taking its
+    /// snapshot, and the window.
+    window_pass: Option<(TimeRange, WindowPass)>,
+    /// The result of the last window analysis and its generation.
+    window_data: Option<(TimeRange, u64, Arc<KernelData>)>,
+    /// How far the pass has read (the time of its next event).
+    pass_reached: Option<Time>,
     kernel_pass: Option<RequestId>,
     last_snapshot: Option<Instant>,
     /// Shortest interval between two snapshots of the pass (at least
@@ -354,6 +362,9 @@ impl TabModels {
             built_checkpoints: None,
             saving: None,
             from_store: false,
+            window_pass: None,
+            window_data: None,
+            pass_reached: None,
             kernel_pass: None,
             last_snapshot: None,
             update_interval: SNAPSHOT_INTERVAL,
@@ -608,6 +619,7 @@ impl TabModels {
             || self.final_job.is_some()
             || self.opening.is_some()
             || self.saving.is_some()
+            || matches!(self.window_pass, Some((_, WindowPass::Snapshot(_))))
     }
 
     /// Asks for the whole trace's histogram in `bins` bins: a re-binning
@@ -778,6 +790,13 @@ impl TabModels {
             self.set_data(Arc::new(d));
         }
 
+        self.pass_reached = self.kernel_pass.and_then(|id| {
+            session.scheduler().request(id).map(|r| match &r.start {
+                Start::Time(t) => *t,
+                Start::Position(p) => p.time,
+            })
+        });
+        self.poll_window_pass(session);
         self.poll_graphs(&mut u);
         self.poll_histogram(&mut u);
         self.poll_statistics(session, &mut u);
@@ -858,12 +877,17 @@ impl TabModels {
             self.rendered = Some(what);
             self.graph_job = None;
         }
-        let (Some(w), Some(data)) = (self.window, &self.data) else {
-            return;
+        let Some(w) = self.window else { return };
+        // The window analysed alone when the pass has not reached it, else
+        // the pass's data.
+        let (generation, data) = match (&self.window_data, &self.data) {
+            (Some((r, g, d)), _) if *r == w.0 && !self.covers(w.0) => (*g, d.clone()),
+            (_, Some(d)) => (self.generation, d.clone()),
+            _ => return,
         };
         let what = Rendered {
             window: w,
-            generation: self.generation,
+            generation,
         };
         if self.rendered == Some(what) {
             return;
@@ -873,9 +897,8 @@ impl TabModels {
         let built = self
             .graphs
             .as_ref()
-            .filter(|(g, _)| *g == self.generation)
+            .filter(|(g, _)| *g == generation)
             .map(|(_, m)| m.clone());
-        let data = data.clone();
         let job = Job::spawn("traceloom-render", move || {
             let graphs = built.unwrap_or_else(|| {
                 Arc::new((
@@ -894,6 +917,68 @@ impl TabModels {
                 self.rendered = Some(what);
                 u.errors.push(format!("cannot start a render thread: {e}"));
             }
+        }
+    }
+
+    /// Whether the whole-trace data covers `window`: the pass is complete
+    /// (or the data came from the store), or it has read past its end.
+    fn covers(&self, window: TimeRange) -> bool {
+        if self.data.is_some()
+            && self.kernel_pass.is_none()
+            && self.final_job.is_none()
+            && self.opening.is_none()
+        {
+            return true;
+        }
+        self.pass_reached.is_some_and(|t| t >= window.end)
+    }
+
+    /// The visible window when the pass has not reached it (and it is at
+    /// most a quarter of the trace: a wider one is the pass's work):
+    /// analysed alone by a HIGH request from the nearest checkpoint, so
+    /// that a zoom shows its detail at once. Its result is rendered
+    /// instead of the pass's data until the pass gets there.
+    fn poll_window_pass(&mut self, session: &mut Session) {
+        if let Some((r, WindowPass::Reading(id))) = &self.window_pass {
+            let (r, id) = (*r, *id);
+            if let Some(mut c) = session.take::<KernelCollector>(id) {
+                match Job::spawn("traceloom-window", move || c.snapshot()) {
+                    Ok(j) => self.window_pass = Some((r, WindowPass::Snapshot(j))),
+                    Err(_) => self.window_pass = None,
+                }
+            } else if session.scheduler().request(id).is_none() {
+                self.window_pass = None;
+            }
+        }
+        if let Some((r, WindowPass::Snapshot(job))) = &self.window_pass {
+            let r = *r;
+            match job.try_take() {
+                JobState::Running => {}
+                JobState::Done(d) => {
+                    self.window_pass = None;
+                    // Generations of window data have the top bit set:
+                    // never those of the pass's data (the models built
+                    // from one must not be reused for the other).
+                    let g = (1 << 63) | self.window_data.as_ref().map_or(0, |w| w.1 + 1);
+                    self.window_data = Some((r, g, Arc::new(d)));
+                }
+                JobState::Failed => self.window_pass = None,
+            }
+        }
+        let Some((w, _, _)) = self.window else { return };
+        let wanted = !self.covers(w)
+            && w.span() <= self.span.span() / 4
+            && self.window_data.as_ref().is_none_or(|(r, _, _)| *r != w);
+        match &self.window_pass {
+            Some((r, _)) if *r == w => {}
+            _ if wanted => {
+                if let Some((_, WindowPass::Reading(id))) = self.window_pass.take() {
+                    session.cancel(id);
+                }
+                let req = KernelAnalysis::window_request(session, self.owner, w);
+                self.window_pass = Some((w, WindowPass::Reading(session.add(req))));
+            }
+            _ => {}
         }
     }
 
@@ -992,6 +1077,13 @@ impl BackSearch {
     fn window_start(&self) -> Time {
         self.anchor.saturating_sub(self.offset)
     }
+}
+
+/// A window analysed alone: its request, then the job taking its
+/// snapshot.
+enum WindowPass {
+    Reading(RequestId),
+    Snapshot(Job<KernelData>),
 }
 
 /// What the caches hold for a traceset when its tab opens.

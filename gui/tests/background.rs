@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_base::Time;
+use traceloom_base::{Time, TimeRange};
 use traceloom_ctf::{Message, Traceset};
 use traceloom_gui::stalls;
 use traceloom_gui::tab::Tab;
+use traceloom_gui::views::Nav;
 use traceloom_viewers::StatValue;
 
 use super::{load_average, pump, pump_until, Outcome, CPU_LIMIT, DEFAULT_LATENCY_MB};
@@ -121,6 +122,41 @@ pub(crate) fn background_pass(out: &mut Outcome) {
         "background: far scroll to 90 % shown after {:.1} ms, pass still running",
         latency.as_secs_f64() * 1e3
     );
+
+    // A zoom into a part the pass has not reached: the window is analysed
+    // alone (HIGH) and its detail drawn before the pass gets there.
+    let zoom = TimeRange::new(
+        span.start + (span.span() as f64 * 0.85) as Time,
+        span.start + (span.span() as f64 * 0.851) as Time,
+    );
+    let asked = Instant::now();
+    tab.navigate(Nav::Window(zoom));
+    let drawn = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
+        r.is_some_and(|r| {
+            r.range() == zoom
+                && (0..r.tree().len())
+                    .filter(|&i| !r.states(i).is_empty())
+                    .count()
+                    > 3
+        })
+    };
+    let detailed = pump_until(|| drawn(tab.control_flow.render()) && drawn(tab.resources.render()));
+    let zoom_latency = asked.elapsed();
+    let not_reached = stats_total(&tab) < summary.events * 85 / 100;
+    out.check(
+        "zoom_beyond_the_pass_shows_detail",
+        detailed && not_reached,
+        || {
+            format!(
+                "detail {detailed} after {zoom_latency:?}; pass short of the window: {not_reached}"
+            )
+        },
+    );
+    println!(
+        "background: zoom into 85 % (not yet read) drawn after {:.1} ms",
+        zoom_latency.as_secs_f64() * 1e3
+    );
+    tab.navigate(Nav::Window(span));
 
     // Cancel pauses: the views get what was read (more than at first),
     // then nothing grows any more.

@@ -475,6 +475,10 @@ pub struct KernelCollector {
     /// Where full chunks go every `spill_every` events, if anywhere.
     arena: Option<Arc<Arena>>,
     spill_every: u64,
+    /// A window's collector, not started at the first event: every row
+    /// the state knows is seeded, at this time (the window's start, no
+    /// event lying between it and the first event seen).
+    seed_pending: Option<Time>,
 }
 
 impl KernelCollector {
@@ -521,6 +525,32 @@ impl KernelCollector {
             gaps: GapTracker::new(traceset),
             arena,
             spill_every,
+            seed_pending: None,
+        }
+    }
+
+    /// Records every thread, CPU, IRQ line and softirq vector of `state`
+    /// as it is at `t`: the rows of a collector that starts in the middle
+    /// of the trace (a window), restored from a checkpoint.
+    fn seed(&mut self, state: &TracesetState, t: Time) {
+        for (ti, ts) in state.traces.iter().enumerate() {
+            let trace = ti as u32;
+            let keys: Vec<ThreadKey> = ts.threads.keys().copied().collect();
+            for k in keys {
+                self.update_thread(ts, trace, k, t);
+            }
+            let cpus: Vec<u32> = ts.cpus.iter().map(|(c, _)| c).collect();
+            for c in cpus {
+                self.update_cpu(ts, trace, c, t);
+            }
+            let irqs: Vec<u64> = ts.irqs.keys().copied().collect();
+            for n in irqs {
+                self.update_line(ts, trace, LineKind::Irq, n, t);
+            }
+            let softirqs: Vec<u64> = ts.softirqs.keys().copied().collect();
+            for n in softirqs {
+                self.update_line(ts, trace, LineKind::SoftIrq, n, t);
+            }
         }
     }
 
@@ -573,6 +603,9 @@ impl KernelCollector {
 
     /// HIGH priority: the state before the event.
     fn before(&mut self, ev: &CtfCurrent, state: &TracesetState) {
+        if let Some(t) = self.seed_pending.take() {
+            self.seed(state, t.min(ev.time()));
+        }
         self.pre_running = None;
         if let Some(e) = ev.event() {
             if let Some(cpu) = e.cpu_id() {
@@ -1063,6 +1096,42 @@ impl KernelAnalysis {
         req.after_traceset.add(Priority::DEFAULT, |ctx| {
             if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
                 c.finish_stats(ctx.state);
+            }
+            Flow::Continue
+        });
+        req
+    }
+
+    /// A HIGH-priority request analysing only `window` (from the nearest
+    /// checkpoint's state, which seeds every row at the window's first
+    /// event): what a time graph shows of a part the whole-trace pass has
+    /// not reached. No statistics; complete, its data is the
+    /// [`KernelCollector`], whose snapshot covers the window.
+    pub fn window_request(
+        session: &mut Session,
+        owner: OwnerId,
+        window: traceloom_base::TimeRange,
+    ) -> KernelRequest {
+        let mut collector =
+            KernelCollector::new(session.traceset(), (window.start, window.end), None);
+        collector.stats = None;
+        collector.seed_pending = Some(window.start);
+        let mut req = KernelRequest::new(
+            owner,
+            Start::Time(window.start),
+            Box::new(collector) as Payload,
+        );
+        req.priority = Priority::HIGH;
+        req.end_time = Some(window.end);
+        req.event.add(Priority::HIGH, |ctx| {
+            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+                c.before(ctx.event, ctx.state);
+            }
+            Flow::Continue
+        });
+        req.event.add(Priority::DEFAULT, |ctx| {
+            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+                c.after(ctx.event, ctx.state);
             }
             Flow::Continue
         });

@@ -1,0 +1,111 @@
+//! A window analysed alone (`KernelAnalysis::window_request`: from the
+//! nearest checkpoint's state, every row seeded at its first event) draws
+//! the same states over the window as the whole-trace pass: what a time
+//! graph shows of a part the pass has not reached yet.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use traceloom_base::{Time, TimeRange};
+use traceloom_engine::request::{Budget, OwnerId};
+use traceloom_viewers::model::kernel::KernelCollector;
+use traceloom_viewers::model::{
+    ControlFlowModel, KernelAnalysis, KernelData, ResourcesModel, Session,
+};
+use traceloom_viewers::TimeGraphRender;
+
+/// Per row label, the states drawn within `[from, to]` (clipped to it).
+fn states(r: &TimeGraphRender, from: Time, to: Time) -> HashMap<String, Vec<(Time, Time, String)>> {
+    let mut out = HashMap::new();
+    for (i, row) in r.tree().rows().iter().enumerate() {
+        let v: Vec<(Time, Time, String)> = r
+            .states(i)
+            .iter()
+            .filter_map(|iv| {
+                let (a, b) = (iv.start.max(from), iv.end.min(to));
+                (a < b).then(|| (a, b, iv.state.to_string()))
+            })
+            .collect();
+        if !v.is_empty() {
+            out.insert(row.label.clone(), v);
+        }
+    }
+    out
+}
+
+fn window_data(session: &mut Session, window: TimeRange) -> Arc<KernelData> {
+    let req = KernelAnalysis::window_request(session, OwnerId(77), window);
+    let id = session.add(req);
+    while !session.is_complete(id) {
+        session.service(Budget::events(1 << 16), || false);
+    }
+    let mut c = session
+        .take::<KernelCollector>(id)
+        .expect("the window request completes");
+    Arc::new(c.snapshot())
+}
+
+#[test]
+fn a_window_analysed_alone_draws_what_the_whole_pass_draws() {
+    for trace in [
+        traceloom_testdata::sample_kernel(),
+        traceloom_testdata::ctf("tracecompass/bug446190"),
+    ] {
+        let mut s = Session::open(std::slice::from_ref(&trace)).unwrap();
+        let whole = KernelAnalysis::run(&mut s);
+        let (a, b) = whole.span;
+        for (f0, f1) in [(0.40, 0.45), (0.7, 0.72), (0.0, 0.05)] {
+            let window = TimeRange::new(
+                a + ((b - a) as f64 * f0) as Time,
+                a + ((b - a) as f64 * f1) as Time,
+            );
+            // A fresh session: the window is read from a checkpoint-less
+            // start or from what the scheduler kept, not from the pass.
+            let mut s2 = Session::open(std::slice::from_ref(&trace)).unwrap();
+            let part = window_data(&mut s2, window);
+            // The window's data ends at its last event.
+            let (from, to) = (window.start, part.span.1);
+            assert!(to > from, "{}: events in {window:?}", trace.display());
+            let width = 200_000;
+            for (name, full_r, part_r) in [
+                (
+                    "resources",
+                    ResourcesModel::new(whole.clone()).render(window, width),
+                    ResourcesModel::new(part.clone()).render(window, width),
+                ),
+                (
+                    "control flow",
+                    ControlFlowModel::new(whole.clone()).render(window, width),
+                    ControlFlowModel::new(part.clone()).render(window, width),
+                ),
+            ] {
+                let (full, part) = (states(&full_r, from, to), states(&part_r, from, to));
+                assert!(!part.is_empty(), "{name}: rows in {window:?}");
+                let mut compared = 0;
+                for (label, want) in &full {
+                    if let Some(got) = part.get(label) {
+                        if got != want {
+                            let i = got.iter().zip(want).take_while(|(g, w)| g == w).count();
+                            panic!(
+                                "{}: {name} row {label} in {window:?}: {} vs {} states, first \
+                                 difference at {i}: window {:?}, whole pass {:?}",
+                                trace.display(),
+                                got.len(),
+                                want.len(),
+                                &got[i.saturating_sub(1)..(i + 2).min(got.len())],
+                                &want[i.saturating_sub(1)..(i + 2).min(want.len())],
+                            );
+                        }
+                        compared += 1;
+                    }
+                }
+                assert!(
+                    compared * 10 >= full.len() * 9,
+                    "{}: {name}: {compared} of {} rows drawn in the window",
+                    trace.display(),
+                    full.len()
+                );
+            }
+        }
+    }
+}
