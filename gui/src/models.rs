@@ -427,7 +427,7 @@ impl TabModels {
             let mut req = KernelRequest::new(
                 self.owner,
                 start,
-                Box::new(CheckpointBuild::new(DEFAULT_INTERVAL)) as Payload,
+                Box::new(CheckpointBuild::new(checkpoint_interval(session))) as Payload,
             );
             req.priority = Priority::LOW;
             req.event.add(Priority::HIGH, |ctx| {
@@ -481,7 +481,7 @@ impl TabModels {
         let mut req = KernelRequest::new(
             self.owner,
             Start::Time(Time::MIN),
-            Box::new(CheckpointBuild::new(DEFAULT_INTERVAL)) as Payload,
+            Box::new(CheckpointBuild::new(checkpoint_interval(session))) as Payload,
         );
         req.priority = Priority::LOW;
         req.event.add(Priority::HIGH, |ctx| {
@@ -1077,6 +1077,16 @@ impl BackSearch {
     fn window_start(&self) -> Time {
         self.anchor.saturating_sub(self.offset)
     }
+}
+
+/// Events between two checkpoints of the window's checkpoint pass: the
+/// engine's default, or more on a large trace so that it keeps about 512
+/// of them (each is a whole state: thousands of threads), estimating ~20
+/// bytes an event. A seek then replays at most some 100,000 events on a
+/// 1 GB trace (~15 ms).
+fn checkpoint_interval(session: &Session) -> u64 {
+    let events = session.traceset().total_bytes() / 20;
+    (events / 512).max(DEFAULT_INTERVAL)
 }
 
 /// A window analysed alone: its request, then the job taking its
