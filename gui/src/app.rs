@@ -74,6 +74,8 @@ pub struct App {
 /// Widgets the updates touch.
 pub struct AppWidgets {
     notebook: gtk::Notebook,
+    /// Shown instead of the notebook while no tab is open.
+    empty_hint: gtk::Label,
     info_bar: gtk::InfoBar,
     info_label: gtk::Label,
     recent_menu: gio::Menu,
@@ -113,15 +115,19 @@ impl App {
                 self.state.remember(&paths);
                 self.save_state();
                 self.rebuild_recent(&widgets.recent_menu);
-                self.update_title(&widgets.notebook);
+                self.update_title(widgets);
             }
             Err(e) => show_error(widgets, &format!("Cannot open the trace: {e}")),
         }
     }
 
-    /// The window's title: the application and the tab shown.
-    fn update_title(&self, notebook: &gtk::Notebook) {
-        let title = match self.current_tab(notebook) {
+    /// The window's title: the application and the tab shown; with no
+    /// tab, a hint in place of the notebook.
+    fn update_title(&self, widgets: &AppWidgets) {
+        let empty = self.tabs.is_empty();
+        widgets.notebook.set_visible(!empty);
+        widgets.empty_hint.set_visible(empty);
+        let title = match self.current_tab(&widgets.notebook) {
             Some(t) => format!("traceloom — {}", t.title()),
             None => "traceloom".to_string(),
         };
@@ -313,6 +319,13 @@ impl Component for App {
         let s = sender.clone();
         notebook.connect_switch_page(move |_, _, _| s.input(Msg::TabShown));
         vbox.append(&notebook);
+        let empty_hint = gtk::Label::new(Some(
+            "No trace open.\nFile → Open trace… (Ctrl+O) opens a CTF trace directory.",
+        ));
+        empty_hint.set_justify(gtk::Justification::Center);
+        empty_hint.set_vexpand(true);
+        empty_hint.add_css_class("dim-label");
+        vbox.append(&empty_hint);
         window.set_child(Some(&vbox));
 
         let state: AppState = config::config_dir()
@@ -326,6 +339,7 @@ impl Component for App {
         };
         let widgets = AppWidgets {
             notebook,
+            empty_hint,
             info_bar,
             info_label,
             recent_menu,
@@ -339,6 +353,7 @@ impl Component for App {
                 "No trace given and no sample trace found: use File → Open trace",
             );
         }
+        model.update_title(&widgets);
 
         ComponentParts { model, widgets }
     }
@@ -418,14 +433,14 @@ impl Component for App {
                     tab.save_config();
                     widgets.notebook.remove_page(Some(i as u32));
                 }
-                self.update_title(&widgets.notebook);
+                self.update_title(widgets);
             }
             Msg::CloseCurrentTab => {
                 if let Some(i) = widgets.notebook.current_page() {
                     sender.input(Msg::CloseTab(i as usize));
                 }
             }
-            Msg::TabShown => self.update_title(&widgets.notebook),
+            Msg::TabShown => self.update_title(widgets),
             Msg::About => {
                 let about = gtk::AboutDialog::builder()
                     .transient_for(&self.window)

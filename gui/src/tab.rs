@@ -170,14 +170,14 @@ impl Tab {
     /// traceset) are returned for the info bar.
     pub fn open(paths: Vec<PathBuf>, report_error: Box<dyn Fn(&str)>) -> Result<Rc<Tab>, String> {
         let mut session = Session::open(&paths).map_err(|e| {
-            format!(
-                "{}: {e}",
-                paths
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            // The reader's errors usually name the path already.
+            let e = e.to_string();
+            let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            if named.iter().any(|p| e.contains(p.as_str())) {
+                e
+            } else {
+                format!("{}: {e}", named.join(", "))
+            }
         })?;
         let (first, last) = session
             .time_span()

@@ -924,6 +924,39 @@ fn damaged_stream_reported(out: &mut Outcome) {
     });
 }
 
+/// Issue 20: opening a path that is no trace leaves the window with the
+/// error in the info bar, naming the path once, and a hint where the
+/// views would be.
+fn failed_open_explained(out: &mut Outcome) {
+    let t = tempfile::tempdir().expect("temporary directory");
+    let bad = t.path().join("no-trace-here");
+    std::fs::create_dir(&bad).expect("an empty directory");
+    let controller = App::builder()
+        .launch(AppInit {
+            paths: vec![bad.clone()],
+        })
+        .detach();
+    let window: gtk::Window = controller.widget().clone().upcast();
+    window.present();
+    pump(300);
+    let shown = info_bar(&window);
+    let name = bad.display().to_string();
+    let once = shown.as_ref().is_some_and(|(kind, text)| {
+        *kind == gtk::MessageType::Error && text.matches(&name).count() == 1
+    });
+    let hint = descendants(window.upcast_ref())
+        .into_iter()
+        .filter_map(|w| w.downcast::<gtk::Label>().ok())
+        .any(|l| l.is_visible() && l.is_mapped() && l.text().contains("Ctrl+O"));
+    out.check(
+        "failed_open_explained",
+        once && hint && controller.model().tabs.is_empty(),
+        || format!("info bar {shown:?}, hint shown {hint}"),
+    );
+    window.close();
+    pump(100);
+}
+
 /// Issue 19: 64 bytes of 0xFF in the middle of a packet of the sample
 /// kernel trace's `channel0_1` (found by the pass, not at open). The window
 /// reports it and draws the rows of that stream's CPU hatched "no data"
@@ -1180,6 +1213,7 @@ fn main() {
     // ignored with a warning.
     config_restored(&mut out, &trace_path());
     corrupted_config_ignored(&mut out, &trace_path());
+    failed_open_explained(&mut out);
 
     // 8. A damaged stream is reported (file and byte offset) for the
     // info bar, the views showing what was read.
