@@ -271,6 +271,11 @@ fn event_list_scrolling(out: &mut Outcome, tab: &Tab, path: &Path) {
     step("drag to the start", rows_match(tab, &dump, 0));
     tab.events.key(gtk::gdk::Key::Up);
     step("arrow up at the start", rows_match(tab, &dump, 0));
+    // Home and End go to the trace's ends, not the page's.
+    tab.events.key(gtk::gdk::Key::End);
+    step("End", rows_match(tab, &dump, last));
+    tab.events.key(gtk::gdk::Key::Home);
+    step("Home", rows_match(tab, &dump, 0));
 
     // The tab's filter applies to the scrolled list.
     let expr = "event.name == \"sched_switch\"";

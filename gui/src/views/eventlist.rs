@@ -298,10 +298,13 @@ impl EventListView {
     }
 
     /// Handles a key of the list: Up/Down move one row, PageUp/PageDown
-    /// one page. Returns whether the key was used.
+    /// one page, Home/End go to the first/last events of the trace.
+    /// Returns whether the key was used.
     pub fn key(&self, key: gtk::gdk::Key) -> bool {
         use gtk::gdk::Key;
         let mv = match key {
+            Key::Home | Key::KP_Home => ListMove::ToTime(Time::MIN),
+            Key::End | Key::KP_End => ListMove::ToTime(Time::MAX),
             Key::Up | Key::KP_Up => ListMove::LinesUp(1),
             Key::Down | Key::KP_Down => ListMove::LinesDown(1),
             Key::Page_Up | Key::KP_Page_Up => ListMove::PageUp,
