@@ -421,22 +421,9 @@ impl TabModels {
             }
         }
         let req = KernelAnalysis::request(session, self.owner);
-        let start = req.start.clone();
         self.kernel_pass = Some(session.add(req));
         if !have_checkpoints {
-            let mut req = KernelRequest::new(
-                self.owner,
-                start,
-                Box::new(CheckpointBuild::new(checkpoint_interval(session))) as Payload,
-            );
-            req.priority = Priority::LOW;
-            req.event.add(Priority::HIGH, |ctx| {
-                if let Some(b) = ctx.data.downcast_mut::<CheckpointBuild>() {
-                    b.observe(ctx.event, ctx.position, ctx.state);
-                }
-                Flow::Continue
-            });
-            self.checkpoint_pass = Some(session.add(req));
+            self.start_checkpoint_pass(session);
         }
     }
 
@@ -460,13 +447,11 @@ impl TabModels {
         match cached.data {
             Some(d) => {
                 self.from_store = true;
-                // Pause/resume/progress have nothing to show: done.
-                if have_checkpoints {
-                    return Some(d);
-                }
                 // The analysis is there but not the checkpoints: build
                 // them alone in the background.
-                self.start_checkpoint_pass_only(session);
+                if !have_checkpoints {
+                    self.start_checkpoint_pass(session);
+                }
                 Some(d)
             }
             None => {
@@ -476,8 +461,9 @@ impl TabModels {
         }
     }
 
-    /// A checkpoint pass alone (the analysis came from the store).
-    fn start_checkpoint_pass_only(&mut self, session: &mut Session) {
+    /// The checkpoint pass (LOW, from the start: added with the kernel
+    /// pass, which starts there too, the two join in one read).
+    fn start_checkpoint_pass(&mut self, session: &mut Session) {
         let mut req = KernelRequest::new(
             self.owner,
             Start::Time(Time::MIN),
@@ -584,15 +570,22 @@ impl TabModels {
         self.kernel_pass.is_some_and(|id| session.is_paused(id))
     }
 
+    /// How far the whole-trace pass has read: the time of the event it
+    /// goes on from.
+    fn pass_position(&self, session: &mut Session) -> Option<Time> {
+        let id = self.kernel_pass?;
+        session.scheduler().request(id).map(|r| match &r.start {
+            Start::Time(t) => *t,
+            Start::Position(p) => p.time,
+        })
+    }
+
     /// Label and fraction of the background pass while it runs or is
     /// paused, and whether it is paused.
     pub fn background_progress(&mut self, session: &mut Session) -> Option<(String, f64, bool)> {
         let id = self.kernel_pass?;
         let paused = session.is_paused(id);
-        let pos = session.scheduler().request(id).map(|r| match &r.start {
-            Start::Time(t) => *t,
-            Start::Position(p) => p.time,
-        })?;
+        let pos = self.pass_position(session)?;
         let f = (pos.saturating_sub(self.span.start)) as f64 / self.span.span().max(1) as f64;
         let pct = f.clamp(0.0, 1.0) * 100.0;
         let label = if paused {
@@ -790,12 +783,7 @@ impl TabModels {
             self.set_data(Arc::new(d));
         }
 
-        self.pass_reached = self.kernel_pass.and_then(|id| {
-            session.scheduler().request(id).map(|r| match &r.start {
-                Start::Time(t) => *t,
-                Start::Position(p) => p.time,
-            })
-        });
+        self.pass_reached = self.pass_position(session);
         self.poll_window_pass(session);
         self.poll_graphs(&mut u);
         self.poll_histogram(&mut u);

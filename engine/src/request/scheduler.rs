@@ -229,6 +229,20 @@ enum Target<P> {
     Position(P),
 }
 
+/// Whether a waiting or paused request of priority `prio` resumes at
+/// `position` (and so may use a state saved there).
+fn resumes_at<Src: EventSource, S, D>(
+    list_out: &BTreeMap<RequestId, EventsRequest<Src, S, D>>,
+    paused: &BTreeMap<RequestId, EventsRequest<Src, S, D>>,
+    prio: Priority,
+    position: &PositionOf<Src>,
+) -> bool {
+    list_out
+        .values()
+        .chain(paused.values())
+        .any(|r| r.priority == prio && matches!(&r.start, Start::Position(p) if p == position))
+}
+
 /// Priorities whose saved state is the live state at `position`, not
 /// copied yet.
 #[derive(Debug)]
@@ -1022,38 +1036,29 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// a waiting request still needs (it did not rejoin the read) are
     /// copied; the others are forgotten.
     fn settle_lazy_saved(&mut self) {
-        let Some(l) = &self.lazy_saved else { return };
-        let needed = self.list_out.values().chain(self.paused.values()).any(|r| {
-            l.priorities.contains(&r.priority)
-                && matches!(&r.start, Start::Position(p) if *p == l.position)
-        });
-        if needed {
-            self.materialize_saved();
-        } else {
-            self.lazy_saved = None;
+        self.prune_lazy_saved();
+        self.materialize_saved();
+    }
+
+    /// Forgets the lazily saved priorities no waiting request resumes
+    /// from.
+    fn prune_lazy_saved(&mut self) {
+        let (list_out, paused) = (&self.list_out, &self.paused);
+        if let Some(l) = &mut self.lazy_saved {
+            l.priorities
+                .retain(|prio| resumes_at(list_out, paused, *prio, &l.position));
+            if l.priorities.is_empty() {
+                self.lazy_saved = None;
+            }
         }
     }
 
     /// Drops saved states no waiting request can use any more.
     fn prune_saved_states(&mut self) {
+        self.prune_lazy_saved();
         let (list_out, paused) = (&self.list_out, &self.paused);
-        if let Some(l) = &mut self.lazy_saved {
-            l.priorities.retain(|prio| {
-                list_out.values().chain(paused.values()).any(|r| {
-                    r.priority == *prio
-                        && matches!(&r.start, Start::Position(p) if *p == l.position)
-                })
-            });
-            if l.priorities.is_empty() {
-                self.lazy_saved = None;
-            }
-        }
-        self.saved.retain(|prio, saved| {
-            list_out.values().chain(paused.values()).any(|r| {
-                r.priority == *prio
-                    && matches!(&r.start, Start::Position(p) if *p == saved.position)
-            })
-        });
+        self.saved
+            .retain(|prio, saved| resumes_at(list_out, paused, *prio, &saved.position));
     }
 
     // ----- position and state bookkeeping --------------------------------

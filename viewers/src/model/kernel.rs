@@ -1051,6 +1051,23 @@ fn finalize(d: &mut KernelData) {
     d.lines.sort_by_key(|l| (l.trace, l.kind, l.number));
 }
 
+/// The collector's two event hooks on `req`: at HIGH priority the state
+/// before the event, at DEFAULT the state after it.
+fn add_collector_hooks(req: &mut KernelRequest) {
+    req.event.add(Priority::HIGH, |ctx| {
+        if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+            c.before(ctx.event, ctx.state);
+        }
+        Flow::Continue
+    });
+    req.event.add(Priority::DEFAULT, |ctx| {
+        if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+            c.after(ctx.event, ctx.state);
+        }
+        Flow::Continue
+    });
+}
+
 /// The kernel pass.
 #[derive(Debug)]
 pub struct KernelAnalysis;
@@ -1081,18 +1098,7 @@ impl KernelAnalysis {
             Box::new(collector) as Payload,
         );
         req.priority = Priority::LOW;
-        req.event.add(Priority::HIGH, |ctx| {
-            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
-                c.before(ctx.event, ctx.state);
-            }
-            Flow::Continue
-        });
-        req.event.add(Priority::DEFAULT, |ctx| {
-            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
-                c.after(ctx.event, ctx.state);
-            }
-            Flow::Continue
-        });
+        add_collector_hooks(&mut req);
         req.after_traceset.add(Priority::DEFAULT, |ctx| {
             if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
                 c.finish_stats(ctx.state);
@@ -1123,18 +1129,7 @@ impl KernelAnalysis {
         );
         req.priority = Priority::HIGH;
         req.end_time = Some(window.end);
-        req.event.add(Priority::HIGH, |ctx| {
-            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
-                c.before(ctx.event, ctx.state);
-            }
-            Flow::Continue
-        });
-        req.event.add(Priority::DEFAULT, |ctx| {
-            if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
-                c.after(ctx.event, ctx.state);
-            }
-            Flow::Continue
-        });
+        add_collector_hooks(&mut req);
         req
     }
 
