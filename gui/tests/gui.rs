@@ -712,6 +712,16 @@ fn latency_while_reading(out: &mut Outcome) {
     let complete = !tab.busy()
         && !tab.statistics.caption().contains("so far")
         && tab.statistics.render().is_some();
+    // The analysed trace as it looks (`latency-<renderer>.png`), once the
+    // painting threads drew the last renders.
+    pump(500);
+    let shot = format!(
+        "latency-{}.png",
+        std::env::var("GSK_RENDERER").unwrap_or_default()
+    );
+    if let Err(e) = traceloom_gui::screenshot::save_png(&window, &screenshots_dir().join(&shot)) {
+        println!("latency: no screenshot: {e}");
+    }
     let probes = delays.borrow().clone();
     let mut d: Vec<Duration> = probes.iter().map(|p| p.delay).collect();
     let (median, worst) = median_worst(&mut d);
