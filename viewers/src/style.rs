@@ -294,6 +294,8 @@ pub mod control_flow {
     pub const RUN_SOFTIRQ: &str = "run-softirq";
     /// Running, mode not known yet.
     pub const RUN_UNKNOWN: &str = "run-unknown";
+    /// A CPU's idle thread (`swapper/N`, TID 0) running: the CPU is idle.
+    pub const IDLE: &str = "idle";
     /// Runnable, waiting for a CPU.
     pub const WAIT_CPU: &str = "wait-cpu";
     /// Blocked.
@@ -324,6 +326,19 @@ pub mod control_flow {
     pub const ARROWS_CPU: &str = "cpu";
     /// Arrow series: who woke whom.
     pub const ARROWS_WAKEUP: &str = "wakeup";
+
+    /// State key of thread `tid` in `status` with execution mode `mode`:
+    /// [`state_key`], except that a CPU's idle thread (TID 0, `swapper/N`)
+    /// running is [`IDLE`] — its running is the CPU's idleness, not work —
+    /// while the interrupts it takes stay interrupts.
+    pub fn thread_state_key(tid: i64, status: ThreadStatus, mode: ExecMode) -> &'static str {
+        let interrupted = matches!(mode, ExecMode::Irq | ExecMode::SoftIrq);
+        if tid == 0 && status == ThreadStatus::Run && !interrupted {
+            IDLE
+        } else {
+            state_key(status, mode)
+        }
+    }
 
     /// State key of a thread in `status` with execution mode `mode`, as
     /// LTTV's control flow viewer colours it (`prepare_s_e_line`).
@@ -384,10 +399,14 @@ impl PresentationConfig {
         }
     }
 
-    /// LTTV's control flow palette (`lttv/modules/gui/controlflow/drawing.c`,
-    /// `drawing_colors[]`), with the two states LTTV paints white on its
-    /// black background (unknown mode, unnamed) turned grey so they show on
-    /// a white one.
+    /// The control flow palette, in Trace Compass's conventions (its
+    /// control flow view's `StateValues` colours), which kernel-trace users
+    /// read without a legend: running in user mode green, in a system call
+    /// blue, interrupted purple-red, waiting for a CPU orange, blocked
+    /// yellow, idle (the per-CPU `swapper` threads) light grey. Trace
+    /// Compass has no trap, softirq, fork or exit states; those take nearby
+    /// shades of the family they belong to. Labels are short: the legend
+    /// is one line.
     pub fn control_flow() -> Self {
         use control_flow::*;
         let mut c = PresentationConfig::empty();
@@ -399,83 +418,26 @@ impl PresentationConfig {
         let full = 1.0;
         let wait = 0.6;
         let gone = 0.35;
-        c.states.set(
-            RUN_USER,
-            st(
-                "running (user)",
-                Rgba::from_gdk16(0x0000, 0xFF00, 0x0000),
-                full,
-            ),
-        );
-        c.states.set(
-            RUN_SYSCALL,
-            st(
-                "running (syscall)",
-                Rgba::from_gdk16(0x0100, 0x9E00, 0xFFFF),
-                full,
-            ),
-        );
-        c.states.set(
-            RUN_TRAP,
-            st(
-                "running (trap)",
-                Rgba::from_gdk16(0xFF00, 0xFF00, 0x0100),
-                full,
-            ),
-        );
-        c.states.set(
-            RUN_IRQ,
-            st(
-                "running (irq)",
-                Rgba::from_gdk16(0xFFFF, 0x5E00, 0x0000),
-                full,
-            ),
-        );
-        c.states.set(
-            RUN_SOFTIRQ,
-            st(
-                "running (softirq)",
-                Rgba::from_gdk16(0xFFFF, 0x9400, 0x9600),
-                full,
-            ),
-        );
-        c.states.set(
-            RUN_UNKNOWN,
-            st("running (mode unknown)", Rgba::rgb(0xc8, 0xc8, 0xc8), full),
-        );
-        c.states.set(
-            WAIT_CPU,
-            st(
-                "waiting for CPU",
-                Rgba::from_gdk16(0x7700, 0x7700, 0x0000),
-                wait,
-            ),
-        );
-        c.states.set(
-            WAIT_BLOCKED,
-            st("blocked", Rgba::from_gdk16(0x6600, 0x0000, 0x0000), wait),
-        );
-        c.states.set(
-            WAIT_FORK,
-            st(
-                "forked, not run yet",
-                Rgba::from_gdk16(0x0700, 0x6400, 0x0000),
-                wait,
-            ),
-        );
-        c.states.set(
-            EXIT,
-            st("exiting", Rgba::from_gdk16(0x8900, 0x0000, 0x8400), wait),
-        );
-        c.states.set(
-            ZOMBIE,
-            st("zombie", Rgba::from_gdk16(0x6400, 0x0000, 0x5D00), gone),
-        );
-        c.states.set(DEAD, st("dead", Rgba::rgb(0, 0, 0), gone));
-        c.states
-            .set(UNNAMED, st("unnamed", Rgba::rgb(0xa0, 0xa0, 0xa0), gone));
-        c.states
-            .set(NO_DATA, st("no data", Rgba::rgb(0x90, 0x90, 0x90), full));
+        let states = [
+            (RUN_USER, "user", Rgba::rgb(0, 200, 0), full),
+            (RUN_SYSCALL, "syscall", Rgba::rgb(0, 0, 200), full),
+            (RUN_TRAP, "trap", Rgba::rgb(0, 150, 170), full),
+            (RUN_IRQ, "IRQ", Rgba::rgb(200, 0, 100), full),
+            (RUN_SOFTIRQ, "softirq", Rgba::rgb(230, 110, 170), full),
+            (RUN_UNKNOWN, "running", Rgba::rgb(100, 100, 100), full),
+            (IDLE, "idle", Rgba::rgb(200, 200, 200), wait),
+            (WAIT_CPU, "wait for CPU", Rgba::rgb(200, 100, 0), wait),
+            (WAIT_BLOCKED, "blocked", Rgba::rgb(200, 200, 0), wait),
+            (WAIT_FORK, "forked", Rgba::rgb(150, 150, 90), wait),
+            (EXIT, "exiting", Rgba::rgb(120, 60, 120), wait),
+            (ZOMBIE, "zombie", Rgba::rgb(90, 50, 90), gone),
+            (DEAD, "dead", Rgba::rgb(0, 0, 0), gone),
+            (UNNAMED, "unnamed", Rgba::rgb(0xa0, 0xa0, 0xa0), gone),
+            (NO_DATA, "no data", Rgba::rgb(0x90, 0x90, 0x90), full),
+        ];
+        for (key, label, color, height) in states {
+            c.states.set(key, st(label, color, height));
+        }
 
         let ev = |label: &str, color: Rgba, symbol: Symbol| EventStyle {
             label: label.to_string(),
@@ -627,6 +589,9 @@ pub enum TreeOrder {
     Id,
     /// By label, then id.
     Label,
+    /// By the model's weight for the rendered window, largest first, then
+    /// id (the control flow: CPU time in the window).
+    Weight,
 }
 
 /// What a model fetches and shows: rows, tree shape, arrow series. Changing
@@ -643,6 +608,13 @@ pub struct DataConfig {
     pub hidden: HashSet<RowId>,
     /// Arrow series switched off (all are on unless listed here).
     pub arrows_off: HashSet<String>,
+    /// Shows only the rows whose label or a property (name, TID, PID...)
+    /// matches this case-insensitive regular expression (a plain substring
+    /// when it is not one), with their ancestors; empty: every row.
+    pub row_filter: String,
+    /// Hides the rows with nothing going on in the rendered window (the
+    /// control flow: threads that did not run, and the idle threads).
+    pub hide_idle: bool,
 }
 
 impl DataConfig {
@@ -665,6 +637,8 @@ impl DataConfig {
         let mut v: Vec<_> = self.arrows_off.iter().collect();
         v.sort();
         v.hash(&mut h);
+        self.row_filter.hash(&mut h);
+        self.hide_idle.hash(&mut h);
         h.finish()
     }
 }
@@ -674,19 +648,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lttv_palette_is_converted_from_gdk_colors() {
+    fn control_flow_follows_trace_compass_conventions() {
         let c = PresentationConfig::control_flow();
-        let s = c.state(control_flow::RUN_USER);
-        assert!(s.configured);
-        assert_eq!(s.style.color, Rgba::rgb(0, 255, 0));
-        assert_eq!(
-            c.state(control_flow::RUN_SYSCALL).style.color,
-            Rgba::rgb(1, 0x9e, 0xff)
-        );
-        assert_eq!(
-            c.state(control_flow::WAIT_CPU).style.color,
-            Rgba::rgb(0x77, 0x77, 0)
-        );
+        let colour = |k: &str| {
+            let s = c.state(k);
+            assert!(s.configured, "{k} has a style");
+            s.style.color
+        };
+        assert_eq!(colour(control_flow::RUN_USER), Rgba::rgb(0, 200, 0));
+        assert_eq!(colour(control_flow::RUN_SYSCALL), Rgba::rgb(0, 0, 200));
+        assert_eq!(colour(control_flow::WAIT_CPU), Rgba::rgb(200, 100, 0));
+        assert_eq!(colour(control_flow::WAIT_BLOCKED), Rgba::rgb(200, 200, 0));
+        assert_eq!(colour(control_flow::RUN_IRQ), Rgba::rgb(200, 0, 100));
+        assert_eq!(colour(control_flow::IDLE), Rgba::rgb(200, 200, 200));
     }
 
     #[test]

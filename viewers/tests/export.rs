@@ -361,9 +361,9 @@ fn svg_is_well_formed_with_labels_as_text() {
         "bash [812]",
         "gmain [3001]",
         "Process",
-        "running (user)",
+        "user",
         "blocked",
-        "waiting for CPU",
+        "wait for CPU",
         "wake-up",
         "CPU execution flow",
         "CPU usage (%)",
@@ -445,7 +445,7 @@ fn hit_testing_finds_what_is_drawn() {
         hit.item.as_ref().unwrap(),
         Default::default(),
     );
-    assert!(tip.contains(&("State".into(), "running (syscall)".into())));
+    assert!(tip.contains(&("State".into(), "syscall".into())));
     assert!(tip.contains(&("Duration".into(), "3 ms".into())));
     assert!(tip.contains(&("syscall".into(), "epoll_wait".into())));
     // The row's properties follow the interval's own.

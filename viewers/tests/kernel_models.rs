@@ -219,7 +219,7 @@ fn check_trace(path: &PathBuf) {
             let k = t.times.partition_point(|&x| x <= iv.start) - 1;
             assert_eq!(t.times.at(k), iv.start);
             let (s, m) = decode_thread_code(t.codes.at(k));
-            assert_eq!(iv.state.as_str(), cf::state_key(s, m));
+            assert_eq!(iv.state.as_str(), cf::thread_state_key(t.tid, s, m));
         }
     }
     // 4. Wake-up arrows join a sched_wakeup to the wakee's next run.
@@ -389,6 +389,108 @@ fn tree_groups_flattens_and_sorts() {
     model.set_config(off);
     let r = model.render(model.full_range(), 800);
     assert!(r.arrow_series().is_empty());
+}
+
+/// The rows filter, "hide idle", the CPU-time order, and the idle
+/// threads drawn as idle, as the control flow's toolbar asks for them.
+#[test]
+fn rows_filter_hide_idle_and_cpu_time_order() {
+    let p = shared("tracecompass/bug446190");
+    let (_s, data) = analyze(&p);
+    let model = ControlFlowModel::new(data.clone());
+    let range = model.full_range();
+    let all = model.render(range, 800);
+    let thread_of = |r: &traceloom_viewers::render::TreeRow| model.thread(r.id).unwrap();
+
+    // The idle threads (TID 0) run only as "idle" (or interrupted).
+    let mut idle_rows = 0;
+    for (i, r) in all.tree().rows().iter().enumerate() {
+        if thread_of(r).tid == 0 {
+            idle_rows += 1;
+            for iv in all.states(i).iter() {
+                assert!(
+                    ![cf::RUN_USER, cf::RUN_SYSCALL, cf::RUN_UNKNOWN].contains(&iv.state.as_str()),
+                    "{:?} on {}",
+                    iv.state,
+                    r.label
+                );
+            }
+        }
+    }
+    assert!(idle_rows > 0);
+
+    // A name filter keeps the matching threads and their processes only.
+    let name = all
+        .tree()
+        .rows()
+        .iter()
+        .find(|r| r.depth == 1)
+        .map(|r| thread_of(r).name.to_string())
+        .expect("a thread under a process");
+    let config = DataConfig {
+        row_filter: name.to_uppercase(),
+        ..Default::default()
+    };
+    let filtered = model.render_with(&config, range, 800);
+    assert!(!filtered.tree().is_empty() && filtered.tree().len() < all.tree().len());
+    for r in filtered.tree().rows() {
+        let t = thread_of(r);
+        let below: Vec<_> = filtered
+            .tree()
+            .rows()
+            .iter()
+            .filter(|c| c.parent == Some(r.id))
+            .collect();
+        assert!(
+            t.name.to_lowercase().contains(&name.to_lowercase()) || !below.is_empty(),
+            "{} shown for filter {name:?}",
+            r.label
+        );
+    }
+    // By TID, as a regex.
+    let tid = thread_of(&all.tree().rows()[3]).tid;
+    let config = DataConfig {
+        row_filter: format!("^{tid}$"),
+        flatten: true,
+        ..Default::default()
+    };
+    let by_tid = model.render_with(&config, range, 800);
+    assert!(by_tid.tree().rows().iter().any(|r| thread_of(r).tid == tid));
+    assert!(by_tid
+        .tree()
+        .rows()
+        .iter()
+        .all(|r| thread_of(r).tid == tid || thread_of(r).pid == tid));
+
+    // CPU time order (flattened): non-increasing, and it is what the CPUs ran.
+    let cpu = model.cpu_time(range);
+    let config = DataConfig {
+        flatten: true,
+        order: traceloom_viewers::style::TreeOrder::Weight,
+        hide_idle: true,
+        ..Default::default()
+    };
+    let busy = model.render_with(&config, range, 800);
+    let weights: Vec<u64> = busy
+        .tree()
+        .rows()
+        .iter()
+        .map(|r| cpu.get(&r.id).copied().unwrap_or(0))
+        .collect();
+    assert!(!weights.is_empty());
+    assert!(weights.windows(2).all(|w| w[0] >= w[1]), "{weights:?}");
+    assert!(
+        weights.iter().all(|&w| w > 0),
+        "hide idle keeps running threads only"
+    );
+    assert!(busy.tree().rows().iter().all(|r| thread_of(r).tid != 0));
+    let total: u64 = cpu.values().sum();
+    let span = (range.end - range.start) as u64;
+    let cpus = data.cpus.len() as u64;
+    assert!(
+        total > 0 && total <= span * cpus,
+        "{total} over {cpus} CPUs × {span}"
+    );
 }
 
 /// Statistics computed in parts split at checkpoints, on threads, and

@@ -1,7 +1,9 @@
 //! The control flow model: one row per thread, grouped under its process
 //! (two levels, TID in the label; flattening and sorting by name or TID
 //! through the [`DataConfig`]), each thread's status and mode over time in
-//! LTTV's colours, wake-up and CPU hand-off arrows, and tooltips.
+//! Trace Compass's colours (the idle threads idle), wake-up and CPU hand-off
+//! arrows, and tooltips; rows filtered, sorted by CPU time or without the
+//! idle ones per view ([`ControlFlowModel::render_with`]).
 //!
 //! Renders come from the [`KernelData`] of the kernel pass by binary
 //! search in each thread's transitions plus level of detail, so a render
@@ -17,14 +19,16 @@ use traceloom_engine::state::ThreadStatus;
 
 use crate::model::column::{Column, ColumnReader};
 use crate::model::damage::rows_without_data;
-use crate::model::kernel::{decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord};
+use crate::model::kernel::{
+    decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord, NO_THREAD,
+};
 use crate::model::steps::{first_at_or_after, push_steps, Times};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
 };
-use crate::style::control_flow::{self as keys, state_key};
-use crate::style::DataConfig;
+use crate::style::control_flow::{self as keys, state_key, thread_state_key};
+use crate::style::{DataConfig, TreeOrder};
 use crate::time::PixelScale;
 use traceloom_base::FastMap;
 
@@ -44,12 +48,19 @@ pub struct ControlFlowModel {
     nodes: TreeBuilder,
     tree: TreeRender,
     rec_of_row: FastMap<RowId, u32>,
+    /// State key by thread code; `idle_keys` for a CPU's idle thread.
     keys: Vec<StyleKey>,
+    /// State key by thread code for the idle threads (TID 0, `swapper/N`):
+    /// their running is the CPU's idleness, not work; interrupts they take
+    /// stay interrupts.
+    idle_keys: Vec<StyleKey>,
     /// Tooltip properties of a state interval, by thread code: what is the
     /// interval's own (status and mode). The thread's name, TID, PID and
     /// PPID are its row's properties, which tooltips show too; the times
     /// are the interval's. Built once, so an interval costs no allocation.
     code_props: Vec<Properties>,
+    /// `code_props` for the idle threads.
+    idle_props: Vec<Properties>,
     mark_keys: [StyleKey; 4],
     /// Event names of the marks, by [`mark`](crate::model::kernel::mark)
     /// kind, allocated once (not once per marker).
@@ -113,19 +124,42 @@ impl ControlFlowModel {
         }
         let config = DataConfig::default();
         let tree = nodes.build(&config);
-        let keys = (0u8..64)
+        let keys: Vec<StyleKey> = (0u8..64)
             .map(|c| {
                 let (s, m) = decode_thread_code(c);
                 StyleKey::new(state_key(s, m))
             })
             .collect();
-        let code_props = (0u8..64)
+        let code_props: Vec<Properties> = (0u8..64)
             .map(|c| {
                 let (status, mode) = decode_thread_code(c);
                 if status == ThreadStatus::Run {
                     Properties::new([("status", status.name()), ("mode", mode.name())])
                 } else {
                     Properties::new([("status", status.name())])
+                }
+            })
+            .collect();
+        // The idle threads' tables: what `thread_state_key` makes of TID 0.
+        let idle = |c: u8| {
+            let (status, mode) = decode_thread_code(c);
+            thread_state_key(0, status, mode) == keys::IDLE
+        };
+        let idle_keys = (0u8..64)
+            .map(|c| {
+                if idle(c) {
+                    StyleKey::new(keys::IDLE)
+                } else {
+                    keys[c as usize].clone()
+                }
+            })
+            .collect();
+        let idle_props = (0u8..64)
+            .map(|c| {
+                if idle(c) {
+                    Properties::new([("status", "idle")])
+                } else {
+                    code_props[c as usize].clone()
                 }
             })
             .collect();
@@ -138,7 +172,9 @@ impl ControlFlowModel {
             nodes,
             rec_of_row,
             keys,
+            idle_keys,
             code_props,
+            idle_props,
             mark_keys: [
                 StyleKey::new(keys::EV_WAKEUP),
                 StyleKey::new(keys::EV_FORK),
@@ -191,28 +227,93 @@ impl ControlFlowModel {
             .map(|&i| &self.data.threads[i as usize])
     }
 
-    /// The render of `range` at `width` pixels.
+    /// The render of `range` at `width` pixels, with the model's
+    /// configuration.
     pub fn render(&self, range: TimeRange, width: u32) -> TimeGraphRender {
-        let full = range == self.full_range();
-        if full {
+        self.render_with(&self.config, range, width)
+    }
+
+    /// The render of `range` at `width` pixels with `config` instead of
+    /// the model's own: views sharing one model (behind an `Arc`) each
+    /// keep their rows filter, order, collapsed rows and arrows.
+    pub fn render_with(
+        &self,
+        config: &DataConfig,
+        range: TimeRange,
+        width: u32,
+    ) -> TimeGraphRender {
+        let cached = range == self.full_range() && *config == self.config;
+        if cached {
             if let Some((w, r)) = &*self.full.lock().expect("not poisoned") {
                 if *w == width {
                     return r.clone();
                 }
             }
         }
-        let r = self.build(range, width);
-        if full {
+        let tree = if config.order == TreeOrder::Weight || config.hide_idle {
+            self.nodes
+                .build_weighted(config, Some(&self.cpu_time(range)))
+        } else if *config == self.config {
+            self.tree.clone()
+        } else {
+            self.nodes.build(config)
+        };
+        let r = self.build(config, tree, range, width);
+        if cached {
             *self.full.lock().expect("not poisoned") = Some((width, r.clone()));
         }
         r
     }
 
-    fn build(&self, range: TimeRange, width: u32) -> TimeGraphRender {
-        let mut b = TimeGraphRenderBuilder::new(self.tree.clone(), range, width);
+    /// CPU time of each thread in `range`, by row, from what each CPU ran
+    /// (the idle threads weigh nothing: their running is idleness).
+    /// O(CPUs × log changes + thread switches in the range).
+    pub fn cpu_time(&self, range: TimeRange) -> HashMap<RowId, u64> {
+        let mut by_rec: FastMap<u32, u64> = FastMap::default();
+        for cpu in &self.data.cpus {
+            let times = cpu.times.reader();
+            let threads = cpu.threads.reader();
+            let mut k = cpu
+                .times
+                .partition_point(|t| *t <= range.start)
+                .saturating_sub(1);
+            while k < times.len() {
+                let from = times.at(k).max(range.start);
+                if from > range.end {
+                    break;
+                }
+                let to = if k + 1 < times.len() {
+                    times.at(k + 1).min(range.end)
+                } else {
+                    range.end
+                };
+                let rec = threads.at(k);
+                if rec != NO_THREAD && to > from {
+                    *by_rec.entry(rec).or_default() += (to - from) as u64;
+                }
+                k += 1;
+            }
+        }
+        by_rec
+            .into_iter()
+            .filter_map(|(rec, d)| {
+                let t = self.data.threads.get(rec as usize)?;
+                (t.tid != 0).then_some((t.row, d))
+            })
+            .collect()
+    }
+
+    fn build(
+        &self,
+        config: &DataConfig,
+        tree: TreeRender,
+        range: TimeRange,
+        width: u32,
+    ) -> TimeGraphRender {
+        let mut b = TimeGraphRenderBuilder::new(tree, range, width);
         let scale = b.scale();
-        let rows: Vec<(usize, u32)> = self
-            .tree
+        let rows: Vec<(usize, u32)> = b
+            .tree()
             .rows()
             .iter()
             .enumerate()
@@ -223,7 +324,7 @@ impl ControlFlowModel {
             let gap = self.no_data.get(&rec).copied();
             self.push_thread(t, gap, scale, &mut b, i);
         }
-        if self.config.arrows_on(keys::ARROWS_WAKEUP) {
+        if config.arrows_on(keys::ARROWS_WAKEUP) {
             // Wake-ups are sorted by arrival: those crossing the window
             // arrive after its start and, leaving before its end, arrive
             // at most the longest wake-up later.
@@ -240,7 +341,7 @@ impl ControlFlowModel {
                 range,
             );
         }
-        if self.config.arrows_on(keys::ARROWS_CPU) {
+        if config.arrows_on(keys::ARROWS_CPU) {
             let d = &self.data;
             let lo = d.switches.partition_point(|a| a.from_time < range.start);
             let hi = d.switches.partition_point(|a| a.from_time <= range.end);
@@ -294,8 +395,11 @@ impl ControlFlowModel {
             // Not alive in the window (most threads of a zoomed render).
             return;
         }
-        let keys = &self.keys;
-        let code_props = &self.code_props;
+        let (keys, code_props) = if t.tid == 0 {
+            (&self.idle_keys, &self.idle_props)
+        } else {
+            (&self.keys, &self.code_props)
+        };
         let codes = t.codes.reader();
         let end = gap.map_or(t.end, |(from, _)| from.min(t.end));
         push_steps(

@@ -147,9 +147,24 @@ impl TreeBuilder {
         self
     }
 
-    /// Rows in display order for `config`.
+    /// Rows in display order for `config`, with no weights (see
+    /// [`build_weighted`](Self::build_weighted)).
     pub fn build(&self, config: &DataConfig) -> TreeRender {
-        let ids: HashSet<RowId> = self.nodes.iter().map(|n| n.id).collect();
+        self.build_weighted(config, None)
+    }
+
+    /// Rows in display order for `config`, where the model knows a weight
+    /// for each row in the window rendered (`weights`, by row id; absent
+    /// rows weigh 0): [`TreeOrder::Weight`] sorts by it and
+    /// [`DataConfig::hide_idle`] hides the rows that weigh 0. The row
+    /// filter and `hide_idle` keep the ancestors of the rows they keep, so
+    /// that a matching thread is still shown under its process.
+    pub fn build_weighted(
+        &self,
+        config: &DataConfig,
+        weights: Option<&HashMap<RowId, u64>>,
+    ) -> TreeRender {
+        let weight = |id: &RowId| weights.and_then(|w| w.get(id)).copied().unwrap_or(0);
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         let nodes = &self.nodes;
         match config.order {
@@ -161,12 +176,61 @@ impl TreeBuilder {
                     .cmp(&nodes[b].label)
                     .then(nodes[a].id.cmp(&nodes[b].id))
             }),
+            TreeOrder::Weight => order.sort_by(|&a, &b| {
+                weight(&nodes[b].id)
+                    .cmp(&weight(&nodes[a].id))
+                    .then(nodes[a].id.cmp(&nodes[b].id))
+            }),
         }
+        let filter = row_matcher(&config.row_filter);
+        let keep = |n: &TreeNode| {
+            filter.as_ref().is_none_or(|re| {
+                re.is_match(&n.label) || n.properties.iter().any(|(_, v)| re.is_match(v))
+            }) && (!config.hide_idle || weight(&n.id) > 0)
+        };
+        if filter.is_none() && !config.hide_idle {
+            return self.build_rows(config, &order, &config.hidden);
+        }
+        // Rows neither kept nor above a kept row are hidden.
+        let mut shown: HashSet<RowId> = HashSet::new();
+        let parent: HashMap<RowId, RowId> = nodes
+            .iter()
+            .filter_map(|n| n.parent.filter(|p| *p != n.id).map(|p| (n.id, p)))
+            .collect();
+        for n in nodes.iter().filter(|n| keep(n)) {
+            let mut cur = Some(n.id);
+            // Bounded walk: parent cycles end it.
+            let mut steps = 0;
+            while let Some(id) = cur {
+                if !shown.insert(id) || steps > nodes.len() {
+                    break;
+                }
+                steps += 1;
+                cur = if config.flatten {
+                    None
+                } else {
+                    parent.get(&id).copied()
+                };
+            }
+        }
+        let mut hidden = config.hidden.clone();
+        hidden.extend(nodes.iter().map(|n| n.id).filter(|id| !shown.contains(id)));
+        self.build_rows(config, &order, &hidden)
+    }
+
+    fn build_rows(
+        &self,
+        config: &DataConfig,
+        order: &[usize],
+        hidden: &HashSet<RowId>,
+    ) -> TreeRender {
+        let ids: HashSet<RowId> = self.nodes.iter().map(|n| n.id).collect();
+        let nodes = &self.nodes;
         let mut rows = Vec::with_capacity(self.nodes.len());
         if config.flatten {
-            for &i in &order {
+            for &i in order {
                 let n = &nodes[i];
-                if config.hidden.contains(&n.id) {
+                if hidden.contains(&n.id) {
                     continue;
                 }
                 rows.push(TreeRow {
@@ -185,7 +249,7 @@ impl TreeBuilder {
         let parent_of = |n: &TreeNode| n.parent.filter(|p| *p != n.id && ids.contains(p));
         let mut children: HashMap<RowId, Vec<usize>> = HashMap::new();
         let mut roots = Vec::new();
-        for &i in &order {
+        for &i in order {
             match parent_of(&nodes[i]) {
                 Some(p) => children.entry(p).or_default().push(i),
                 None => roots.push(i),
@@ -196,7 +260,7 @@ impl TreeBuilder {
         let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
         while let Some((i, depth)) = stack.pop() {
             let n = &nodes[i];
-            if !visited.insert(n.id) || config.hidden.contains(&n.id) {
+            if !visited.insert(n.id) || hidden.contains(&n.id) {
                 continue;
             }
             let kids = children.get(&n.id);
@@ -220,11 +284,11 @@ impl TreeBuilder {
         // Nodes caught in a parent cycle are reachable from no root: show
         // them at the top rather than lose them.
         let by_id: HashMap<RowId, &TreeNode> = nodes.iter().map(|n| (n.id, n)).collect();
-        for &i in &order {
+        for &i in order {
             let n = &nodes[i];
             if !visited.contains(&n.id)
-                && !config.hidden.contains(&n.id)
-                && !Self::under_collapsed_or_hidden(&by_id, n, config, &ids)
+                && !hidden.contains(&n.id)
+                && !Self::under_collapsed_or_hidden(&by_id, n, config, hidden, &ids)
             {
                 visited.insert(n.id);
                 rows.push(TreeRow {
@@ -245,6 +309,7 @@ impl TreeBuilder {
         by_id: &HashMap<RowId, &TreeNode>,
         n: &TreeNode,
         config: &DataConfig,
+        hidden: &HashSet<RowId>,
         ids: &HashSet<RowId>,
     ) -> bool {
         let mut seen = HashSet::new();
@@ -254,13 +319,32 @@ impl TreeBuilder {
                 // A cycle: not under anything collapsed.
                 return false;
             }
-            if config.collapsed.contains(&p) || config.hidden.contains(&p) {
+            if config.collapsed.contains(&p) || hidden.contains(&p) {
                 return true;
             }
             cur = by_id.get(&p).and_then(|n| n.parent);
         }
         false
     }
+}
+
+/// The matcher of a rows filter: `pattern` as a case-insensitive regular
+/// expression, or as a plain substring when it is not a valid one (a user
+/// typing `gcc++` or `[1` means the text); `None` for an empty pattern.
+pub fn row_matcher(pattern: &str) -> Option<regex::Regex> {
+    let pattern = pattern.trim();
+    if pattern.is_empty() {
+        return None;
+    }
+    let build = |p: &str| {
+        regex::RegexBuilder::new(p)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+    };
+    build(pattern)
+        .or_else(|_| build(&regex::escape(pattern)))
+        .ok()
 }
 
 /// Everything a time-graph view (control flow, resources, Pajé) draws for
