@@ -543,6 +543,54 @@ fn hit_testing_finds_what_is_drawn() {
         "{hit:?}"
     );
     assert_eq!(l.hit(&render, -1.0, 5.0).part, HitPart::Outside);
+
+    // The expander of firefox (which has threads), not its label.
+    let ff = render.tree().index_of(RowId(3000)).unwrap();
+    assert_eq!(
+        l.expander_at(&render, 8.0, l.row_center(ff)),
+        Some(RowId(3000))
+    );
+    assert_eq!(l.expander_at(&render, 80.0, l.row_center(ff)), None);
+    assert_eq!(l.expander_at(&render, 8.0, l.row_center(row)), None);
+}
+
+/// The window's legend: one line, the same entries whatever the render
+/// uses, so that it never reflows as the pass meets new states.
+#[test]
+fn one_line_legend_does_not_depend_on_the_data() {
+    let config = demo_config();
+    let full = demo_render(1000);
+    let mut tb = TreeBuilder::new();
+    tb.add(node(1, None, "idle"));
+    let empty = TimeGraphRenderBuilder::new(
+        tb.build(&DataConfig::default()),
+        TimeRange::new(T0, T0 + MS),
+        1000,
+    )
+    .build();
+    let m = CairoMeasure::new().unwrap();
+    let layout = |render: &TimeGraphRender, width: f64| {
+        let mut f = demo_figure(render, &config);
+        f.options.legend_one_line = true;
+        f.layout(width, 600.0, &m)
+    };
+    for width in [600.0, 1366.0, 1920.0] {
+        let (a, b) = (layout(&full, width), layout(&empty, width));
+        let labels = |l: &traceloom_viewers::draw::TimeGraphLayout| {
+            l.legend_items
+                .iter()
+                .map(|i| i.label.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(labels(&a), labels(&b), "at {width} px");
+        assert!(a.legend_items.len() > 3, "at {width} px");
+        let y = a.legend_items[0].rect.y;
+        assert!(a
+            .legend_items
+            .iter()
+            .all(|i| i.rect.y == y && i.rect.right() <= width));
+        assert_eq!(a.legend, b.legend);
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Hit testing of a drawn time graph: what is under the pointer, for
 //! tooltips and clicks, using the same geometry the drawing used.
 
-use super::timegraph::{arrow_segment, format_value, LegendKind, TimeGraphLayout};
+use super::timegraph::{arrow_segment, format_value, indent, LegendKind, TimeGraphLayout};
 use crate::render::{RowId, TimeGraphRender};
 use crate::style::PresentationConfig;
 use crate::time::{format_absolute, format_duration, AbsoluteTimeFormat};
@@ -89,6 +89,21 @@ fn dist_to_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
 }
 
 impl TimeGraphLayout {
+    /// The row whose expander triangle (▾/▸, drawn before the label of a
+    /// row with children) is at `(x, y)`: a click there collapses or
+    /// expands it.
+    pub fn expander_at(&self, render: &TimeGraphRender, x: f64, y: f64) -> Option<RowId> {
+        if !self.tree.contains(x, y) {
+            return None;
+        }
+        let row = render.tree().rows().get(self.row_at(y)?)?;
+        let ind = indent(self.font_size);
+        // The drawing's geometry: the triangle is centred in the first
+        // indent after the row's own indentation.
+        let left = 4.0 + row.depth as f64 * ind;
+        (row.has_children && x >= left - 2.0 && x < left + ind).then_some(row.id)
+    }
+
     /// What of `render` (drawn with this layout) is at `(x, y)`. Items are
     /// looked for in drawing order reversed: arrows, then events, then
     /// intervals and counters.

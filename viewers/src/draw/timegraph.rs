@@ -37,6 +37,13 @@ pub struct TimeGraphOptions {
     pub selected_row: Option<RowId>,
     /// Draw the legend below the rows.
     pub legend: bool,
+    /// Keep the legend on one line whose content does not depend on the
+    /// data (every configured state, event and arrow series, then those
+    /// met that the configuration does not know), dropping what does not
+    /// fit: a window's legend that never reflows nor pushes the rows down
+    /// as the pass meets new states. Off, the legend lists what the render
+    /// uses, wrapped (exports).
+    pub legend_one_line: bool,
     /// Title above the tree column (e.g. "Process").
     pub title: Option<String>,
     /// How absolute times are written.
@@ -58,6 +65,7 @@ impl Default for TimeGraphOptions {
             selection: None,
             selected_row: None,
             legend: true,
+            legend_one_line: false,
             title: None,
             time_format: AbsoluteTimeFormat::default(),
             interval_labels: true,
@@ -170,7 +178,7 @@ impl TimeGraphLayout {
         .max(0.0);
         let axis_h = axis_height(opts.font_size);
         let (legend_items, legend_h) = if opts.legend {
-            legend_items(render, config, opts.font_size, width, m)
+            legend_items(render, config, opts, width, m)
         } else {
             (Vec::new(), 0.0)
         };
@@ -219,7 +227,7 @@ impl TimeGraphLayout {
     ) -> f64 {
         let n_counters = render.counters().iter().filter(|c| c.row.is_none()).count();
         let legend_h = if opts.legend {
-            legend_items(render, config, opts.font_size, width, m).1
+            legend_items(render, config, opts, width, m).1
         } else {
             0.0
         };
@@ -302,17 +310,19 @@ impl TimeGraphLayout {
 }
 
 /// Indentation per tree level.
-fn indent(font_size: f64) -> f64 {
+pub(crate) fn indent(font_size: f64) -> f64 {
     (font_size * 1.1).round()
 }
 
 fn legend_items(
     render: &TimeGraphRender,
     config: &PresentationConfig,
-    font_size: f64,
+    opts: &TimeGraphOptions,
     width: f64,
     m: &dyn TextMeasure,
 ) -> (Vec<LegendItem>, f64) {
+    let font_size = opts.font_size;
+    let one_line = opts.legend_one_line;
     let font = Font::regular(font_size);
     let bold = Font::bold(font_size);
     let mut entries: Vec<(LegendKind, String)> = Vec::new();
@@ -322,11 +332,14 @@ fn legend_items(
     let mut states: Vec<StyleKey> = config
         .states
         .iter()
-        .filter(|(k, _)| used.contains(k))
+        .filter(|(k, _)| used.contains(k) || (one_line && k.as_str() != NO_DATA))
         .map(|(k, _)| k.clone())
         .collect();
+    // One line with a configured palette shows it alone (an unknown state
+    // appearing would shift what fits); without one, what is used.
+    let fixed = one_line && !config.states.is_empty();
     for k in used {
-        if !states.contains(&k) {
+        if !states.contains(&k) && !fixed {
             states.push(k);
         }
     }
@@ -336,11 +349,18 @@ fn legend_items(
             let label = config.state(&k).style.label.clone();
             entries.push((LegendKind::State(k), label));
         }
-        if render.has_mixed() {
+        if one_line {
+            entries.push((LegendKind::Mixed, "mixed".into()));
+        } else if render.has_mixed() {
             entries.push((LegendKind::Mixed, "several states in a pixel".into()));
         }
     }
-    let kinds = render.used_event_kinds();
+    let mut kinds = render.used_event_kinds();
+    if one_line {
+        let configured: Vec<StyleKey> = config.events.iter().map(|(k, _)| k.clone()).collect();
+        kinds.retain(|k| !configured.contains(k));
+        kinds.splice(0..0, configured);
+    }
     if !kinds.is_empty() {
         entries.push((LegendKind::Heading, "Events".into()));
         for k in kinds {
@@ -348,16 +368,22 @@ fn legend_items(
             entries.push((LegendKind::Event(k), label));
         }
     }
-    let series: Vec<_> = render
+    let mut series: Vec<StyleKey> = render
         .arrow_series()
         .iter()
         .filter(|s| !s.arrows.is_empty())
+        .map(|s| s.name.clone())
         .collect();
+    if one_line {
+        let configured: Vec<StyleKey> = config.arrows.iter().map(|(k, _)| k.clone()).collect();
+        series.retain(|k| !configured.contains(k));
+        series.splice(0..0, configured);
+    }
     if !series.is_empty() {
         entries.push((LegendKind::Heading, "Arrows".into()));
-        for s in series {
-            let label = config.arrow(&s.name).style.label.clone();
-            entries.push((LegendKind::Arrows(s.name.clone()), label));
+        for name in series {
+            let label = config.arrow(&name).style.label.clone();
+            entries.push((LegendKind::Arrows(name), label));
         }
     }
     let in_rows: Vec<&Counter> = render
@@ -402,6 +428,17 @@ fn legend_items(
             w
         };
         if x > pad && x + need > width - pad {
+            if one_line {
+                // What does not fit is left out (the view's tooltip on the
+                // legend names every entry); a heading never ends it.
+                if items
+                    .last()
+                    .is_some_and(|it: &LegendItem| it.kind == LegendKind::Heading)
+                {
+                    items.pop();
+                }
+                break;
+            }
             x = pad;
             y += line_h;
         } else if kind == LegendKind::Heading && x > pad {
