@@ -46,6 +46,7 @@ use traceloom_viewers::model::{
 use traceloom_viewers::store::identity::TracesetIdentity;
 use traceloom_viewers::store::{self, StoreError};
 use traceloom_viewers::time::format_duration;
+use traceloom_viewers::DataConfig;
 use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
 
 use crate::stalls;
@@ -117,12 +118,14 @@ fn replace_newer<T: Send + 'static>(slot: &mut Option<T>, newer: Option<T>) {
     }
 }
 
-/// What a render of the time graphs shows: window and graph widths, and
-/// the generation of the models it was drawn from.
+/// What a render of the time graphs shows: window and graph widths, the
+/// generation of the models it was drawn from, and the fingerprint of the
+/// control flow's rows configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Rendered {
     window: (TimeRange, u32, u32),
     generation: u64,
+    rows: u64,
 }
 
 /// Direction and origin of a search.
@@ -338,6 +341,9 @@ pub struct TabModels {
     span: TimeRange,
     /// What the time graphs last rendered show.
     rendered: Option<Rendered>,
+    /// The control flow's rows configuration (filter, order, collapsed
+    /// processes, hidden idle threads, arrows).
+    control_flow_rows: DataConfig,
     /// The whole trace's statistics shown are out of date.
     stats_dirty: bool,
     /// Damaged streams already reported (the session's errors before
@@ -384,6 +390,7 @@ impl TabModels {
             selection: None,
             span,
             rendered: None,
+            control_flow_rows: DataConfig::default(),
             stats_dirty: true,
             damage_reported: 0,
             damage_shown: HashSet::new(),
@@ -594,6 +601,12 @@ impl TabModels {
             format!("Analysing the whole trace (state, statistics): {pct:.0} %")
         };
         Some((label, f, paused))
+    }
+
+    /// Sets the control flow's rows configuration; the next poll renders
+    /// the time graphs again with it.
+    pub fn set_control_flow_rows(&mut self, rows: DataConfig) {
+        self.control_flow_rows = rows;
     }
 
     /// Asks for what `window` shows: time graphs at the given graph widths.
@@ -873,9 +886,11 @@ impl TabModels {
             (_, Some(d)) => (self.generation, d.clone()),
             _ => return,
         };
+        let rows = self.control_flow_rows.clone();
         let what = Rendered {
             window: w,
             generation,
+            rows: rows.fingerprint(),
         };
         if self.rendered == Some(what) {
             return;
@@ -895,7 +910,7 @@ impl TabModels {
                 ))
             });
             let (window, cfw, rw) = w;
-            let cf = graphs.0.render(window, cfw);
+            let cf = graphs.0.render_with(&rows, window, cfw);
             let res = graphs.1.render(window, rw);
             (graphs, cf, res)
         });

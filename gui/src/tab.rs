@@ -42,6 +42,7 @@ use crate::stalls;
 use crate::time_text::{format_time, parse_time};
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
+use crate::views::rows_bar::{FollowSink, RowsBar};
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::TimeGraphView;
 use crate::views::{Nav, NavSink, TimeFocus};
@@ -93,6 +94,8 @@ struct TabState {
     cursor: TimeFocus,
     filter: Option<Arc<Filter>>,
     filter_text: String,
+    /// The list filter "follow thread" set, while following.
+    following: Option<String>,
 }
 
 /// Widgets of a tab.
@@ -103,6 +106,8 @@ pub struct Tab {
     pub paths: Vec<PathBuf>,
     /// Control flow viewer.
     pub control_flow: TimeGraphView,
+    /// The control flow's rows toolbar (filter, order, follow...).
+    pub rows_bar: RowsBar,
     /// Resources viewer.
     pub resources: TimeGraphView,
     /// Detailed event list.
@@ -218,6 +223,7 @@ impl Tab {
                     cursor: TimeFocus::default(),
                     filter: None,
                     filter_text: String::new(),
+                    following: None,
                 },
                 nav,
                 report_error,
@@ -304,6 +310,10 @@ impl Tab {
             let mut resized = false;
             match nav {
                 Nav::Resized => resized = true,
+                Nav::Rows => {
+                    st.models.set_control_flow_rows(self.control_flow.rows());
+                    resized = true;
+                }
                 Nav::Current(t) => st.cursor.current = Some(t),
                 Nav::Select(r) => st.cursor.selection = Some(r),
                 Nav::Window(w) => st.cursor.window = Some(clamp_window(w, span)),
@@ -748,6 +758,27 @@ impl Tab {
         }
     }
 
+    /// Follows thread `tid` (highlighted in the control flow, the event
+    /// list filtered to its events), or stops following: the list's
+    /// filter is cleared if it is still the one following set.
+    pub fn follow_thread(&self, tid: Option<i64>) {
+        let following = self.state.borrow_mut().following.take();
+        match tid {
+            Some(tid) => {
+                let expr = format!("state.tid == {tid}");
+                self.filter_entry.set_text(&expr);
+                self.state.borrow_mut().following = Some(expr);
+            }
+            None => {
+                self.control_flow.select_row(None);
+                if following.is_some_and(|f| f == self.filter_entry.text().as_str()) {
+                    self.filter_entry.set_text("");
+                }
+            }
+        }
+        self.apply_filter();
+    }
+
     /// Searches the next (or previous) event matching the search bar's
     /// expression from the current time.
     pub fn search(&self, forward: bool) {
@@ -1062,6 +1093,18 @@ fn build(
     // The viewers.
     let config = PresentationConfig::control_flow();
     let control_flow = TimeGraphView::new("Process", config.clone(), nav.clone());
+    let follow: FollowSink = {
+        let me = me.clone();
+        Rc::new(move |tid| {
+            if let Some(t) = me.upgrade() {
+                t.follow_thread(tid);
+            }
+        })
+    };
+    let rows_bar = RowsBar::new(&control_flow, follow);
+    let control_flow_box = gtk::Box::new(gtk::Orientation::Vertical, 2);
+    control_flow_box.append(&rows_bar.widget);
+    control_flow_box.append(&control_flow.widget);
     let resources = TimeGraphView::new(
         "Resource",
         traceloom_viewers::model::resources::presentation(),
@@ -1081,8 +1124,8 @@ fn build(
     let histogram = HistogramView::new(config, nav);
 
     let graphs = gtk::Paned::new(gtk::Orientation::Vertical);
-    graphs.set_start_child(Some(&framed("Control flow", &control_flow.area)));
-    graphs.set_end_child(Some(&framed("Resources", &resources.area)));
+    graphs.set_start_child(Some(&framed("Control flow", &control_flow_box)));
+    graphs.set_end_child(Some(&framed("Resources", &resources.widget)));
     graphs.set_position(250);
     let lower = gtk::Paned::new(gtk::Orientation::Horizontal);
     lower.set_start_child(Some(&framed("Events", &events.widget)));
@@ -1138,6 +1181,7 @@ fn build(
         widget,
         paths,
         control_flow,
+        rows_bar,
         resources,
         events,
         statistics,

@@ -42,6 +42,7 @@ use traceloom_gui::tab::Tab;
 use traceloom_gui::views::Nav;
 
 mod background;
+mod rows;
 
 /// Size of the generated trace of the latency test, in MB, when
 /// `TRACELOOM_GUI_LATENCY_MB` is not set.
@@ -1059,6 +1060,12 @@ fn main() {
         println!("{} passed, {} failed", out.passed, out.failed);
         std::process::exit(i32::from(out.failed > 0));
     }
+    // `TRACELOOM_GUI_ONLY=rows` runs the control-flow rows test alone.
+    if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("rows") {
+        rows::control_flow_rows(&mut out, &screenshots_dir());
+        println!("{} passed, {} failed", out.passed, out.failed);
+        std::process::exit(i32::from(out.failed > 0));
+    }
     let controller = App::builder()
         .launch(AppInit {
             paths: vec![trace_path()],
@@ -1235,10 +1242,14 @@ fn main() {
     damaged_stream_reported(&mut out);
     no_data_drawn_in_window(&mut out);
 
-    // 9. Latency of the main loop while a large trace is read.
+    // 9. The control flow with many threads: scrollbar, collapse, rows
+    // filter, hide idle, CPU-time order, follow thread.
+    rows::control_flow_rows(&mut out, &shots);
+
+    // 10. Latency of the main loop while a large trace is read.
     latency_while_reading(&mut out);
 
-    // 10. The whole-trace pass: statistics and histogram grow during it,
+    // 11. The whole-trace pass: statistics and histogram grow during it,
     // the list's HIGH requests preempt it, Cancel pauses and Resume
     // completes it with the right totals.
     background::background_pass(&mut out);

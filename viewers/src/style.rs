@@ -424,7 +424,7 @@ impl PresentationConfig {
             (RUN_TRAP, "trap", Rgba::rgb(0, 150, 170), full),
             (RUN_IRQ, "IRQ", Rgba::rgb(200, 0, 100), full),
             (RUN_SOFTIRQ, "softirq", Rgba::rgb(230, 110, 170), full),
-            (RUN_UNKNOWN, "running", Rgba::rgb(100, 100, 100), full),
+            (RUN_UNKNOWN, "running", Rgba::rgb(120, 170, 120), full),
             (IDLE, "idle", Rgba::rgb(200, 200, 200), wait),
             (WAIT_CPU, "wait for CPU", Rgba::rgb(200, 100, 0), wait),
             (WAIT_BLOCKED, "blocked", Rgba::rgb(200, 200, 0), wait),

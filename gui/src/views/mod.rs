@@ -7,6 +7,7 @@
 pub mod eventlist;
 pub mod histogram;
 pub mod painter;
+pub mod rows_bar;
 pub mod statistics;
 pub mod timegraph;
 
@@ -37,6 +38,9 @@ pub enum Nav {
     Pan(f64),
     /// The view's drawing width no longer matches its render: ask again.
     Resized,
+    /// The view's rows configuration changed (filter, order, collapsed
+    /// rows, arrows): render it again.
+    Rows,
 }
 
 /// Where a view sends its [`Nav`] requests.

@@ -4,11 +4,14 @@
 //! tooltips, and the bookmarks and the selection being dragged drawn over
 //! it.
 //!
-//! Input: click → current time (the event's time when an event is under the
-//! pointer, the interval start for a state, else the pointer's time); drag
-//! with the first button → selection; wheel → zoom around the pointer;
-//! Shift+wheel, horizontal scroll or a middle/right-button drag → pan;
-//! Ctrl+wheel → scroll the rows.
+//! Input, as in Trace Compass: click → current time (the event's time when
+//! an event is under the pointer, the interval start for a state, else the
+//! pointer's time); drag with the first button → selection; wheel → scroll
+//! the rows (also the scrollbar beside them); Ctrl+wheel → zoom around the
+//! pointer; Shift+wheel, horizontal scroll or a middle/right-button drag →
+//! pan. In the tree column, a click on a row's triangle collapses or
+//! expands it, elsewhere it selects the row (highlighted; what "follow"
+//! follows).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,7 +24,8 @@ use gtk4::prelude::*;
 use traceloom_viewers::draw::{
     draw_time_graph, tooltip, HitItem, HitPart, TimeGraphLayout, TimeGraphOptions,
 };
-use traceloom_viewers::{PresentationConfig, TimeGraphRender};
+use traceloom_viewers::render::RowId;
+use traceloom_viewers::{DataConfig, PresentationConfig, TimeGraphRender};
 
 use super::painter::Painter;
 use super::{draw_bookmarks, Nav, NavSink, TimeFocus};
@@ -47,6 +51,11 @@ struct State {
     /// The render of the picture shown (`layout` is its layout): what
     /// clicks and tooltips hit.
     shown: Option<Arc<TimeGraphRender>>,
+    /// The rows configuration (filter, order, collapsed rows...) the
+    /// models render this view with.
+    rows: DataConfig,
+    /// Whether the rows can be collapsed (the model renders `rows`).
+    rows_configurable: bool,
 }
 
 /// What a picture of the graph shows: the render, the drawing options and
@@ -69,8 +78,13 @@ impl PartialEq for Picture {
 /// A time-graph viewer widget.
 #[derive(Clone)]
 pub struct TimeGraphView {
-    /// The widget to pack.
+    /// The widget to pack: the drawing and its vertical scrollbar.
+    pub widget: gtk::Box,
+    /// The drawing.
     pub area: gtk::DrawingArea,
+    /// The rows' vertical scrollbar.
+    pub scrollbar: gtk::Scrollbar,
+    nav: NavSink,
     state: Rc<RefCell<State>>,
     painter: Rc<RefCell<Option<Painter<Picture, TimeGraphLayout>>>>,
 }
@@ -86,6 +100,7 @@ impl TimeGraphView {
         area.set_has_tooltip(true);
         let opts = TimeGraphOptions {
             title: Some(title.to_owned()),
+            legend_one_line: true,
             ..TimeGraphOptions::default()
         };
         let state = Rc::new(RefCell::new(State {
@@ -99,15 +114,167 @@ impl TimeGraphView {
             placeholder: "Reading the trace…".into(),
             asked_width: None,
             shown: None,
+            rows: DataConfig::default(),
+            rows_configurable: false,
         }));
+        let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, None::<&gtk::Adjustment>);
+        let widget = gtk::Box::new(gtk::Orientation::Horizontal, 0);
+        widget.append(&area);
+        widget.append(&scrollbar);
         let view = TimeGraphView {
+            widget,
             area,
+            scrollbar,
+            nav: nav.clone(),
             state,
             painter: Rc::default(),
         };
         view.connect_draw(nav.clone());
         view.connect_input(nav);
+        view.connect_scrollbar();
         view
+    }
+
+    /// Lets the user collapse rows; the tab renders the view with
+    /// [`rows`](Self::rows) (the control flow).
+    pub fn enable_rows_configuration(&self) {
+        self.state.borrow_mut().rows_configurable = true;
+    }
+
+    /// The rows configuration the view is to be rendered with.
+    pub fn rows(&self) -> DataConfig {
+        self.state.borrow().rows.clone()
+    }
+
+    /// Changes the rows configuration and asks the tab for a render
+    /// ([`Nav::Rows`]); the rows scroll back to the top when the filter
+    /// changes (what was under the scroll may be gone).
+    pub fn update_rows(&self, change: impl FnOnce(&mut DataConfig)) {
+        let mut s = self.state.borrow_mut();
+        let old = s.rows.clone();
+        change(&mut s.rows);
+        if s.rows == old {
+            return;
+        }
+        if s.rows.row_filter != old.row_filter || s.rows.hide_idle != old.hide_idle {
+            s.opts.scroll_y = 0.0;
+        }
+        drop(s);
+        (self.nav)(Nav::Rows);
+    }
+
+    /// Collapses every row that has children (or expands them all).
+    pub fn collapse_all(&self, collapse: bool) {
+        let parents: Vec<RowId> = self
+            .render()
+            .map(|r| {
+                r.tree()
+                    .rows()
+                    .iter()
+                    .filter(|row| row.has_children)
+                    .map(|row| row.id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.update_rows(|c| {
+            if collapse {
+                c.collapsed.extend(parents);
+            } else {
+                c.collapsed.clear();
+            }
+        });
+    }
+
+    /// The row selected in the tree column, and its properties (`tid`,
+    /// `pid`, `name` for a thread), if it is shown.
+    pub fn selected_row(&self) -> Option<(RowId, Vec<(String, String)>)> {
+        let s = self.state.borrow();
+        let id = s.opts.selected_row?;
+        let render = s.render.as_ref()?;
+        let row = render.tree().rows().get(render.tree().index_of(id)?)?;
+        let props = row
+            .properties
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        Some((id, props))
+    }
+
+    /// Selects (highlights) row `id`, or none.
+    pub fn select_row(&self, id: Option<RowId>) {
+        self.state.borrow_mut().opts.selected_row = id;
+        self.area.queue_draw();
+    }
+
+    /// Scrolls the rows to `y` pixels from the top (clamped).
+    pub fn scroll_rows_to(&self, y: f64) {
+        let mut s = self.state.borrow_mut();
+        let max = s
+            .layout
+            .as_ref()
+            .map(|l| (l.row_count() as f64 * l.row_height - l.graph.h).max(0.0))
+            .unwrap_or(0.0);
+        let y = y.clamp(0.0, max);
+        if s.opts.scroll_y != y {
+            s.opts.scroll_y = y;
+            drop(s);
+            self.area.queue_draw();
+        }
+    }
+
+    /// The rows' vertical scroll, in pixels.
+    pub fn rows_scroll(&self) -> f64 {
+        self.state.borrow().opts.scroll_y
+    }
+
+    /// What the first button does when released at `(x0 + dx, y0 + dy)`
+    /// after a press at `(x0, y0)`: a click (moving less than
+    /// [`CLICK_SLOP`]) in the graph sets the current time, on a row's
+    /// triangle collapses or expands it, elsewhere in the tree column
+    /// selects the row; a drag selects a time range.
+    pub fn release(&self, x0: f64, y0: f64, dx: f64, dy: f64) {
+        let msg = {
+            let mut s = self.state.borrow_mut();
+            s.drag = None;
+            let (Some(layout), Some(render)) = (s.layout.clone(), s.shown.clone()) else {
+                return;
+            };
+            if dx.abs() < CLICK_SLOP && dy.abs() < CLICK_SLOP {
+                let hit = layout.hit(&render, x0, y0);
+                if hit.part == HitPart::Tree {
+                    match layout.expander_at(&render, x0, y0) {
+                        Some(id) if s.rows_configurable => {
+                            if !s.rows.collapsed.remove(&id) {
+                                s.rows.collapsed.insert(id);
+                            }
+                            Some(Nav::Rows)
+                        }
+                        _ => {
+                            s.opts.selected_row = hit.row_id;
+                            None
+                        }
+                    }
+                } else {
+                    click_time(&layout, &render, x0, y0).map(Nav::Current)
+                }
+            } else {
+                let (a, b) = (layout.xmap.time(x0), layout.xmap.time(x0 + dx));
+                (a != b).then(|| Nav::Select(TimeRange::new(a.min(b), a.max(b))))
+            }
+        };
+        self.area.queue_draw();
+        if let Some(m) = msg {
+            (self.nav)(m);
+        }
+    }
+
+    /// The scrollbar moves the rows; the drawing keeps the scrollbar's
+    /// range and position in step with the rows (see `connect_draw`).
+    fn connect_scrollbar(&self) {
+        let view = self.clone();
+        self.scrollbar
+            .adjustment()
+            .connect_value_changed(move |adj| view.scroll_rows_to(adj.value()));
     }
 
     /// Shows `render` (a new model output).
@@ -192,6 +359,7 @@ impl TimeGraphView {
         };
         let painter = Painter::<Picture, TimeGraphLayout>::new(&self.area);
         self.painter.replace(Some(painter.clone()));
+        let scrollbar = self.scrollbar.clone();
         self.area.set_draw_func(move |area, cr, w, h| {
             crate::stalls::time(source, || {
                 let mut s = state.borrow_mut();
@@ -246,9 +414,23 @@ impl TimeGraphView {
                     let nav = nav.clone();
                     glib::idle_add_local_once(move || nav(Nav::Resized));
                 }
+                // The scrollbar follows the rows (after the drawing: its
+                // signal redraws, which must not borrow the state).
+                let rows_h = layout.row_count() as f64 * layout.row_height;
+                let (page, scroll) = (layout.graph.h, s.opts.scroll_y);
                 s.layout = Some(layout);
                 let old = s.shown.replace(picture.render);
                 super::drop_later(old);
+                drop(s);
+                let bar = scrollbar.clone();
+                glib::idle_add_local_once(move || {
+                    let adj = bar.adjustment();
+                    let upper = rows_h.max(page);
+                    if adj.upper() != upper || adj.page_size() != page || adj.value() != scroll {
+                        adj.configure(scroll, 0.0, upper, 20.0, (page - 20.0).max(20.0), page);
+                    }
+                    bar.set_visible(rows_h > page);
+                });
             })
         });
     }
@@ -262,7 +444,7 @@ impl TimeGraphView {
         // First button: click (current time) or drag (selection).
         let drag = gtk::GestureDrag::new();
         drag.set_button(1);
-        let (state, area, nav1) = (self.state.clone(), self.area.clone(), nav.clone());
+        let (state, area) = (self.state.clone(), self.area.clone());
         drag.connect_drag_begin(move |_, x, _| {
             area.grab_focus();
             state.borrow_mut().drag = Some((x, x));
@@ -276,27 +458,10 @@ impl TimeGraphView {
                 }
             }
         });
-        let (state, area) = (self.state.clone(), self.area.clone());
+        let view = self.clone();
         drag.connect_drag_end(move |g, dx, dy| {
-            let Some((x0, y0)) = g.start_point() else {
-                return;
-            };
-            let msg = {
-                let mut s = state.borrow_mut();
-                s.drag = None;
-                let (Some(layout), Some(render)) = (s.layout.as_ref(), s.shown.as_ref()) else {
-                    return;
-                };
-                if dx.abs() < CLICK_SLOP && dy.abs() < CLICK_SLOP {
-                    click_time(layout, render, x0, y0).map(Nav::Current)
-                } else {
-                    let (a, b) = (layout.xmap.time(x0), layout.xmap.time(x0 + dx));
-                    (a != b).then(|| Nav::Select(TimeRange::new(a.min(b), a.max(b))))
-                }
-            };
-            area.queue_draw();
-            if let Some(m) = msg {
-                nav1(m);
+            if let Some((x0, y0)) = g.start_point() {
+                view.release(x0, y0, dx, dy);
             }
         });
         self.area.add_controller(drag);
@@ -328,7 +493,7 @@ impl TimeGraphView {
         self.area.add_controller(pan);
 
         let scroll = gtk::EventControllerScroll::new(gtk::EventControllerScrollFlags::BOTH_AXES);
-        let (state, area) = (self.state.clone(), self.area.clone());
+        let (state, view) = (self.state.clone(), self.clone());
         scroll.connect_scroll(move |c, dx, dy| {
             let mods = c.current_event_state();
             let (anchor, ctrl) = {
@@ -340,23 +505,23 @@ impl TimeGraphView {
                 (anchor, mods.contains(gtk::gdk::ModifierType::CONTROL_MASK))
             };
             if ctrl {
-                let mut s = state.borrow_mut();
-                let max = s
-                    .layout
-                    .as_ref()
-                    .map(|l| (l.row_count() as f64 * l.row_height - l.graph.h * 0.5).max(0.0))
-                    .unwrap_or(0.0);
-                s.opts.scroll_y = (s.opts.scroll_y + dy * 40.0).clamp(0.0, max);
-                drop(s);
-                area.queue_draw();
+                if let Some(anchor) = anchor {
+                    nav(Nav::Zoom {
+                        factor: if dy > 0.0 { 1.25 } else { 0.8 },
+                        anchor,
+                    });
+                }
             } else if mods.contains(gtk::gdk::ModifierType::SHIFT_MASK) || dx != 0.0 {
                 let amount = if dx != 0.0 { dx } else { dy };
                 nav(Nav::Pan(amount * 0.1));
-            } else if let Some(anchor) = anchor {
-                nav(Nav::Zoom {
-                    factor: if dy > 0.0 { 1.25 } else { 0.8 },
-                    anchor,
-                });
+            } else {
+                // Three rows a notch, as list views scroll.
+                let y = {
+                    let s = state.borrow();
+                    let row = s.layout.as_ref().map_or(20.0, |l| l.row_height);
+                    s.opts.scroll_y + dy * 3.0 * row
+                };
+                view.scroll_rows_to(y);
             }
             glib::Propagation::Stop
         });
@@ -369,6 +534,13 @@ impl TimeGraphView {
                 return false;
             };
             let hit = layout.hit(render, x as f64, y as f64);
+            if let HitPart::Legend(_) = hit.part {
+                // The one-line legend leaves out what does not fit: its
+                // tooltip names every entry.
+                let text = legend_text(&s.config);
+                tip.set_text(Some(&text));
+                return true;
+            }
             let Some(item) = hit.item else {
                 return false;
             };
@@ -406,4 +578,26 @@ pub fn click_time(
         Some(HitItem::Event { row, index }) => render.events(row).get(index).map(|e| e.time),
         _ => hit.time,
     }
+}
+
+/// Every state, event and arrow series of `config`, one per line under
+/// their headings: the full legend.
+fn legend_text(config: &PresentationConfig) -> String {
+    let mut text = String::from("States:");
+    for (_, st) in config.states.iter() {
+        text.push_str(&format!("\n  {}", st.label));
+    }
+    if !config.events.is_empty() {
+        text.push_str("\nEvents:");
+        for (_, ev) in config.events.iter() {
+            text.push_str(&format!("\n  {}", ev.label));
+        }
+    }
+    if !config.arrows.is_empty() {
+        text.push_str("\nArrows:");
+        for (_, a) in config.arrows.iter() {
+            text.push_str(&format!("\n  {}", a.label));
+        }
+    }
+    text
 }

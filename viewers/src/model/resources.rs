@@ -12,7 +12,7 @@ use crate::render::{
     Properties, RowId, StateInterval, StyleKey, TimeGraphRender, TimeGraphRenderBuilder,
     TreeBuilder, TreeNode, TreeRender,
 };
-use crate::style::{control_flow as cf, DataConfig, PresentationConfig, Rgba, StateStyle};
+use crate::style::{control_flow as cf, DataConfig, PresentationConfig, Rgba, StateStyle, NO_DATA};
 use crate::time::format_duration;
 
 /// State key of an idle CPU.
@@ -28,30 +28,40 @@ const GROUP_CPU: u64 = 1 << 62;
 const GROUP_IRQ: u64 = 2 << 62;
 const GROUP_SOFTIRQ: u64 = 3 << 62;
 
-/// The control-flow palette plus the resources view's own states.
+/// The resources view's palette: the CPU modes in the control flow's
+/// colours, and the view's own states. Only what its rows can show: the
+/// window's one-line legend lists every configured state.
 pub fn presentation() -> PresentationConfig {
+    let cf_config = PresentationConfig::control_flow();
     let mut c = PresentationConfig::control_flow();
+    c.states = Default::default();
     let st = |label: &str, color: Rgba, height: f64| StateStyle {
         label: label.into(),
         color,
         height,
     };
+    for key in [
+        cf::RUN_USER,
+        cf::RUN_SYSCALL,
+        cf::RUN_TRAP,
+        cf::RUN_IRQ,
+        cf::RUN_SOFTIRQ,
+        cf::RUN_UNKNOWN,
+    ] {
+        c.states.set(key, cf_config.state(key).style.into_owned());
+    }
     c.states
-        .set(CPU_IDLE, st("idle", Rgba::rgb(0xd8, 0xd8, 0xd8), 0.35));
+        .set(CPU_IDLE, st("idle", Rgba::rgb(200, 200, 200), 0.35));
     c.states
-        .set(LINE_RAISED, st("raised", Rgba::rgb(0xff, 0xd0, 0xd0), 0.6));
-    c.states.set(
-        IRQ_BUSY,
-        st("IRQ handler", Rgba::from_gdk16(0xFFFF, 0x5E00, 0x0000), 1.0),
-    );
+        .set(LINE_RAISED, st("raised", Rgba::rgb(200, 200, 0), 0.6));
+    c.states
+        .set(IRQ_BUSY, st("IRQ handler", Rgba::rgb(200, 0, 100), 1.0));
     c.states.set(
         SOFTIRQ_BUSY,
-        st(
-            "softirq handler",
-            Rgba::from_gdk16(0xFFFF, 0x9400, 0x9600),
-            1.0,
-        ),
+        st("softirq handler", Rgba::rgb(230, 110, 170), 1.0),
     );
+    c.states
+        .set(NO_DATA, cf_config.state(NO_DATA).style.into_owned());
     c
 }
 
