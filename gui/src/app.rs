@@ -55,8 +55,12 @@ pub enum Msg {
     CloseCurrentTab,
     /// The notebook shows another tab: the title follows it.
     TabShown,
-    /// Show the About dialog (F1).
+    /// Show the About dialog.
     About,
+    /// Show the keyboard and mouse shortcuts (F1, Ctrl+?).
+    Shortcuts,
+    /// Type a time to go to (Ctrl+G): the time bar's current-time entry.
+    GoToTime,
     /// Close the window (Ctrl+Q).
     Quit,
 }
@@ -256,6 +260,7 @@ impl Component for App {
         file_menu.append_section(None, &export_section);
         let window_section = gio::Menu::new();
         window_section.append(Some("Close tab"), Some("win.close-tab"));
+        window_section.append(Some("Keyboard shortcuts"), Some("win.shortcuts"));
         window_section.append(Some("About traceloom"), Some("win.about"));
         window_section.append(Some("Quit"), Some("win.quit"));
         file_menu.append_section(None, &window_section);
@@ -277,6 +282,8 @@ impl Component for App {
         add_action("export-png", || Msg::ExportDialog(ExportFormat::Png));
         add_action("close-tab", || Msg::CloseCurrentTab);
         add_action("about", || Msg::About);
+        add_action("shortcuts", || Msg::Shortcuts);
+        add_action("go-to-time", || Msg::GoToTime);
         add_action("quit", || Msg::Quit);
         // The usual keys, on the window itself (no GtkApplication needed).
         let shortcuts = gtk::ShortcutController::new();
@@ -285,7 +292,9 @@ impl Component for App {
             ("<Control>o", "win.open"),
             ("<Control>w", "win.close-tab"),
             ("<Control>q", "win.quit"),
-            ("F1", "win.about"),
+            ("F1", "win.shortcuts"),
+            ("<Control>question", "win.shortcuts"),
+            ("<Control>g", "win.go-to-time"),
         ] {
             shortcuts.add_shortcut(gtk::Shortcut::new(
                 gtk::ShortcutTrigger::parse_string(keys),
@@ -454,6 +463,16 @@ impl Component for App {
                     .license_type(gtk::License::Gpl30)
                     .build();
                 about.present();
+            }
+            Msg::Shortcuts => {
+                let w = crate::shortcuts::window();
+                w.set_transient_for(Some(&self.window));
+                w.present();
+            }
+            Msg::GoToTime => {
+                if let Some(tab) = self.current_tab(&widgets.notebook) {
+                    tab.focus_current_time();
+                }
             }
             Msg::Quit => self.window.close(),
         }

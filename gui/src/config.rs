@@ -74,6 +74,9 @@ pub struct TraceConfig {
     /// Bookmarks.
     #[serde(default)]
     pub bookmarks: Vec<Bookmark>,
+    /// Positions of the tab's panes, in pixels (see `layout::Layout`).
+    #[serde(default)]
+    pub panes: Vec<i32>,
 }
 
 /// Reads a JSON file: `Ok(None)` when it is missing, `Err` with a warning
@@ -172,6 +175,7 @@ mod tests {
                 name: "b".into(),
                 time: 15,
             }],
+            panes: vec![200, 400],
         };
         save_json(&p, &cfg).unwrap();
         assert_eq!(load_json::<TraceConfig>(&p), Some(cfg));

@@ -9,8 +9,10 @@
 
 pub mod app;
 pub mod config;
+pub mod layout;
 pub mod models;
 pub mod screenshot;
+pub mod shortcuts;
 pub mod stalls;
 pub mod tab;
 pub mod time_text;

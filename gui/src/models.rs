@@ -159,6 +159,8 @@ pub struct ListModels {
     list: EventListModel,
     /// The list's filter expression.
     filter: Option<String>,
+    /// The kernel pass's data, for the thread columns.
+    threads: Option<Arc<KernelData>>,
 }
 
 impl ListModels {
@@ -168,6 +170,7 @@ impl ListModels {
         ListModels {
             list: EventListModel::new(session, DEFAULT_PAGE),
             filter: None,
+            threads: None,
         }
     }
 
@@ -193,6 +196,21 @@ impl ListModels {
         // Done at once, or a move started: the status says it reads.
         (self.list.is_pending() != pending || self.list.scrollbar_value() != before)
             .then(|| self.list_page())
+    }
+
+    /// Gives the thread columns the kernel pass's latest data; returns
+    /// the page to show again when it is new data.
+    pub fn set_threads(&mut self, data: Option<Arc<KernelData>>) -> Option<ListPage> {
+        let same = match (&self.threads, &data) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return None;
+        }
+        self.threads = data;
+        (!self.list.is_pending()).then(|| self.list_page())
     }
 
     /// Whether a move is under way.
@@ -223,7 +241,13 @@ impl ListModels {
 
     /// What the event list shows.
     pub fn list_page(&self) -> ListPage {
-        let rows: Vec<ListRow> = self.list.rows().iter().map(list_row).collect();
+        let threads = self.threads.as_deref();
+        let rows: Vec<ListRow> = self
+            .list
+            .rows()
+            .iter()
+            .map(|r| list_row(r, threads))
+            .collect();
         let filtered = if self.filter.is_some() {
             " (filtered)"
         } else {
@@ -601,6 +625,12 @@ impl TabModels {
             format!("Analysing the whole trace (state, statistics): {pct:.0} %")
         };
         Some((label, f, paused))
+    }
+
+    /// The kernel pass's data shown (the pass's latest snapshot, or the
+    /// stored analysis).
+    pub fn data(&self) -> Option<Arc<KernelData>> {
+        self.data.clone()
     }
 
     /// Sets the control flow's rows configuration; the next poll renders
@@ -1170,14 +1200,30 @@ fn search_request(
     req
 }
 
-/// A list row of the model's `row`: time, trace and CPU, name, fields.
-pub fn list_row(row: &EventRow) -> ListRow {
+/// A list row of the model's `row`: time, trace and CPU, thread, process
+/// and its name (from the event's context, else what the kernel pass
+/// knows the CPU ran then: blank where it has not been yet), event name,
+/// fields.
+pub fn list_row(row: &EventRow, threads: Option<&KernelData>) -> ListRow {
     let cpu = row.cpu.map(|c| format!("CPU {c}")).unwrap_or_default();
+    let ctx = &row.context_thread;
+    let ran = match (ctx.tid, row.cpu, threads) {
+        (None, Some(cpu), Some(d)) => d.thread_at(row.trace_index, cpu as u32, row.time),
+        _ => None,
+    };
+    let text = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
     ListRow {
         time: row.time,
         columns: [
             format_time(row.time),
             format!("{} {cpu}", row.trace).trim().to_owned(),
+            text(ctx.tid.or(ran.map(|t| t.tid))),
+            text(ctx.pid.or(ran.map(|t| t.pid))),
+            ctx.name
+                .clone()
+                .or_else(|| ran.map(|t| t.name.clone()))
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
             row.name.to_string(),
             row.fields.clone(),
         ],

@@ -37,6 +37,7 @@ use traceloom_viewers::model::Session;
 use traceloom_viewers::PresentationConfig;
 
 use crate::config::{self, Bookmark, TraceConfig};
+use crate::layout::{Layout, SavedLayout};
 use crate::models::{ListModels, ListPage, Search, TabModels};
 use crate::stalls;
 use crate::time_text::{format_time, parse_time};
@@ -57,14 +58,6 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// thread: about a batch's decoding time (a thousand events), short enough
 /// not to slow the read down, long enough not to spin.
 const DATA_WAIT: Duration = Duration::from_millis(1);
-/// The viewers a tab shows, as saved in the per-trace configuration.
-pub const VIEWERS: [&str; 5] = [
-    "control-flow",
-    "resources",
-    "event-list",
-    "statistics",
-    "histogram",
-];
 
 /// What the servicing idle source does after a turn.
 enum Turn {
@@ -116,6 +109,8 @@ pub struct Tab {
     pub statistics: StatisticsView,
     /// Histogram of the whole trace.
     pub histogram: HistogramView,
+    /// The viewers' panes, title bars and View menu.
+    pub layout: Layout,
     start_entry: gtk::Entry,
     end_entry: gtk::Entry,
     current_entry: gtk::Entry,
@@ -251,6 +246,10 @@ impl Tab {
             st.cursor.bookmarks = saved.bookmarks.clone();
         }
         tab.refresh_bookmarks();
+        tab.layout.restore(&SavedLayout {
+            shown: saved.viewers.clone(),
+            positions: saved.panes.clone(),
+        });
         if !saved.filter.is_empty() {
             tab.filter_entry.set_text(&saved.filter);
             tab.apply_filter();
@@ -509,6 +508,8 @@ impl Tab {
             // The event list's move under way: its next request, or its
             // rows.
             let list = stalls::time("tab:list-poll", || st.list.poll(&mut st.session));
+            // New kernel data fills the thread columns of the rows shown.
+            let list = list.or_else(|| st.list.set_threads(st.models.data()));
             (status, updates, list)
         };
         stalls::time("tab:apply", || self.apply_updates(updates));
@@ -717,6 +718,13 @@ impl Tab {
         self.current_entry.emit_activate();
     }
 
+    /// Puts the keyboard in the time bar's current-time entry, its text
+    /// selected: typing a time and Enter goes there (Ctrl+G).
+    pub fn focus_current_time(&self) {
+        self.current_entry.grab_focus();
+        self.current_entry.select_region(0, -1);
+    }
+
     /// Applies the filter bar's expression to the event list; a parse error
     /// is shown inline with its column.
     pub fn apply_filter(&self) {
@@ -852,11 +860,13 @@ impl Tab {
             return;
         };
         let st = self.state.borrow();
+        let layout = self.layout.saved();
         let cfg = TraceConfig {
-            viewers: VIEWERS.iter().map(|s| s.to_string()).collect(),
+            viewers: layout.shown,
             time_window: st.cursor.window.map(|w| (w.start, w.end)),
             filter: st.filter_text.clone(),
             bookmarks: st.cursor.bookmarks.clone(),
+            panes: layout.positions,
         };
         if let Err(e) = config::save_json(&config::trace_config_path(&dir, &self.paths), &cfg) {
             eprintln!("traceloom: warning: cannot save the configuration: {e}");
@@ -1102,9 +1112,6 @@ fn build(
         })
     };
     let rows_bar = RowsBar::new(&control_flow, follow);
-    let control_flow_box = gtk::Box::new(gtk::Orientation::Vertical, 2);
-    control_flow_box.append(&rows_bar.widget);
-    control_flow_box.append(&control_flow.widget);
     let resources = TimeGraphView::new(
         "Resource",
         traceloom_viewers::model::resources::presentation(),
@@ -1123,19 +1130,19 @@ fn build(
     let statistics = StatisticsView::new(config.clone());
     let histogram = HistogramView::new(config, nav);
 
-    let graphs = gtk::Paned::new(gtk::Orientation::Vertical);
-    graphs.set_start_child(Some(&framed("Control flow", &control_flow_box)));
-    graphs.set_end_child(Some(&framed("Resources", &resources.widget)));
-    graphs.set_position(250);
-    let lower = gtk::Paned::new(gtk::Orientation::Horizontal);
-    lower.set_start_child(Some(&framed("Events", &events.widget)));
-    lower.set_end_child(Some(&framed("Statistics", &statistics.widget)));
-    lower.set_position(760);
-    let main = gtk::Paned::new(gtk::Orientation::Vertical);
-    main.set_start_child(Some(&graphs));
-    main.set_end_child(Some(&lower));
-    main.set_position(450);
-    main.set_vexpand(true);
+    let layout = Layout::new(
+        [
+            control_flow.widget.upcast_ref(),
+            resources.widget.upcast_ref(),
+            events.widget.upcast_ref(),
+            statistics.widget.upcast_ref(),
+            histogram.area.upcast_ref(),
+        ],
+        &events.details_widget,
+        &rows_bar.widget,
+    );
+    timebar.append(&layout.view_menu);
+    let main = layout.widget.clone();
     let keys = gtk::EventControllerKey::new();
     let w = me.clone();
     keys.connect_key_pressed(move |_, key, _, mods| {
@@ -1150,7 +1157,6 @@ fn build(
     });
     main.add_controller(keys);
     widget.append(&main);
-    widget.append(&framed("Histogram (whole trace)", &histogram.area));
 
     // Progress of background work, with cancel.
     let progress_box = gtk::Box::new(gtk::Orientation::Horizontal, 6);
@@ -1186,6 +1192,7 @@ fn build(
         events,
         statistics,
         histogram,
+        layout,
         start_entry,
         end_entry,
         current_entry,
@@ -1269,16 +1276,6 @@ fn watch_input(widget: &impl IsA<gtk::Widget>, flag: Rc<Cell<bool>>) {
         glib::Propagation::Proceed
     });
     widget.as_ref().add_controller(c);
-}
-
-/// `child` under a bold title.
-fn framed(title: &str, child: &impl IsA<gtk::Widget>) -> gtk::Frame {
-    let f = gtk::Frame::new(None);
-    let l = gtk::Label::new(None);
-    l.set_markup(&format!("<b>{title}</b>"));
-    f.set_label_widget(Some(&l));
-    f.set_child(Some(child));
-    f
 }
 
 #[cfg(test)]

@@ -205,8 +205,12 @@ pub(crate) fn background_pass(out: &mut Outcome) {
         .max_by_key(|(_, s)| s.worst_cpu)
         .map(|(n, s)| (*n, s.worst_cpu))
         .unwrap_or(("none", Duration::ZERO));
-    let names_ok =
-        (0..tab.events.len()).all(|i| tab.events.column(i, 2).as_deref() == Some(rare.as_str()));
+    let names_ok = (0..tab.events.len()).all(|i| {
+        tab.events
+            .column(i, traceloom_gui::views::eventlist::col::EVENT)
+            .as_deref()
+            == Some(rare.as_str())
+    });
     out.check(
         "rare_filter_page_moves_never_block",
         settled && worst.1 <= CPU_LIMIT && names_ok && !tab.events.is_empty(),

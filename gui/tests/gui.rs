@@ -42,6 +42,7 @@ use traceloom_gui::tab::Tab;
 use traceloom_gui::views::Nav;
 
 mod background;
+mod list;
 mod rows;
 
 /// Size of the generated trace of the latency test, in MB, when
@@ -140,7 +141,9 @@ fn shown(tab: &Tab) -> Vec<(String, String)> {
         .map(|i| {
             (
                 gmt(tab.events.time_of(i).expect("row time")),
-                tab.events.column(i, 2).unwrap_or_default(),
+                tab.events
+                    .column(i, traceloom_gui::views::eventlist::col::EVENT)
+                    .unwrap_or_default(),
             )
         })
         .collect()
@@ -232,6 +235,9 @@ fn event_list_scrolling(out: &mut Outcome, tab: &Tab, path: &Path) {
     tab.events.wheel(1.0);
     k += 3;
     step("wheel down", rows_match(tab, &dump, k));
+    // The arrows move the selection, and scroll a line past the last
+    // (first) row shown.
+    tab.events.select_row(tab.events.len() - 1);
     tab.events.key(gtk::gdk::Key::Down);
     k += 1;
     step("arrow down", rows_match(tab, &dump, k));
@@ -241,6 +247,7 @@ fn event_list_scrolling(out: &mut Outcome, tab: &Tab, path: &Path) {
     k -= page();
     tab.events.key(gtk::gdk::Key::Page_Up);
     step("page up", rows_match(tab, &dump, k));
+    tab.events.select_row(0);
     tab.events.key(gtk::gdk::Key::Up);
     tab.events.wheel(-1.0);
     k -= 4;
@@ -1157,6 +1164,11 @@ fn main() {
         tab.statistics.caption().contains("selection") && after.is_some() && after != whole,
         || format!("caption {:?}", tab.statistics.caption()),
     );
+
+    // 3b. The list's thread columns, details pane, arrow keys, column
+    // resizing; Ctrl+G and F1.
+    list::event_list_columns_and_details(&mut out, window.upcast_ref(), &tab);
+    list::statistics_tree_and_histogram_selection(&mut out, &tab, &screenshots_dir());
 
     // 4. A bad filter shows its column inline; a good one filters the list.
     tab.set_filter("event.name == && cpu");

@@ -235,6 +235,9 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
         tab.filter_text().is_empty()
     });
 
+    // Maximize and restore a viewer, hide one from the View menu.
+    super::list::layout_maximize_and_view_menu(out, &tab);
+
     window.set_default_size(1920, 1080);
     window.set_size_request(1920, 1080);
     pump(500);

@@ -64,15 +64,42 @@ pub const DEFAULT_PAGE: usize = 30;
 /// Separates the columns inside a row's string.
 const SEP: char = '\u{1f}';
 
-/// Column titles and widths (in pixels; the last column takes the rest).
+/// Column titles and initial widths (in pixels; the last column takes the
+/// rest; the others are resized by dragging their header's right edge).
 /// Pixels rather than `width_chars`: GTK sizes those from the font's widest
 /// glyphs, which made the list much wider than its text.
-const COLUMNS: [(&str, i32); 4] = [
+pub const COLUMNS: [(&str, i32); 7] = [
     ("Time", 175),
     ("Trace / CPU", 110),
+    ("TID", 56),
+    ("PID", 56),
+    ("Process", 110),
     ("Event", 170),
     ("Fields", 60),
 ];
+
+/// Indices of the columns in [`COLUMNS`] and [`ListRow::columns`].
+pub mod col {
+    /// Time of day.
+    pub const TIME: usize = 0;
+    /// Trace name and CPU.
+    pub const CPU: usize = 1;
+    /// Thread id.
+    pub const TID: usize = 2;
+    /// Process id.
+    pub const PID: usize = 3;
+    /// Process name.
+    pub const PROCESS: usize = 4;
+    /// Event name.
+    pub const EVENT: usize = 5;
+    /// Context and payload fields.
+    pub const FIELDS: usize = 6;
+}
+
+/// Narrowest a column can be dragged to.
+const MIN_COLUMN: i32 = 30;
+/// How near a header's right edge a drag resizes it (pixels).
+const EDGE: f64 = 6.0;
 
 /// One row of the list.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +107,16 @@ pub struct ListRow {
     /// Event time (ns).
     pub time: Time,
     /// Column texts, in [`COLUMNS`] order.
-    pub columns: [String; 4],
+    pub columns: [String; 7],
+}
+
+/// Where the selection goes once the next rows arrive: the arrow keys
+/// moving past the first or last row shown scroll by a line and select
+/// the new edge row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SelectAfter {
+    First,
+    Last,
 }
 
 /// The event list widget.
@@ -106,6 +142,16 @@ pub struct EventListView {
     /// not sent back as a user's choice.
     programmatic: Rc<Cell<bool>>,
     status: gtk::Label,
+    /// Column widths, shared by the header and every row.
+    widths: Rc<RefCell<Vec<i32>>>,
+    /// The header's labels and the rows' boxes, resized with the columns.
+    header: gtk::Box,
+    rows: Rc<RefCell<Vec<glib::WeakRef<gtk::Box>>>>,
+    select_after: Rc<Cell<Option<SelectAfter>>>,
+    /// The selected event's fields as a tree (copyable text).
+    pub details: gtk::TextView,
+    /// The widget to pack for the details (scrolling `details`).
+    pub details_widget: gtk::ScrolledWindow,
 }
 
 impl EventListView {
@@ -115,14 +161,22 @@ impl EventListView {
         let widget = gtk::Box::new(gtk::Orientation::Vertical, 0);
         let header = gtk::Box::new(gtk::Orientation::Horizontal, 8);
         header.set_margin_start(6);
-        for (title, width) in COLUMNS {
+        let widths: Rc<RefCell<Vec<i32>>> =
+            Rc::new(RefCell::new(COLUMNS.iter().map(|(_, w)| *w).collect()));
+        for (i, (title, width)) in COLUMNS.into_iter().enumerate() {
             let l = gtk::Label::new(None);
             l.set_markup(&format!("<b>{title}</b>"));
             l.set_xalign(0.0);
             l.set_size_request(width, -1);
             l.set_ellipsize(gtk::pango::EllipsizeMode::End);
+            // The column's width, not the text's: a long text must not
+            // widen its cell past the header's.
+            l.set_max_width_chars(1);
             // The last column takes what is left.
-            l.set_hexpand(title == "Fields");
+            l.set_hexpand(i + 1 == COLUMNS.len());
+            if i + 1 < COLUMNS.len() {
+                l.set_tooltip_text(Some("Drag the right edge to resize"));
+            }
             header.append(&l);
         }
         let store = gtk::StringList::new(&[]);
@@ -130,17 +184,23 @@ impl EventListView {
         selection.set_autoselect(false);
         selection.set_can_unselect(true);
         let factory = gtk::SignalListItemFactory::new();
-        factory.connect_setup(|_, item| {
+        let rows: Rc<RefCell<Vec<glib::WeakRef<gtk::Box>>>> = Rc::default();
+        let (w, r) = (widths.clone(), rows.clone());
+        factory.connect_setup(move |_, item| {
             let row = gtk::Box::new(gtk::Orientation::Horizontal, 8);
-            for (i, (_, width)) in COLUMNS.into_iter().enumerate() {
+            for (i, width) in w.borrow().iter().enumerate() {
                 let l = gtk::Label::new(None);
                 l.set_xalign(0.0);
-                l.set_size_request(width, -1);
+                l.set_size_request(*width, -1);
                 l.set_hexpand(i + 1 == COLUMNS.len());
                 l.set_ellipsize(gtk::pango::EllipsizeMode::End);
+                l.set_max_width_chars(1);
                 l.add_css_class("monospace");
                 row.append(&l);
             }
+            let mut rows = r.borrow_mut();
+            rows.retain(|w| w.upgrade().is_some());
+            rows.push(row.downgrade());
             if let Some(item) = item.downcast_ref::<gtk::ListItem>() {
                 item.set_child(Some(&row));
             }
@@ -193,6 +253,20 @@ impl EventListView {
         widget.append(&header);
         widget.append(&body);
         widget.append(&status);
+        // The selected event in full, for the tab to place: its fields as
+        // a tree of indented lines, selectable and copyable.
+        let details = gtk::TextView::new();
+        details.set_editable(false);
+        details.set_cursor_visible(false);
+        details.set_monospace(true);
+        details.set_wrap_mode(gtk::WrapMode::WordChar);
+        details.set_left_margin(6);
+        details
+            .buffer()
+            .set_text("Select an event in the list to see its fields.");
+        let details_widget = gtk::ScrolledWindow::new();
+        details_widget.set_child(Some(&details));
+        details_widget.set_vexpand(true);
 
         let times: Rc<RefCell<Vec<Time>>> = Rc::default();
         let programmatic = Rc::new(Cell::new(false));
@@ -207,6 +281,15 @@ impl EventListView {
                 nav(Nav::Current(time));
             }
         });
+        let d = details.clone();
+        selection.connect_selected_item_notify(move |sel| {
+            let text = sel
+                .selected_item()
+                .and_then(|o| o.downcast::<gtk::StringObject>().ok())
+                .map(|s| details_text(&s.string()))
+                .unwrap_or_default();
+            d.buffer().set_text(&text);
+        });
         let view = EventListView {
             widget,
             list,
@@ -220,8 +303,15 @@ impl EventListView {
             times,
             programmatic,
             status,
+            widths,
+            header,
+            rows,
+            select_after: Rc::default(),
+            details,
+            details_widget,
         };
         view.connect_input(&scrolled);
+        view.connect_column_resizing();
         view
     }
 
@@ -287,6 +377,77 @@ impl EventListView {
         });
     }
 
+    /// Dragging near a header's right edge resizes its column (the pointer
+    /// turns into a resize arrow there).
+    fn connect_column_resizing(&self) {
+        let drag = gtk::GestureDrag::new();
+        let grabbed: Rc<Cell<Option<(usize, i32)>>> = Rc::default();
+        let (v, g) = (self.clone(), grabbed.clone());
+        drag.connect_drag_begin(move |_, x, _| g.set(v.edge_at(x).map(|c| (c, v.column_width(c)))));
+        let (v, g) = (self.clone(), grabbed.clone());
+        drag.connect_drag_update(move |_, dx, _| {
+            if let Some((c, w)) = g.get() {
+                v.set_column_width(c, w + dx as i32);
+            }
+        });
+        drag.connect_drag_end(move |_, _, _| grabbed.set(None));
+        self.header.add_controller(drag);
+        let motion = gtk::EventControllerMotion::new();
+        let v = self.clone();
+        motion.connect_motion(move |_, x, _| {
+            let cursor = v.edge_at(x).map(|_| "col-resize");
+            v.header.set_cursor_from_name(cursor);
+        });
+        self.header.add_controller(motion);
+    }
+
+    /// The column whose right edge is within [`EDGE`] of header x `x`.
+    fn edge_at(&self, x: f64) -> Option<usize> {
+        let mut child = self.header.first_child();
+        let mut i = 0;
+        while let Some(w) = child {
+            if i + 1 < COLUMNS.len() {
+                let right = w.allocation().x() as f64 + w.width() as f64;
+                if (x - right).abs() <= EDGE {
+                    return Some(i);
+                }
+            }
+            child = w.next_sibling();
+            i += 1;
+        }
+        None
+    }
+
+    /// Width of column `c` in pixels.
+    pub fn column_width(&self, c: usize) -> i32 {
+        self.widths.borrow().get(c).copied().unwrap_or(0)
+    }
+
+    /// Resizes column `c` (not the last, which takes the rest) to `width`
+    /// pixels, at least [`MIN_COLUMN`], in the header and every row.
+    pub fn set_column_width(&self, c: usize, width: i32) {
+        if c + 1 >= COLUMNS.len() {
+            return;
+        }
+        let width = width.max(MIN_COLUMN);
+        self.widths.borrow_mut()[c] = width;
+        let resize = |row: &gtk::Widget| {
+            let mut child = row.first_child();
+            let mut i = 0;
+            while let Some(w) = child {
+                if i == c {
+                    w.set_size_request(width, -1);
+                }
+                child = w.next_sibling();
+                i += 1;
+            }
+        };
+        resize(self.header.upcast_ref());
+        for row in self.rows.borrow().iter().filter_map(|r| r.upgrade()) {
+            resize(row.upcast_ref());
+        }
+    }
+
     /// A wheel move of `dy` notches (positive: down).
     pub fn wheel(&self, dy: f64) {
         let lines = (dy.abs() * WHEEL_LINES).round().max(1.0) as usize;
@@ -297,7 +458,8 @@ impl EventListView {
         }
     }
 
-    /// Handles a key of the list: Up/Down move one row, PageUp/PageDown
+    /// Handles a key of the list: Up/Down move the selection one row
+    /// (scrolling a line at the first or last row shown), PageUp/PageDown
     /// one page, Home/End go to the first/last events of the trace.
     /// Returns whether the key was used.
     pub fn key(&self, key: gtk::gdk::Key) -> bool {
@@ -305,8 +467,30 @@ impl EventListView {
         let mv = match key {
             Key::Home | Key::KP_Home => ListMove::ToTime(Time::MIN),
             Key::End | Key::KP_End => ListMove::ToTime(Time::MAX),
-            Key::Up | Key::KP_Up => ListMove::LinesUp(1),
-            Key::Down | Key::KP_Down => ListMove::LinesDown(1),
+            Key::Up | Key::KP_Up => match self.selected() {
+                Some(i) if i > 0 => {
+                    self.select_row(i - 1);
+                    return true;
+                }
+                _ => {
+                    self.select_after.set(Some(SelectAfter::First));
+                    ListMove::LinesUp(1)
+                }
+            },
+            Key::Down | Key::KP_Down => match self.selected() {
+                Some(i) if i + 1 < self.len() => {
+                    self.select_row(i + 1);
+                    return true;
+                }
+                None if !self.is_empty() => {
+                    self.select_row(0);
+                    return true;
+                }
+                _ => {
+                    self.select_after.set(Some(SelectAfter::Last));
+                    ListMove::LinesDown(1)
+                }
+            },
             Key::Page_Up | Key::KP_Page_Up => ListMove::PageUp,
             Key::Page_Down | Key::KP_Page_Down => ListMove::PageDown,
             _ => return false,
@@ -369,6 +553,15 @@ impl EventListView {
             }
         }
         self.programmatic.set(false);
+        // An arrow key went past an edge row: the new edge row is the
+        // selection (and the current time), once the line scroll is done.
+        if !rows.is_empty() && !status.contains("reading") {
+            match self.select_after.take() {
+                Some(SelectAfter::First) => self.select_row(0),
+                Some(SelectAfter::Last) => self.select_row(rows.len() - 1),
+                None => {}
+            }
+        }
         if !rows.is_empty() {
             if let Some(adj) = self.list.vadjustment() {
                 if adj.value() > 0.0 {
@@ -425,8 +618,7 @@ impl EventListView {
         self.store.string(i as u32).map(|s| s.replace(SEP, "  "))
     }
 
-    /// Text of column `c` of row `i` (0: time, 1: trace/CPU, 2: event
-    /// name, 3: fields).
+    /// Text of column `c` of row `i` (see [`col`]).
     pub fn column(&self, i: usize, c: usize) -> Option<String> {
         self.store
             .string(i as u32)
@@ -467,4 +659,27 @@ impl EventListView {
             self.programmatic.set(false);
         }
     }
+}
+
+/// The details pane's text for a row (its columns joined by [`SEP`]): the
+/// event's name, time, CPU and thread, then its fields as a tree, one
+/// member per line, nested structures and arrays indented.
+pub fn details_text(row: &str) -> String {
+    let c: Vec<&str> = row.split(SEP).collect();
+    let get = |i: usize| c.get(i).copied().unwrap_or("");
+    let mut out = format!(
+        "{} at {}  {}\nTID {}  PID {}  {}\n",
+        get(col::EVENT),
+        get(col::TIME),
+        get(col::CPU),
+        get(col::TID),
+        get(col::PID),
+        get(col::PROCESS)
+    );
+    for (depth, line) in traceloom_viewers::model::fields::fields_tree(get(col::FIELDS)) {
+        out.push_str(&"  ".repeat(depth));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }

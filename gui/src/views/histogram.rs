@@ -44,7 +44,10 @@ impl HistogramView {
     pub fn new(config: PresentationConfig, nav: NavSink) -> Self {
         let area = gtk::DrawingArea::new();
         area.set_hexpand(true);
-        area.set_content_height(130);
+        area.set_vexpand(true);
+        // A minimum only: the tab's layout gives it a strip (its pane
+        // handle makes it taller).
+        area.set_content_height(50);
         let state = Rc::new(RefCell::new(State {
             render: None,
             config,
@@ -59,6 +62,11 @@ impl HistogramView {
         view.connect_draw(nav.clone());
         view.connect_input(nav);
         view
+    }
+
+    /// The geometry of the last drawing (plot area, time to x).
+    pub fn layout(&self) -> Option<traceloom_viewers::draw::HistogramLayout> {
+        self.state.borrow().layout.clone()
     }
 
     /// Shows `render`.
@@ -108,6 +116,25 @@ impl HistogramView {
                 match draw_histogram(cr, &shown, &s.config, &s.opts, w as f64, h as f64) {
                     Ok(l) => {
                         let p = l.plot;
+                        // The selection, as the time graphs show it: a
+                        // translucent band between two edges.
+                        if let Some(sel) = s.cursor.selection {
+                            let c = s.config.selection.to_f64();
+                            let (a, b) = (l.xmap.x(sel.start), l.xmap.x(sel.end));
+                            let (a, b) = (a.max(p.x), b.min(p.right()));
+                            if b >= a {
+                                cr.set_source_rgba(c.0, c.1, c.2, c.3.max(0.25));
+                                cr.rectangle(a, p.y, (b - a).max(1.0), p.h);
+                                cr.fill().ok();
+                                cr.set_source_rgba(c.0, c.1, c.2, 0.9);
+                                cr.set_line_width(1.0);
+                                for x in [a, b] {
+                                    cr.move_to(x.round() + 0.5, p.y);
+                                    cr.line_to(x.round() + 0.5, p.bottom());
+                                }
+                                cr.stroke().ok();
+                            }
+                        }
                         if let Some(t) = s.cursor.current {
                             let x = l.xmap.x(t).round() + 0.5;
                             if x >= p.x && x <= p.right() {

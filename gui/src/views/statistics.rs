@@ -2,6 +2,12 @@
 //! cairo function) with a scrollbar, with a caption saying which range it
 //! covers (whole trace, or the selection).
 //!
+//! The table is a tree: a click on a row with children (▾/▸) collapses
+//! or expands it, a click on a value column's title sorts the siblings by
+//! it (largest first, again: smallest first, again: the model's order).
+//! Collapsed rows are remembered by path, so they stay collapsed while the
+//! statistics grow.
+//!
 //! Only the visible rows are drawn (the options' `scroll_y`): a table of
 //! thousands of rows in a plain scrolled drawing area would make GTK
 //! allocate a texture as tall as the whole table. They are painted on a
@@ -13,7 +19,8 @@ use std::sync::Arc;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_viewers::draw::{draw_statistics, StatisticsLayout, StatisticsOptions};
+use traceloom_viewers::draw::{draw_statistics, CairoMeasure, StatisticsLayout, StatisticsOptions};
+use traceloom_viewers::render::StatisticsArrangement;
 use traceloom_viewers::{PresentationConfig, StatisticsRender};
 
 use super::painter::Painter;
@@ -38,6 +45,18 @@ struct State {
     render: Option<Arc<StatisticsRender>>,
     config: PresentationConfig,
     opts: StatisticsOptions,
+    arrangement: StatisticsArrangement,
+    /// `render` as arranged (collapsed, sorted), and each row's path.
+    shown: Option<(Arc<StatisticsRender>, Vec<String>)>,
+}
+
+impl State {
+    fn arrange(&mut self) {
+        self.shown = self.render.as_ref().map(|r| {
+            let (shown, paths) = r.arranged(&self.arrangement);
+            (Arc::new(shown), paths)
+        });
+    }
 }
 
 /// The statistics widget.
@@ -73,6 +92,8 @@ impl StatisticsView {
             render: None,
             config,
             opts: StatisticsOptions::default(),
+            arrangement: StatisticsArrangement::default(),
+            shown: None,
         }));
         let painter = Painter::<Picture, f64>::new(&area);
         let (s, adj, p) = (state.clone(), adjustment.clone(), painter.clone());
@@ -81,7 +102,7 @@ impl StatisticsView {
                 let mut s = s.borrow_mut();
                 cr.set_source_rgb(1.0, 1.0, 1.0);
                 cr.paint().ok();
-                let Some(render) = s.render.clone() else {
+                let Some((render, _)) = s.shown.clone() else {
                     return;
                 };
                 s.opts.scroll_y = adj.value();
@@ -119,18 +140,86 @@ impl StatisticsView {
             glib::Propagation::Stop
         });
         area.add_controller(scroll);
-        StatisticsView {
+        let view = StatisticsView {
             widget,
             caption,
             area,
             state,
+        };
+        let click = gtk::GestureClick::new();
+        let v = view.clone();
+        click.connect_released(move |_, _, x, y| v.click(x, y));
+        view.area.add_controller(click);
+        view
+    }
+
+    /// What a click at `(x, y)` of the table does: on a row with children,
+    /// collapses or expands it; on a value column's title, sorts by it.
+    pub fn click(&self, x: f64, y: f64) {
+        let mut s = self.state.borrow_mut();
+        let Some((shown, paths)) = s.shown.clone() else {
+            return;
+        };
+        let Ok(m) = CairoMeasure::new() else {
+            return;
+        };
+        let l = StatisticsLayout::compute(&shown, &s.opts, self.area.width() as f64, &m);
+        let rh = l.row_height;
+        if y < rh {
+            let col = l.column_right.iter().position(|&right| x < right);
+            if let Some(col) = col.filter(|_| x >= l.name_width) {
+                s.arrangement.sort = match s.arrangement.sort {
+                    Some((c, true)) if c == col => Some((col, false)),
+                    Some((c, false)) if c == col => None,
+                    _ => Some((col, true)),
+                };
+            } else {
+                return;
+            }
+        } else {
+            let i = ((y - rh + s.opts.scroll_y) / rh).floor() as usize;
+            let Some(row) = shown.rows.get(i) else {
+                return;
+            };
+            if !(row.label.starts_with('▾') || row.label.starts_with('▸')) {
+                return;
+            }
+            let path = paths[i].clone();
+            if !s.arrangement.collapsed.remove(&path) {
+                s.arrangement.collapsed.insert(path);
+            }
         }
+        s.arrange();
+        drop(s);
+        self.area.queue_draw();
+    }
+
+    /// The table as shown (collapsed rows, sort), with each row's path.
+    pub fn shown(&self) -> Option<Arc<StatisticsRender>> {
+        self.state.borrow().shown.as_ref().map(|(r, _)| r.clone())
+    }
+
+    /// Collapses or expands the row at `path` (labels from the root joined
+    /// by `/`), as a click on it does.
+    pub fn toggle_row(&self, path: &str) {
+        let mut s = self.state.borrow_mut();
+        if !s.arrangement.collapsed.remove(path) {
+            s.arrangement.collapsed.insert(path.to_owned());
+        }
+        s.arrange();
+        drop(s);
+        self.area.queue_draw();
     }
 
     /// Shows `render`, described by `caption` (e.g. which range it covers).
     pub fn set_render(&self, render: Arc<StatisticsRender>, caption: &str) {
-        let old = self.state.borrow_mut().render.replace(render);
+        let mut s = self.state.borrow_mut();
+        let old = s.render.replace(render);
+        let old_shown = s.shown.take();
+        s.arrange();
+        drop(s);
         super::drop_later(old);
+        super::drop_later(old_shown);
         // A new text lays the window out again: only when it changed.
         if self.caption.text() != caption {
             self.caption.set_text(caption);

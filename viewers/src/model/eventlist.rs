@@ -27,6 +27,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use traceloom_base::Time;
+use traceloom_ctf::Event;
+use traceloom_tsdl::ir::Scope;
 
 use traceloom_engine::request::{Budget, OwnerId, RequestId, SourceEvent, Start};
 use traceloom_engine::source::{CtfCurrent, CtfPosition};
@@ -54,12 +56,56 @@ pub struct EventRow {
     pub delta: Option<Time>,
     /// Trace name.
     pub trace: Arc<str>,
+    /// Index of the trace in the traceset (the kernel pass's records are
+    /// keyed by it).
+    pub trace_index: u32,
     /// CPU, when the stream has one.
     pub cpu: Option<u64>,
+    /// Thread, process and process name from the event's own context
+    /// (LTTng's `vtid`/`tid`, `vpid`/`pid`, `procname` context fields),
+    /// when it has them; a kernel event's come from the kernel pass.
+    pub context_thread: ContextThread,
     /// Event name.
     pub name: Arc<str>,
     /// Context and payload fields, babeltrace2-style.
     pub fields: String,
+}
+
+/// The thread an event's context names, if it names one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextThread {
+    /// Thread id.
+    pub tid: Option<i64>,
+    /// Process id.
+    pub pid: Option<i64>,
+    /// Process name.
+    pub name: Option<Arc<str>>,
+}
+
+impl ContextThread {
+    /// The ids in `e`'s stream event context, then its event context.
+    fn of(e: &Event<'_>) -> Self {
+        let mut found = ContextThread::default();
+        for scope in [Scope::StreamEventContext, Scope::EventContext] {
+            let Some(ctx) = e.scope(scope) else { continue };
+            let int = |names: [&str; 2]| {
+                names.iter().find_map(|n| {
+                    ctx.field(n)
+                        .and_then(|f| f.value())
+                        .and_then(|v| v.as_i64())
+                })
+            };
+            found.tid = found.tid.or_else(|| int(["vtid", "tid"]));
+            found.pid = found.pid.or_else(|| int(["vpid", "pid"]));
+            if found.name.is_none() {
+                found.name = ctx
+                    .field("procname")
+                    .and_then(|f| f.value().and_then(|v| e.bytes(v)))
+                    .map(|b| Arc::from(String::from_utf8_lossy(b).trim_end_matches('\0')));
+            }
+        }
+        found
+    }
 }
 
 /// Formats the event of `cur` as a row (delta left unset).
@@ -75,7 +121,9 @@ pub fn row_of(cur: &CtfCurrent, position: CtfPosition) -> Option<EventRow> {
                 .as_deref()
                 .unwrap_or_else(|| t.path.to_str().unwrap_or_default()),
         ),
+        trace_index: t.index as u32,
         cpu: e.cpu_id(),
+        context_thread: ContextThread::of(&e),
         name: Arc::from(e.name()),
         fields: format_fields(&e),
     })

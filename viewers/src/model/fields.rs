@@ -122,3 +122,97 @@ pub fn format_fields(e: &Event<'_>) -> String {
     }
     out
 }
+
+/// The text [`format_fields`] makes, as a tree for a details pane: one
+/// line per member, `(depth, "name = value")`, with a line `name =` (or a
+/// bare `{`/`[` for an unnamed scope or element) opening each nested
+/// structure or array, whose members follow one level deeper. Quoted
+/// strings are kept whole (their braces and commas are text).
+pub fn fields_tree(text: &str) -> Vec<(usize, String)> {
+    let mut lines = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    let mut in_str = false;
+    let mut escaped = false;
+    let flush = |cur: &mut String, depth: usize, lines: &mut Vec<(usize, String)>| {
+        let t = cur.trim();
+        if !t.is_empty() {
+            lines.push((depth, t.to_owned()));
+        }
+        cur.clear();
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let ch = chars[i];
+        i += 1;
+        // An element's index label, `[3] = ...`, is text.
+        if ch == '[' && !in_str {
+            let digits = chars[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits > 0 && chars.get(i + digits) == Some(&']') {
+                cur.extend(&chars[i - 1..=i + digits]);
+                i += digits + 1;
+                continue;
+            }
+        }
+        if in_str {
+            cur.push(ch);
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match ch {
+            '"' => {
+                in_str = true;
+                cur.push(ch);
+            }
+            '{' | '[' => {
+                let t = cur.trim();
+                let opener = if t.is_empty() {
+                    ch.to_string()
+                } else {
+                    t.to_owned()
+                };
+                lines.push((depth, opener));
+                cur.clear();
+                depth += 1;
+            }
+            '}' | ']' => {
+                flush(&mut cur, depth, &mut lines);
+                depth = depth.saturating_sub(1);
+            }
+            ',' => flush(&mut cur, depth, &mut lines),
+            c => cur.push(c),
+        }
+    }
+    flush(&mut cur, depth, &mut lines);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_as_a_tree() {
+        let t = fields_tree(
+            r#"{ cpu_id = 3 }, { prev_comm = "a{b, c}\"", ids = [ [0] = 1, [1] = 2 ], s = { x = 1 } }"#,
+        );
+        let want: Vec<(usize, String)> = vec![
+            (0, "{".into()),
+            (1, "cpu_id = 3".into()),
+            (0, "{".into()),
+            (1, r#"prev_comm = "a{b, c}\"""#.into()),
+            (1, "ids =".into()),
+            (2, "[0] = 1".into()),
+            (2, "[1] = 2".into()),
+            (1, "s =".into()),
+            (2, "x = 1".into()),
+        ];
+        assert_eq!(t, want);
+    }
+}

@@ -280,6 +280,26 @@ pub struct KernelData {
 }
 
 impl KernelData {
+    /// The thread CPU `cpu` of trace `trace` was running just before
+    /// `time` (an event at a `sched_switch`'s time belongs to the thread
+    /// switched out, as the event list shows it); `None` where the pass
+    /// has not been, or the CPU's thread is not known.
+    pub fn thread_at(&self, trace: u32, cpu: u32, time: Time) -> Option<&ThreadRecord> {
+        let i = self
+            .cpus
+            .binary_search_by_key(&(trace, cpu), |c| (c.trace, c.cpu))
+            .ok()?;
+        let c = &self.cpus[i];
+        let k = c.times.partition_point(|t| *t < time).checked_sub(1)?;
+        if time > self.span.1 {
+            return None;
+        }
+        match c.threads.get(k)? {
+            NO_THREAD => None,
+            rec => self.threads.get(rec as usize),
+        }
+    }
+
     /// Record of the thread with row id `row`.
     pub fn thread_by_row(&self, row: RowId) -> Option<usize> {
         self.threads.iter().position(|t| t.row == row)

@@ -612,6 +612,10 @@ pub struct StatCell {
     pub events: BTreeMap<Arc<str>, u64>,
 }
 
+/// Label of the statistics' first row, whose children count the events
+/// by name over the whole range.
+pub const EVENT_TYPES: &str = "event types";
+
 /// The statistics of a time range.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Statistics {
@@ -798,6 +802,29 @@ impl Statistics {
             }
         }
         let mut rows = Vec::new();
+        // A summary by event name first (what a user looks for first),
+        // most frequent first; then the tree by trace, CPU, process.
+        let mut by_name: BTreeMap<&str, u64> = BTreeMap::new();
+        for c in &self.cells {
+            for (name, k) in &c.events {
+                *by_name.entry(name).or_default() += k;
+            }
+        }
+        let mut names: Vec<(&str, u64)> = by_name.into_iter().collect();
+        names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        rows.push(StatRow {
+            depth: 0,
+            label: EVENT_TYPES.into(),
+            values: vec![
+                StatValue::Count(names.iter().map(|(_, k)| k).sum()),
+                StatValue::Empty,
+            ],
+        });
+        rows.extend(names.into_iter().map(|(name, k)| StatRow {
+            depth: 1,
+            label: name.to_owned(),
+            values: vec![StatValue::Count(k), StatValue::Empty],
+        }));
         walk(&self.tree(), 0, &mut rows);
         StatisticsRender {
             name_title: "Statistics".into(),

@@ -1,0 +1,271 @@
+//! The event list as issue 20 asks for it, on the window's kernel trace:
+//! TID, PID and process columns (from the kernel pass: compared with what
+//! the trace's own `sched_switch` says), the details pane with the
+//! selected event's fields as a tree, the arrow keys moving the selection
+//! (and scrolling at the last row), a column resized by its header, and
+//! the application's keys: Ctrl+G puts the keyboard in the current-time
+//! entry, F1 opens the shortcuts window.
+
+use gtk4 as gtk;
+use gtk4::prelude::*;
+use traceloom_gui::tab::Tab;
+use traceloom_gui::views::eventlist::col;
+
+use super::{pump, Outcome};
+
+pub(crate) fn event_list_columns_and_details(out: &mut Outcome, window: &gtk::Window, tab: &Tab) {
+    // A sched_switch names the thread it switches out: the list's TID and
+    // process columns on that row must be it.
+    // (In the middle of the trace: before a CPU's first switch, the pass
+    // does not know what it ran, and those cells stay blank.)
+    tab.set_filter("event.name == \"sched_switch\"");
+    super::settle(tab);
+    let span = tab.span();
+    tab.events.drag_to(span.start + (span.span() / 2) as i64);
+    super::settle(tab);
+    let rows: Vec<(String, String, String)> = (0..tab.events.len())
+        .filter_map(|i| {
+            Some((
+                tab.events.column(i, col::TID)?,
+                tab.events.column(i, col::PROCESS)?,
+                tab.events.column(i, col::FIELDS)?,
+            ))
+        })
+        .collect();
+    let agree = rows
+        .iter()
+        .filter(|(tid, name, fields)| {
+            fields.contains(&format!("prev_tid = {tid},"))
+                && fields.contains(&format!("prev_comm = \"{name}\""))
+        })
+        .count();
+    out.check(
+        "list_thread_columns",
+        rows.len() >= 5 && agree == rows.len(),
+        || {
+            format!(
+                "{agree} of {} sched_switch rows name their prev thread: {:?}",
+                rows.len(),
+                rows.first()
+            )
+        },
+    );
+
+    // Details: the selected event's fields, one per line.
+    tab.events.select_row(1);
+    pump(100);
+    let buffer = tab.events.details.buffer();
+    let text = buffer
+        .text(&buffer.start_iter(), &buffer.end_iter(), false)
+        .to_string();
+    out.check(
+        "details_pane_shows_fields_tree",
+        text.starts_with("sched_switch at ")
+            && text
+                .lines()
+                .any(|l| l.trim_start().starts_with("prev_comm = "))
+            && text
+                .lines()
+                .any(|l| l.starts_with("    ") || l.starts_with("  ")),
+        || format!("details {text:?}"),
+    );
+
+    // Arrow keys move the selection, and past the last row scroll a line.
+    let n = tab.events.len();
+    tab.events.key(gtk::gdk::Key::Down);
+    pump(50);
+    let moved =
+        tab.events.selected() == Some(2) && tab.time_focus().current == tab.events.time_of(2);
+    tab.events.select_row(n - 1);
+    let last = tab.events.time_of(n - 1);
+    tab.events.key(gtk::gdk::Key::Down);
+    super::settle(tab);
+    let scrolled = tab.events.selected() == Some(tab.events.len() - 1)
+        && tab.events.time_of(tab.events.len() - 2) == last
+        && tab.time_focus().current == tab.events.time_of(tab.events.len() - 1);
+    out.check("arrow_keys_move_the_selection", moved && scrolled, || {
+        format!(
+            "after Down: selected {:?}; past the last row: selected {:?} of {}, row before it {:?}, was last {last:?}",
+            tab.events.selected(),
+            tab.events.selected(),
+            tab.events.len(),
+            tab.events.time_of(tab.events.len().saturating_sub(2))
+        )
+    });
+    tab.set_filter("");
+    super::settle(tab);
+
+    // A column resized through the header.
+    let before = tab.events.column_width(col::PROCESS);
+    tab.events.set_column_width(col::PROCESS, before + 80);
+    pump(100);
+    out.check(
+        "list_column_resized",
+        tab.events.column_width(col::PROCESS) == before + 80,
+        || format!("width {before} → {}", tab.events.column_width(col::PROCESS)),
+    );
+
+    // Ctrl+G and F1, through the window's actions.
+    let _ = WidgetExt::activate_action(window, "win.go-to-time", None);
+    pump(100);
+    let focused = gtk::prelude::GtkWindowExt::focus(window)
+        .is_some_and(|w| w.ancestor(gtk::Entry::static_type()).is_some() || w.is::<gtk::Entry>());
+    let _ = WidgetExt::activate_action(window, "win.shortcuts", None);
+    pump(200);
+    let shortcuts = gtk::Window::list_toplevels()
+        .into_iter()
+        .filter_map(|w| w.downcast::<gtk::ShortcutsWindow>().ok())
+        .collect::<Vec<_>>();
+    out.check(
+        "go_to_time_and_shortcuts_keys",
+        focused && !shortcuts.is_empty(),
+        || {
+            format!(
+                "entry focused {focused}, shortcuts windows {}",
+                shortcuts.len()
+            )
+        },
+    );
+    for w in shortcuts {
+        w.close();
+    }
+    pump(100);
+}
+
+/// Maximizing a viewer from its title bar, the View menu, and what the
+/// configuration saves of the layout.
+pub(crate) fn layout_maximize_and_view_menu(out: &mut Outcome, tab: &Tab) {
+    let layout = &tab.layout;
+    let rows_before = tab.events.page();
+    let button = layout
+        .frame(2)
+        .label_widget()
+        .and_then(|bar| bar.last_child())
+        .and_then(|b| b.downcast::<gtk::Button>().ok())
+        .expect("the events' maximize button");
+    button.emit_clicked();
+    super::pump(600);
+    let others_hidden = (0..5)
+        .filter(|&i| i != 2)
+        .all(|i| !layout.frame(i).is_visible());
+    let rows_max = tab.events.page();
+    button.emit_clicked();
+    super::pump(600);
+    let restored = (0..5).all(|i| layout.frame(i).is_visible()) && layout.maximized().is_none();
+    out.check(
+        "maximize_a_viewer",
+        others_hidden && rows_max > rows_before * 2 && restored,
+        || {
+            format!(
+                "others hidden {others_hidden}, list rows {rows_before} → {rows_max}, restored {restored}: maximized {:?}, frames visible {:?}",
+                layout.maximized(),
+                (0..5).map(|i| layout.frame(i).is_visible()).collect::<Vec<_>>()
+            )
+        },
+    );
+
+    // The View menu hides the histogram; the layout saved says so.
+    layout.show(4, false);
+    super::pump(200);
+    let hidden = !layout.frame(4).is_visible();
+    let saved = layout.saved();
+    layout.show(4, true);
+    super::pump(200);
+    out.check(
+        "view_menu_hides_a_viewer",
+        hidden
+            && !saved.shown.iter().any(|s| s == "histogram")
+            && saved.shown.len() == 4
+            && saved.positions.len() == 4
+            && layout.frame(4).is_visible(),
+        || format!("hidden {hidden}, saved {saved:?}"),
+    );
+}
+
+/// The statistics collapse and sort by clicks; the histogram shows the
+/// selection (pixels of its snapshot inside the band are bluer than
+/// outside).
+pub(crate) fn statistics_tree_and_histogram_selection(
+    out: &mut Outcome,
+    tab: &Tab,
+    shots: &std::path::Path,
+) {
+    use traceloom_base::TimeRange;
+    use traceloom_gui::views::Nav;
+
+    let stats = &tab.statistics;
+    let before = stats.shown().map_or(0, |r| r.rows.len());
+    let first = stats
+        .shown()
+        .and_then(|r| r.rows.first().map(|r| r.label.clone()));
+    // The first row is the summary by event name; collapse it.
+    stats.toggle_row(traceloom_viewers::model::stats::EVENT_TYPES);
+    pump(100);
+    let after = stats.shown().map_or(0, |r| r.rows.len());
+    let collapsed_label = stats
+        .shown()
+        .and_then(|r| r.rows.first().map(|r| r.label.clone()));
+    stats.toggle_row(traceloom_viewers::model::stats::EVENT_TYPES);
+    // A click on the "events" column title sorts by it, largest first.
+    let width = stats.widget.width() as f64;
+    stats.click(width - 120.0, 5.0);
+    pump(100);
+    let counts: Vec<u64> = stats
+        .shown()
+        .map(|r| {
+            r.rows
+                .iter()
+                .filter(|row| row.depth == 1)
+                .take(20)
+                .filter_map(|row| match row.values.first() {
+                    Some(traceloom_viewers::StatValue::Count(n)) => Some(*n),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.check(
+        "statistics_collapse_and_sort",
+        first.as_deref().is_some_and(|l| l.starts_with("▾ event types"))
+            && collapsed_label.as_deref().is_some_and(|l| l.starts_with("▸ event types"))
+            && after < before
+            && counts.len() > 2,
+        || format!("rows {before} → {after} collapsed; first {first:?} → {collapsed_label:?}; counts {counts:?}"),
+    );
+
+    // The histogram's selection band.
+    let span = tab.span();
+    let sel = TimeRange::new(
+        span.start + (span.span() / 5) as i64,
+        span.start + (span.span() * 2 / 5) as i64,
+    );
+    tab.navigate(Nav::Select(sel));
+    super::settle(tab);
+    let path = shots.join("histogram-selection.png");
+    let saved = traceloom_gui::screenshot::save_png(&tab.histogram.area, &path);
+    let layout = tab.histogram.layout();
+    let blue = |x: f64, y: f64| -> Option<i32> {
+        let mut f = std::fs::File::open(&path).ok()?;
+        let img = gtk::cairo::ImageSurface::create_from_png(&mut f).ok()?;
+        let stride = img.stride() as usize;
+        let data = img.take_data().ok()?;
+        let (x, y) = (x as usize, y as usize);
+        let px = &data[y * stride + x * 4..y * stride + x * 4 + 4];
+        // ARGB32 little-endian: B, G, R, A.
+        Some(px[0] as i32 - px[2] as i32)
+    };
+    let (inside, outside) = match &layout {
+        Some(l) => {
+            let y = l.plot.y + 3.0;
+            let xin = (l.xmap.x(sel.start) + l.xmap.x(sel.end)) / 2.0;
+            let xout = l.xmap.x(sel.end) + (l.plot.right() - l.xmap.x(sel.end)) / 2.0;
+            (blue(xin, y), blue(xout, y))
+        }
+        None => (None, None),
+    };
+    out.check(
+        "histogram_shows_selection",
+        saved.is_ok() && inside.zip(outside).is_some_and(|(i, o)| i > o),
+        || format!("saved {saved:?}; blue minus red inside {inside:?}, outside {outside:?}"),
+    );
+}
