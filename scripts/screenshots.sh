@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 export TRACELOOM_SCREENSHOTS_DIR="$PWD/docs/screenshots"
-xvfb-run -a -s "-screen 0 1600x1200x24" cargo test --locked -p traceloom --test gui
+xvfb-run -a -s "-screen 0 2000x1300x24" cargo test --locked -p traceloom --test gui
 git status --short docs/screenshots

@@ -15,7 +15,7 @@ log="$scratch/test.log"
 export XDG_CACHE_HOME="$scratch/cache"
 # GUI tests open real windows: run everything under a virtual X server.
 status=0
-xvfb-run -a -s "-screen 0 1600x1200x24" cargo test --workspace --locked 2>&1 | tee "$log" ||
+xvfb-run -a -s "-screen 0 2000x1300x24" cargo test --workspace --locked 2>&1 | tee "$log" ||
     status=$?
 # libtest's "test result: ok. N passed; M failed; K ignored; ..." lines and
 # the GUI harness's "N passed, M failed" line, summed.

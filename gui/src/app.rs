@@ -78,8 +78,11 @@ pub struct App {
 /// Widgets the updates touch.
 pub struct AppWidgets {
     notebook: gtk::Notebook,
-    /// Shown instead of the notebook while no tab is open.
-    empty_hint: gtk::Label,
+    /// Shown instead of the notebook while no tab is open: a hint, an
+    /// Open button and the recent tracesets.
+    empty_hint: gtk::Box,
+    /// The recent tracesets' buttons in `empty_hint`.
+    recent_buttons: gtk::Box,
     info_bar: gtk::InfoBar,
     info_label: gtk::Label,
     recent_menu: gio::Menu,
@@ -118,7 +121,7 @@ impl App {
                 self.tabs.push(tab);
                 self.state.remember(&paths);
                 self.save_state();
-                self.rebuild_recent(&widgets.recent_menu);
+                self.rebuild_recent(widgets);
                 self.update_title(widgets);
             }
             Err(e) => show_error(widgets, &format!("Cannot open the trace: {e}")),
@@ -146,8 +149,13 @@ impl App {
         }
     }
 
-    fn rebuild_recent(&self, menu: &gio::Menu) {
+    /// The recent tracesets in the File menu and in the empty window.
+    fn rebuild_recent(&self, widgets: &AppWidgets) {
+        let menu = &widgets.recent_menu;
         menu.remove_all();
+        while let Some(b) = widgets.recent_buttons.first_child() {
+            widgets.recent_buttons.remove(&b);
+        }
         for (i, paths) in self.state.recent.iter().enumerate() {
             let label = paths
                 .iter()
@@ -157,6 +165,11 @@ impl App {
             let item = gio::MenuItem::new(Some(&label), None);
             item.set_action_and_target_value(Some("win.recent"), Some(&(i as u32).to_variant()));
             menu.append_item(&item);
+            let b = gtk::Button::with_label(&label);
+            b.add_css_class("flat");
+            b.set_action_name(Some("win.recent"));
+            b.set_action_target_value(Some(&(i as u32).to_variant()));
+            widgets.recent_buttons.append(&b);
         }
     }
 
@@ -328,12 +341,21 @@ impl Component for App {
         let s = sender.clone();
         notebook.connect_switch_page(move |_, _, _| s.input(Msg::TabShown));
         vbox.append(&notebook);
-        let empty_hint = gtk::Label::new(Some(
-            "No trace open.\nFile → Open trace… (Ctrl+O) opens a CTF trace directory.",
-        ));
-        empty_hint.set_justify(gtk::Justification::Center);
+        let empty_hint = gtk::Box::new(gtk::Orientation::Vertical, 8);
         empty_hint.set_vexpand(true);
-        empty_hint.add_css_class("dim-label");
+        empty_hint.set_valign(gtk::Align::Center);
+        empty_hint.set_halign(gtk::Align::Center);
+        let hint = gtk::Label::new(Some(
+            "No trace open. Open a CTF trace directory (Ctrl+O), or one of the recent ones:",
+        ));
+        hint.add_css_class("dim-label");
+        empty_hint.append(&hint);
+        let open_button = gtk::Button::with_label("Open a trace…");
+        open_button.set_action_name(Some("win.open"));
+        open_button.set_halign(gtk::Align::Center);
+        empty_hint.append(&open_button);
+        let recent_buttons = gtk::Box::new(gtk::Orientation::Vertical, 2);
+        empty_hint.append(&recent_buttons);
         vbox.append(&empty_hint);
         window.set_child(Some(&vbox));
 
@@ -349,11 +371,12 @@ impl Component for App {
         let widgets = AppWidgets {
             notebook,
             empty_hint,
+            recent_buttons,
             info_bar,
             info_label,
             recent_menu,
         };
-        model.rebuild_recent(&widgets.recent_menu);
+        model.rebuild_recent(&widgets);
         if !init.paths.is_empty() {
             model.open(init.paths, &widgets, &sender);
         } else {

@@ -971,10 +971,21 @@ fn failed_open_explained(out: &mut Outcome) {
         .into_iter()
         .filter_map(|w| w.downcast::<gtk::Label>().ok())
         .any(|l| l.is_visible() && l.is_mapped() && l.text().contains("Ctrl+O"));
+    // The empty window offers the recent tracesets (the test's own
+    // configuration remembers the sample trace opened first).
+    let recent: Vec<String> = descendants(window.upcast_ref())
+        .into_iter()
+        .filter_map(|w| w.downcast::<gtk::Button>().ok())
+        .filter(|b| b.is_mapped() && b.action_name().as_deref() == Some("win.recent"))
+        .filter_map(|b| b.label().map(|l| l.to_string()))
+        .collect();
+    let offered = recent.iter().any(|l| l.contains("bug446190"));
+    let _ =
+        traceloom_gui::screenshot::save_png(&window, &screenshots_dir().join("empty-window.png"));
     out.check(
         "failed_open_explained",
-        once && hint && controller.model().tabs.is_empty(),
-        || format!("info bar {shown:?}, hint shown {hint}"),
+        once && hint && offered && controller.model().tabs.is_empty(),
+        || format!("info bar {shown:?}, hint shown {hint}, recent offered {recent:?}"),
     );
     window.close();
     pump(100);

@@ -83,6 +83,12 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     });
     adj.set_value(0.0);
     pump(200);
+    zoomed_screenshot(
+        out,
+        &tab,
+        &window,
+        &shots.join("many-threads-1366x768-zoomed.png"),
+    );
 
     // A click on the first process's triangle collapses it, a second one
     // expands it (scrolled to it first: kernel threads come first).
@@ -246,6 +252,12 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     out.check("screenshot_many_threads_1920", r.is_ok(), || {
         format!("{r:?}")
     });
+    zoomed_screenshot(
+        out,
+        &tab,
+        &window,
+        &shots.join("many-threads-1920x1080-zoomed.png"),
+    );
     window.close();
     pump(100);
 }
@@ -257,4 +269,22 @@ fn find_button(root: &impl IsA<gtk::Widget>, label: &str) -> gtk::Button {
         .filter_map(|w| w.downcast::<gtk::Button>().ok())
         .find(|b| b.label().as_deref() == Some(label))
         .unwrap_or_else(|| panic!("no button {label:?}"))
+}
+
+/// Zooms into a fiftieth of the trace in its middle, saves the window to
+/// `path`, and zooms back out.
+fn zoomed_screenshot(out: &mut Outcome, tab: &Tab, window: &gtk::Window, path: &Path) {
+    let span = tab.span();
+    let mid = span.start + (span.span() / 2) as i64;
+    let half = (span.span() / 100) as i64;
+    tab.navigate(traceloom_gui::views::Nav::Window(
+        traceloom_base::TimeRange::new(mid - half, mid + half),
+    ));
+    settle_rows(tab, |r| r.scale().range.span() < span.span() / 10);
+    let r = traceloom_gui::screenshot::save_png(window, path);
+    out.check("screenshot_many_threads_zoomed", r.is_ok(), || {
+        format!("{r:?}")
+    });
+    tab.zoom_fit();
+    settle_rows(tab, |r| r.scale().range.span() >= span.span() / 2);
 }
