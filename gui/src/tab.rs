@@ -54,6 +54,9 @@ const MIN_SPAN: u64 = 1_000;
 /// Shortest interval between two progress bar updates (GTK lays the
 /// window out again at each).
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+/// Longest wait for a tab's first frame before the whole-trace analysis
+/// starts anyway (a tab never shown still gets analysed).
+const FIRST_FRAME_WAIT: Duration = Duration::from_secs(2);
 /// How long the servicing sleeps when the read waits for a decoding
 /// thread: about a batch's decoding time (a thousand events), short enough
 /// not to slow the read down, long enough not to spin.
@@ -254,15 +257,54 @@ impl Tab {
             tab.filter_entry.set_text(&saved.filter);
             tab.apply_filter();
         }
-        {
-            let mut st = tab.state.borrow_mut();
-            let st = &mut *st;
-            st.models.start_background(&mut st.session);
-        }
+        tab.start_background_when_shown();
         tab.kick();
         tab.list_move(ListMove::ToTime(window.start));
         tab.request_visible();
         Ok(tab)
+    }
+
+    /// Starts the whole-trace analysis once the tab's first frame is
+    /// painted (or after [`FIRST_FRAME_WAIT`] if it is not shown by then).
+    /// GTK's first frame sets its renderer up: with the GL renderer on a
+    /// software rasterizer that is most of a second of the main thread
+    /// (0.7 s of CPU for a bare window of 40 buttons; `TRACELOOM_GUI_ONLY=
+    /// baseline` in the GUI tests measures it), which the read would only
+    /// compete with for the cores, and stall behind.
+    fn start_background_when_shown(self: &Rc<Self>) {
+        let started = Rc::new(Cell::new(false));
+        let start = {
+            let me = Rc::downgrade(self);
+            move || {
+                if started.replace(true) {
+                    return;
+                }
+                if let Some(t) = me.upgrade() {
+                    {
+                        let mut st = t.state.borrow_mut();
+                        let st = &mut *st;
+                        st.models.start_background(&mut st.session);
+                    }
+                    t.kick();
+                }
+            }
+        };
+        let on_paint = start.clone();
+        self.widget.connect_map(move |w| {
+            let Some(clock) = w.frame_clock() else {
+                on_paint();
+                return;
+            };
+            let handler: Rc<Cell<Option<glib::SignalHandlerId>>> = Rc::default();
+            let (h, start, c) = (handler.clone(), on_paint.clone(), clock.clone());
+            handler.set(Some(clock.connect_after_paint(move |_| {
+                start();
+                if let Some(id) = h.take() {
+                    c.disconnect(id);
+                }
+            })));
+        });
+        glib::timeout_add_local_once(FIRST_FRAME_WAIT, start);
     }
 
     /// The tab's label: the traceset's directory names.

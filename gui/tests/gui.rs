@@ -1078,6 +1078,24 @@ fn main() {
         println!("{} passed, {} failed", out.passed, out.failed);
         std::process::exit(i32::from(out.failed > 0));
     }
+    // `TRACELOOM_GUI_ONLY=baseline`: GTK's own first frame, for a bare
+    // window (what the renderer costs before any trace).
+    if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("baseline") {
+        stalls::start();
+        let w = gtk::Window::new();
+        w.set_default_size(1400, 1000);
+        let b = gtk::Box::new(gtk::Orientation::Vertical, 4);
+        for i in 0..40 {
+            b.append(&gtk::Button::with_label(&format!("button {i}")));
+        }
+        w.set_child(Some(&b));
+        stalls::watch_frames(&w);
+        w.present();
+        pump(3000);
+        let (per, _) = stalls::stop();
+        println!("{}", stalls::summary(&per));
+        std::process::exit(0);
+    }
     // `TRACELOOM_GUI_ONLY=rows` runs the control-flow rows test alone.
     if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("rows") {
         rows::control_flow_rows(&mut out, &screenshots_dir());
