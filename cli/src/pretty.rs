@@ -1305,6 +1305,8 @@ mod tests {
             base,
             encoding: Encoding::None,
             mapped_clock: None,
+            varlen: false,
+            role: None,
         }
     }
 
@@ -1565,6 +1567,7 @@ mod tests {
             named(
                 "_v",
                 FieldType::Variant(VariantType {
+                    selector_ranges: None,
                     tag_name: "_tag".into(),
                     tag: FieldPath {
                         scope: Scope::EventPayload,
@@ -1594,6 +1597,8 @@ mod tests {
     fn clocked(size: u32) -> FieldType {
         FieldType::Integer(IntegerType {
             mapped_clock: Some("monotonic".into()),
+            varlen: false,
+            role: None,
             ..int_t(size, false, DisplayBase::Decimal)
         })
     }
@@ -1717,6 +1722,8 @@ mod color_tests {
             base,
             encoding: Encoding::None,
             mapped_clock: None,
+            varlen: false,
+            role: None,
         };
         let ty = FieldType::Struct(StructType {
             fields: vec![

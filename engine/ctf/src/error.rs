@@ -22,8 +22,9 @@ pub enum CompileError {
         /// The path.
         path: FieldPath,
     },
-    /// A variant tag is not an enumeration.
-    #[error("variant tag {0:?} is not an enumeration")]
+    /// A variant tag is not an enumeration (CTF 1.8), or not an integer
+    /// (CTF 2, whose options list their selector values).
+    #[error("variant tag {0:?} is not an enumeration or integer")]
     TagNotEnum(FieldPath),
     /// A sequence length is not an integer.
     #[error("sequence length {0:?} is not an integer")]
@@ -59,6 +60,10 @@ pub enum DecodeErrorKind {
     /// A sequence length that cannot fit in the packet content.
     #[error("sequence/array length {0} does not fit in the packet content")]
     BadLength(u64),
+    /// A variable-length integer that runs past the packet content or
+    /// holds more than 64 bits.
+    #[error("variable-length integer runs past the packet content or exceeds 64 bits")]
+    BadVarInt,
     /// A variant tag value that selects no option.
     #[error("variant tag value {0} selects no option")]
     NoVariantOption(i64),

@@ -757,6 +757,8 @@ mod tests {
             base: DisplayBase::Decimal,
             encoding,
             mapped_clock: None,
+            varlen: false,
+            role: None,
         })
     }
 
@@ -793,6 +795,8 @@ mod tests {
                 base: DisplayBase::Decimal,
                 encoding: Encoding::None,
                 mapped_clock: None,
+                varlen: false,
+                role: None,
             },
             mappings: vec![
                 EnumMapping {
@@ -810,6 +814,7 @@ mod tests {
             named(
                 "v",
                 FieldType::Variant(VariantType {
+                    selector_ranges: None,
                     tag_name: "tag".into(),
                     tag: path(&[0]),
                     options: vec![

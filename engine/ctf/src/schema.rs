@@ -126,7 +126,10 @@ impl CompiledTrace {
                 None,
             ];
             let mut comp = Compiler::new(roots).map_err(|e| err(None, e))?;
-            comp.auto_clock = class.clocks.len() <= 1;
+            // CTF 2 gives meanings by roles, CTF 1.8 by names (and
+            // babeltrace2 maps unmapped timestamps to the only clock).
+            comp.roles = class.major == 2;
+            comp.auto_clock = !comp.roles && class.clocks.len() <= 1;
             // Event scopes may refer to stream-level fields (a sequence
             // length in `stream.event.header`): those fields need
             // registers before the stream-level scopes are compiled.

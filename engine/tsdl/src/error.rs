@@ -59,10 +59,9 @@ pub enum TsdlError {
         /// Which limit.
         message: String,
     },
-    /// The metadata is CTF 2 (JSON text sequence), which is not supported.
-    #[error(
-        "CTF 2 metadata (JSON) is not supported: traceloom reads CTF 1.8 (TSDL) metadata only"
-    )]
+    /// The text is CTF 2 metadata (a JSON text sequence), not TSDL: it is
+    /// read by [`crate::parse_metadata`], not by [`crate::parse_tsdl`].
+    #[error("this is CTF 2 metadata (JSON), not TSDL text")]
     Ctf2Unsupported,
 }
 
@@ -72,7 +71,7 @@ const QUOTE_CHARS: usize = 48;
 /// `message` with every token quoted in it (between backquotes or double
 /// quotes) cut to [`QUOTE_CHARS`] characters: metadata can hold a
 /// megabyte-long name, and a message is for reading.
-fn cut_quoted(message: String) -> String {
+pub(crate) fn cut_quoted(message: String) -> String {
     if message.len() <= 2 * QUOTE_CHARS {
         return message;
     }
@@ -183,14 +182,23 @@ pub enum MetadataError {
         /// The limit in bytes.
         limit: u64,
     },
-    /// The metadata is CTF 2 (JSON), which is not supported.
+    /// The CTF 2 metadata (JSON text sequence) is invalid or uses what
+    /// traceloom cannot decode. Fragments are numbered from 1, in file
+    /// order; the offset is the byte where the fault is (for a JSON
+    /// syntax error) or where the fragment starts.
     #[error(
-        "{}: CTF 2 metadata (JSON) is not supported: traceloom reads CTF 1.8 (TSDL) metadata only",
+        "{}: CTF 2 metadata fragment {fragment} (byte offset {offset}): {message}",
         show(path)
     )]
-    Ctf2Unsupported {
+    Ctf2 {
         /// The file.
         path: Option<PathBuf>,
+        /// The fragment, counted from 1 (0: the framing before any).
+        fragment: usize,
+        /// Byte offset in the metadata.
+        offset: u64,
+        /// What was wrong.
+        message: String,
     },
     /// The TSDL text is invalid.
     #[error("{}: {source}", show(path))]
@@ -210,7 +218,7 @@ impl MetadataError {
             MetadataError::Io { path, .. }
             | MetadataError::Packet { path, .. }
             | MetadataError::TooLarge { path, .. }
-            | MetadataError::Ctf2Unsupported { path }
+            | MetadataError::Ctf2 { path, .. }
             | MetadataError::Tsdl { path, .. } => path.as_deref(),
         }
     }
@@ -221,7 +229,7 @@ impl MetadataError {
             MetadataError::Io { path, .. }
             | MetadataError::Packet { path, .. }
             | MetadataError::TooLarge { path, .. }
-            | MetadataError::Ctf2Unsupported { path }
+            | MetadataError::Ctf2 { path, .. }
             | MetadataError::Tsdl { path, .. } => *path = Some(p.to_path_buf()),
         }
         self

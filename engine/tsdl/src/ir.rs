@@ -1,8 +1,12 @@
-//! The resolved CTF 1.8 trace class: what the TSDL metadata describes, after
-//! type aliases, typedefs and field paths have been resolved.
+//! The resolved trace class: what the metadata describes, after type
+//! aliases, typedefs and field paths have been resolved.
 //!
-//! The metadata parser (`tsdl`) produces a [`TraceClass`]; the stream decoder
-//! consumes it. Nothing here refers back to TSDL syntax.
+//! Both metadata readers produce a [`TraceClass`]: the TSDL one (CTF 1.8)
+//! and the JSON one (CTF 2, [`crate::ctf2`]); the stream decoder consumes
+//! it. Nothing here refers back to TSDL or JSON syntax. The few CTF 2
+//! notions without a CTF 1.8 counterpart are optional extras: a field's
+//! [`Role`], variable-length integers ([`IntegerType::varlen`]) and
+//! variants that select by integer ranges ([`VariantType::selector_ranges`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -59,6 +63,42 @@ pub struct IntegerType {
     pub encoding: Encoding,
     /// Name of the clock this integer maps to (`map = clock.NAME.value`).
     pub mapped_clock: Option<String>,
+    /// Encoded as a variable-length integer (CTF 2, unsigned or signed
+    /// LEB128) rather than on `size` bits; `size` is then 64, the range
+    /// of the decoded value, and `align` 8.
+    pub varlen: bool,
+    /// What the field means to the reader (CTF 2 `roles`); `None` in CTF
+    /// 1.8, where the meaning comes from the field's name.
+    pub role: Option<Role>,
+}
+
+/// The meaning of an integer field, from its CTF 2 class's `roles`.
+///
+/// CTF 1.8 readers infer the same meanings from the names LTTng gives
+/// (`magic`, `stream_id`, `content_size`, ...); CTF 2 states them, and a
+/// field may have any name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `packet-magic-number` (packet header): must be 0xC1FC1FC1.
+    PacketMagicNumber,
+    /// `data-stream-class-id` (packet header).
+    DataStreamClassId,
+    /// `data-stream-id` (packet header): the stream instance id.
+    DataStreamId,
+    /// `packet-total-length` (packet context): packet size in bits.
+    PacketTotalLength,
+    /// `packet-content-length` (packet context): content size in bits.
+    PacketContentLength,
+    /// `default-clock-timestamp`: updates the stream's default clock.
+    DefaultClockTimestamp,
+    /// `packet-end-default-clock-timestamp` (packet context).
+    PacketEndDefaultClockTimestamp,
+    /// `discarded-event-record-counter-snapshot` (packet context).
+    DiscardedEventRecordCounterSnapshot,
+    /// `packet-sequence-number` (packet context).
+    PacketSequenceNumber,
+    /// `event-record-class-id` (event record header).
+    EventRecordClassId,
 }
 
 /// `floating_point { ... }`.
@@ -167,8 +207,13 @@ pub struct VariantType {
     pub tag_name: String,
     /// The resolved tag field.
     pub tag: FieldPath,
-    /// Options; each option's name is matched against the tag's enum labels.
+    /// Options; each option's name is matched against the tag's enum
+    /// labels, unless `selector_ranges` gives the option's values.
     pub options: Vec<NamedField>,
+    /// CTF 2: for each option, the inclusive ranges of selector values
+    /// that select it (the selector is then any integer, enumeration or
+    /// not). `None` in CTF 1.8.
+    pub selector_ranges: Option<Vec<Vec<(i128, i128)>>>,
 }
 
 impl VariantType {

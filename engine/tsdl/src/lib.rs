@@ -1,12 +1,14 @@
-//! CTF 1.8 metadata: the TSDL text (plain or packetized) parsed and resolved
-//! into a [`ir::TraceClass`] that the stream decoder consumes.
+//! CTF metadata, parsed and resolved into a [`ir::TraceClass`] that the
+//! stream decoder consumes: CTF 1.8 TSDL text (plain or packetized), or
+//! CTF 2 JSON fragments ([`ctf2`], detected by their record separator).
 //!
 //! Entry points: [`read_metadata_file`] for a trace's `metadata` file,
-//! [`parse_metadata`] for its bytes, [`metadata_text`] to get the TSDL text
-//! out of packetized metadata, [`parse_tsdl`] for TSDL text.
+//! [`parse_metadata`] for its bytes, [`metadata_text`] to get the text out
+//! of packetized metadata, [`parse_tsdl`] for TSDL text.
 
 mod ast;
 mod attrs;
+pub(crate) mod ctf2;
 mod error;
 pub mod ir;
 mod lexer;

@@ -318,6 +318,7 @@ impl Linker {
                     tag_name: shown,
                     tag: path,
                     options: out,
+                    selector_ranges: None,
                 })
             }
             RType::Array { element, length } => FieldType::Array(ArrayType {

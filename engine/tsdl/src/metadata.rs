@@ -25,8 +25,7 @@ pub const METADATA_PACKET_HEADER_LEN: usize = 37;
 /// Largest metadata file accepted (real ones are at most a few MiB).
 pub const MAX_METADATA_FILE_LEN: u64 = 256 << 20;
 
-/// ASCII record separator: CTF 2 metadata is a JSON text sequence starting with it.
-const RECORD_SEPARATOR: u8 = 0x1E;
+use crate::ctf2::RS as RECORD_SEPARATOR;
 
 /// If `bytes` start with a metadata packet, the byte order of its header.
 pub fn packetized_byte_order(bytes: &[u8]) -> Option<ByteOrder> {
@@ -48,39 +47,45 @@ pub fn is_ctf2(bytes: &[u8]) -> bool {
         .is_some_and(|&b| b == RECORD_SEPARATOR)
 }
 
-/// The TSDL text of a metadata file's contents: the packets' payloads
+/// The text of a metadata file's contents: the packets' payloads
 /// concatenated (each up to its `content_size`), or the bytes themselves for
-/// plain-text metadata. Invalid UTF-8 is replaced (it can only occur inside
-/// string literals of valid metadata).
+/// plain-text metadata, TSDL or CTF 2 JSON. Invalid UTF-8 is replaced (it
+/// can only occur inside string literals of valid metadata).
 pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
     if let Some(order) = packetized_byte_order(bytes) {
         return unpacketize(bytes, order);
     }
-    if is_ctf2(bytes) {
-        return Err(MetadataError::Ctf2Unsupported { path: None });
-    }
     Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 
-/// Parses metadata file contents (plain or packetized) into a trace class.
+/// Parses metadata file contents (plain or packetized TSDL, or CTF 2
+/// JSON) into a trace class.
 pub fn parse_metadata(bytes: &[u8]) -> Result<TraceClass, MetadataError> {
+    if is_ctf2(bytes) {
+        return crate::ctf2::parse(bytes);
+    }
     parse_text(&metadata_text(bytes)?)
 }
 
 /// Parses metadata text (unpacketized).
 fn parse_text(text: &str) -> Result<TraceClass, MetadataError> {
-    parse_tsdl(text).map_err(|source| match source {
-        crate::TsdlError::Ctf2Unsupported => MetadataError::Ctf2Unsupported { path: None },
-        source => MetadataError::Tsdl { path: None, source },
-    })
+    if is_ctf2(text.as_bytes()) {
+        // Packetized CTF 2 metadata does not exist, but the text is read
+        // for what it is.
+        return crate::ctf2::parse(text.as_bytes());
+    }
+    parse_tsdl(text).map_err(|source| MetadataError::Tsdl { path: None, source })
 }
 
-/// Reads and parses a metadata file (plain or packetized).
+/// Reads and parses a metadata file (plain or packetized TSDL, or CTF 2).
 pub fn read_metadata_file(path: &Path) -> Result<TraceClass, MetadataError> {
     let bytes = read_bounded(path).map_err(|e| e.with_path(path))?;
+    if is_ctf2(&bytes) {
+        return crate::ctf2::parse(&bytes).map_err(|e| e.with_path(path));
+    }
     // The text, without a second copy of a plain file's bytes (they are
     // the text): only one copy is held while parsing.
-    let text = if packetized_byte_order(&bytes).is_some() || is_ctf2(&bytes) {
+    let text = if packetized_byte_order(&bytes).is_some() {
         metadata_text(&bytes)
     } else {
         Ok(String::from_utf8(bytes)
@@ -260,8 +265,11 @@ mod tests {
 
     #[test]
     fn ctf2_is_recognized() {
-        let e = metadata_text(b"\x1e{\"type\": \"preamble\"}").unwrap_err();
-        assert!(matches!(e, MetadataError::Ctf2Unsupported { .. }));
+        let e = parse_metadata(b"\x1e{\"type\": \"preamble\", \"version\": 3}\n").unwrap_err();
+        assert!(
+            matches!(e, MetadataError::Ctf2 { fragment: 1, .. }),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("CTF 2"), "{e}");
     }
 

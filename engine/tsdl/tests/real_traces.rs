@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use traceloom_tsdl::ir::{ByteOrder, FieldType, Scope, TraceClass};
-use traceloom_tsdl::{
-    packetized_byte_order, read_metadata_file, read_metadata_text, MetadataError,
-};
+use traceloom_tsdl::{packetized_byte_order, read_metadata_file, read_metadata_text};
 
 fn traces_root() -> PathBuf {
     traceloom_testdata::ctf_root()
@@ -33,7 +31,7 @@ fn load(rel: &str) -> TraceClass {
 }
 
 #[test]
-fn every_ctf1_trace_parses_and_ctf2_is_refused() {
+fn every_trace_parses_ctf1_and_ctf2() {
     let root = traces_root();
     let mut files = Vec::new();
     metadata_files(&root, &mut files);
@@ -42,14 +40,23 @@ fn every_ctf1_trace_parses_and_ctf2_is_refused() {
         "found only {} metadata files",
         files.len()
     );
-    let mut parsed = 0;
+    let (mut parsed, mut parsed2) = (0, 0);
     for f in &files {
         let is_ctf2 = f
             .components()
             .any(|c| c.as_os_str().to_string_lossy().starts_with("CTF2-"));
         match read_metadata_file(f) {
+            Ok(tc) if is_ctf2 => {
+                assert_eq!((tc.major, tc.minor), (2, 0), "{}", f.display());
+                assert!(!tc.streams.is_empty(), "{}: no stream class", f.display());
+                // Every event record class fragment became an event class.
+                let text = read_metadata_text(f).unwrap();
+                let fragments = text.matches("\"event-record-class\"").count();
+                let events: usize = tc.streams.values().map(|s| s.events.len()).sum();
+                assert_eq!(events, fragments, "{}", f.display());
+                parsed2 += 1;
+            }
             Ok(tc) => {
-                assert!(!is_ctf2, "{} is CTF 2 but parsed", f.display());
                 assert_eq!((tc.major, tc.minor), (1, 8), "{}", f.display());
                 assert!(!tc.streams.is_empty(), "{}: no stream class", f.display());
                 // Every `event` block became an event class.
@@ -60,18 +67,11 @@ fn every_ctf1_trace_parses_and_ctf2_is_refused() {
                 assert_eq!(events, blocks, "{}", f.display());
                 parsed += 1;
             }
-            Err(e @ MetadataError::Ctf2Unsupported { .. }) if is_ctf2 => {
-                assert_eq!(e.path(), Some(f.as_path()));
-                let msg = e.to_string();
-                assert!(
-                    msg.contains("CTF 2") && msg.contains("not supported"),
-                    "{msg}"
-                );
-            }
             Err(e) => panic!("{e}"),
         }
     }
     assert!(parsed >= 15, "parsed only {parsed}");
+    assert_eq!(parsed2, 5, "the five CTF 2 traces");
 }
 
 fn field<'a>(ty: &'a FieldType, name: &str) -> &'a FieldType {

@@ -554,7 +554,7 @@ fn deep_alias_chains_are_limited() {
 }
 
 #[test]
-fn ctf2_text_is_refused() {
+fn ctf2_text_is_not_tsdl() {
     let e = err("\u{1e}{\"type\": \"preamble\", \"version\": 2}");
     assert_eq!(e, TsdlError::Ctf2Unsupported);
     assert!(e.to_string().contains("CTF 2"));

@@ -34,7 +34,7 @@ use crate::error::{CompileError, DecodeError, DecodeErrorKind};
 use crate::event::{is_text_element, FieldValue};
 use bits::{align_up, read_float, read_uint, sign_extend};
 use clock::update_clock;
-use traceloom_tsdl::ir::{ByteOrder, EnumType, FieldPath, FieldType, IntegerType, Scope};
+use traceloom_tsdl::ir::{ByteOrder, EnumType, FieldPath, FieldType, IntegerType, Role, Scope};
 
 pub mod bits;
 pub mod clock;
@@ -141,6 +141,17 @@ pub(crate) enum Op {
         align: u32,
         size: u8,
         big: bool,
+        flags: u8,
+        reg: u16,
+    },
+    /// Variable-length unsigned integer (unsigned LEB128, CTF 2), byte
+    /// aligned.
+    VarUInt {
+        flags: u8,
+        reg: u16,
+    },
+    /// Variable-length signed integer (signed LEB128, CTF 2), byte aligned.
+    VarSInt {
         flags: u8,
         reg: u16,
     },
@@ -644,6 +655,32 @@ pub(crate) fn run(
                     side_effects(st, flags, raw, size as u32);
                 }
             }
+            Op::VarUInt { flags, reg } => {
+                pos = align_up(pos, 8);
+                let (v, bits) = read_leb128(data, pos, false)
+                    .ok_or_else(|| err(DecodeErrorKind::BadVarInt, pos))?;
+                pos += bits;
+                out.push(FieldValue::UInt(v));
+                if reg != NO_REG {
+                    st.regs[reg as usize] = v;
+                }
+                if flags != 0 {
+                    side_effects(st, flags, v, 64);
+                }
+            }
+            Op::VarSInt { flags, reg } => {
+                pos = align_up(pos, 8);
+                let (v, bits) = read_leb128(data, pos, true)
+                    .ok_or_else(|| err(DecodeErrorKind::BadVarInt, pos))?;
+                pos += bits;
+                out.push(FieldValue::SInt(v as i64));
+                if reg != NO_REG {
+                    st.regs[reg as usize] = v;
+                }
+                if flags != 0 {
+                    side_effects(st, flags, v, 64);
+                }
+            }
             Op::Float { align, size, big } => {
                 pos = align_up(pos, align as u64);
                 let v = read_float(data, pos, size as u32, bo_of(big))
@@ -765,6 +802,35 @@ pub(crate) fn side_effects(st: &mut DecodeState, flags: u8, raw: u64, size: u32)
     }
 }
 
+/// Reads a LEB128 integer at bit position `pos` (a multiple of 8): its
+/// value (sign-extended from its last group when `signed`, as raw bits)
+/// and its size in bits. `None` when it runs past `data` or needs more
+/// than 64 bits (ten bytes, the last holding one value bit).
+#[inline]
+pub(crate) fn read_leb128(data: &[u8], pos: u64, signed: bool) -> Option<(u64, u64)> {
+    let start = (pos >> 3) as usize;
+    let bytes = data.get(start..)?;
+    let mut v: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        let shift = 7 * i as u32;
+        let group = (b & 0x7F) as u64;
+        // The tenth group holds bit 63 only; a signed integer's may also
+        // repeat its sign in the unused bits.
+        if shift == 63 && group > 1 && !(signed && group == 0x7F) {
+            return None;
+        }
+        v |= group << shift;
+        if b & 0x80 == 0 {
+            let used = shift + 7;
+            if signed && used < 64 && b & 0x40 != 0 {
+                v |= u64::MAX << used;
+            }
+            return Some((v, (i as u64 + 1) * 8));
+        }
+    }
+    None
+}
+
 /// Reads a byte-aligned integer of `bytes` bytes (1, 2, 4 or 8) at bit
 /// position `pos` (a multiple of 8); `None` past the end of `data`.
 #[inline(always)]
@@ -838,6 +904,8 @@ fn check_count(
 /// Minimum encoded size of a type in bits (alignment padding excluded).
 fn min_bits(ty: &FieldType) -> u64 {
     match ty {
+        FieldType::Integer(i) if i.varlen => 8,
+        FieldType::Enum(e) if e.container.varlen => 8,
         FieldType::Integer(i) => i.size as u64,
         FieldType::Enum(e) => e.container.size as u64,
         FieldType::Float(f) => f.size() as u64,
@@ -923,6 +991,9 @@ pub(crate) struct Compiler<'t> {
     /// `timestamp_end` (packet context) integers as mapped to the stream
     /// clock, as babeltrace2 does when the trace has at most one clock.
     pub(crate) auto_clock: bool,
+    /// CTF 2: an integer's meaning (clock, event id) comes from its role,
+    /// not from its name.
+    pub(crate) roles: bool,
 }
 
 impl<'t> Compiler<'t> {
@@ -934,6 +1005,7 @@ impl<'t> Compiler<'t> {
             regs: HashMap::new(),
             nregs: 0,
             auto_clock: false,
+            roles: false,
         };
         let mut refs = Vec::new();
         for ty in roots.iter().flatten() {
@@ -1104,13 +1176,23 @@ impl Builder<'_, '_> {
                     what: "variant tag",
                     path: v.tag.clone(),
                 })?;
-                let tag = match self.c.root_type(&v.tag) {
-                    Some(FieldType::Enum(e)) => e,
+                let table = match (&v.selector_ranges, self.c.root_type(&v.tag)) {
+                    (None, Some(FieldType::Enum(e))) => {
+                        build_table(e, v.options.iter().map(|o| &o.name[..]))
+                    }
+                    // CTF 2: each option lists its selector values.
+                    (Some(ranges), Some(FieldType::Enum(EnumType { container: i, .. })))
+                    | (Some(ranges), Some(FieldType::Integer(i))) => table_from_ranges(
+                        i.signed,
+                        ranges
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(o, r)| r.iter().map(move |&(lo, hi)| (lo, hi, o as u32))),
+                    ),
                     _ => return Err(CompileError::TagNotEnum(v.tag.clone())),
                 };
                 let table_idx = self.tables.len() as u32;
-                self.tables
-                    .push(build_table(tag, v.options.iter().map(|o| &o.name[..])));
+                self.tables.push(table);
                 self.ops.push(Op::Variant {
                     reg,
                     table: table_idx,
@@ -1215,17 +1297,33 @@ impl Builder<'_, '_> {
             // babeltrace2 removes the clock mapping of the packet context's
             // `timestamp_end`: the clock must not jump to the packet end
             // before the packet's events are read.
-            let is_ts_end =
-                self.scope == Scope::PacketContext && root_member && name == Some("timestamp_end");
+            let is_ts_end = if self.c.roles {
+                i.role == Some(Role::PacketEndDefaultClockTimestamp)
+            } else {
+                self.scope == Scope::PacketContext && root_member && name == Some("timestamp_end")
+            };
             if !is_ts_end {
                 flags |= FLAG_CLOCK;
             }
         }
-        if self.scope == Scope::EventHeader && name == Some("id") {
+        let is_id = if self.c.roles {
+            i.role == Some(Role::EventRecordClassId)
+        } else {
+            name == Some("id")
+        };
+        if self.scope == Scope::EventHeader && is_id {
             flags |= FLAG_EVENT_ID;
         }
         let key = (self.scope, self.path.clone());
         let reg = self.c.regs.get(&key).copied().unwrap_or(NO_REG);
+        if i.varlen {
+            self.ops.push(if i.signed {
+                Op::VarSInt { flags, reg }
+            } else {
+                Op::VarUInt { flags, reg }
+            });
+            return Ok(());
+        }
         let (align, size, big) = (i.align.max(1), i.size as u8, i.byte_order == ByteOrder::Big);
         if align % 8 == 0 && matches!(size, 8 | 16 | 32 | 64) {
             // Aligned on a byte boundary (the alignment is a multiple of 8)
@@ -1307,7 +1405,15 @@ fn build_table<'a>(tag: &EnumType, options: impl Iterator<Item = &'a str>) -> Va
             }
         }
     }
-    let signed = tag.container.signed;
+    table_from_ranges(tag.container.signed, ranges.into_iter())
+}
+
+/// Builds a tag → option table from `(low, high, option)` ranges, tried
+/// in the order given.
+fn table_from_ranges(
+    signed: bool,
+    ranges: impl Iterator<Item = (i128, i128, u32)>,
+) -> VariantTable {
     // Ranges outside the container's representable values can never match;
     // clamp the others to it.
     let (min, max) = if signed {
@@ -1316,7 +1422,6 @@ fn build_table<'a>(tag: &EnumType, options: impl Iterator<Item = &'a str>) -> Va
         (0, u64::MAX as i128)
     };
     let ranges: Vec<(i128, i128, u32)> = ranges
-        .into_iter()
         .filter(|&(lo, hi, _)| lo <= hi && hi >= min && lo <= max)
         .map(|(lo, hi, o)| (lo.max(min), hi.min(max), o))
         .collect();
@@ -1363,6 +1468,8 @@ mod tests {
             base: DisplayBase::Decimal,
             encoding: Encoding::None,
             mapped_clock: None,
+            varlen: false,
+            role: None,
         })
     }
 
@@ -1451,6 +1558,8 @@ mod tests {
                 base: DisplayBase::Decimal,
                 encoding: Encoding::None,
                 mapped_clock: None,
+                varlen: false,
+                role: None,
             },
             mappings: vec![
                 EnumMapping {
@@ -1471,6 +1580,7 @@ mod tests {
             named(
                 "v",
                 FieldType::Variant(VariantType {
+                    selector_ranges: None,
                     tag_name: "tag".into(),
                     tag: p(&[0]),
                     options: vec![
@@ -1500,6 +1610,8 @@ mod tests {
                         base: DisplayBase::Decimal,
                         encoding: Encoding::Utf8,
                         mapped_clock: None,
+                        varlen: false,
+                        role: None,
                     })),
                     length_name: "n".into(),
                     length: p(&[2]),
@@ -1566,6 +1678,7 @@ mod tests {
             named(
                 "v",
                 FieldType::Variant(VariantType {
+                    selector_ranges: None,
                     tag_name: "tag".into(),
                     tag: p(&[0]),
                     options: vec![named("small", u8t()), named("big", u8t())],
@@ -1666,6 +1779,8 @@ mod tests {
                         base: DisplayBase::Decimal,
                         encoding: Encoding::Ascii,
                         mapped_clock: None,
+                        varlen: false,
+                        role: None,
                     })),
                     length: 4,
                 }),
@@ -1743,6 +1858,8 @@ mod tests {
                 base: DisplayBase::Decimal,
                 encoding: Encoding::None,
                 mapped_clock: Some("monotonic".into()),
+                varlen: false,
+                role: None,
             })
         };
         let hp = |path: &[usize]| FieldPath {
@@ -1769,6 +1886,7 @@ mod tests {
             named(
                 "v",
                 FieldType::Variant(VariantType {
+                    selector_ranges: None,
                     tag_name: "id".into(),
                     tag: hp(&[0]),
                     options: vec![

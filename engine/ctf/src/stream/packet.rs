@@ -5,7 +5,7 @@ use crate::decode::{run, DecodeState, Program};
 use crate::error::CorruptKind;
 use crate::event::{FieldRef, FieldValue};
 use crate::schema::{CompiledStream, CompiledTrace};
-use traceloom_tsdl::ir::FieldType;
+use traceloom_tsdl::ir::{FieldType, Role};
 
 /// CTF packet magic number.
 pub const CTF_MAGIC: u64 = 0xC1FC_1FC1;
@@ -62,6 +62,24 @@ fn member_u64(root: &FieldRef<'_>, name: &str) -> Option<u64> {
     }
 }
 
+/// The value of the root member meaning `role`: in CTF 2 the member whose
+/// class has that role, whatever its name; in CTF 1.8 the member `name`.
+fn role_u64(root: &FieldRef<'_>, ctf2: bool, role: Role, name: &str) -> Option<u64> {
+    if !ctf2 {
+        return member_u64(root, name);
+    }
+    root.fields().find_map(|(_, f)| {
+        let int = match f.ty() {
+            FieldType::Integer(i) => i,
+            FieldType::Enum(e) => &e.container,
+            _ => return None,
+        };
+        (int.role == Some(role))
+            .then(|| f.value()?.as_u64())
+            .flatten()
+    })
+}
+
 /// Checks the `uuid` member of the packet header against the trace's.
 fn uuid_matches(root: &FieldRef<'_>, expected: &[u8; 16]) -> bool {
     let Some(f) = root.field("uuid") else {
@@ -113,6 +131,8 @@ pub(crate) fn decode_packet_start<'t>(
     let avail = (file.len() as u64).saturating_sub(offset);
     let pkt = &file[offset.min(file.len() as u64) as usize..];
     let class = &trace.class;
+    // CTF 2 says what a field means by its role, CTF 1.8 by its name.
+    let ctf2 = class.major == 2;
     values.clear();
     st.value_base = 0;
 
@@ -124,7 +144,7 @@ pub(crate) fn decode_packet_start<'t>(
             }
             run_scope(&trace.packet_header, pkt, 0, st, values)?;
             let root = FieldRef::new(ty, values, pkt);
-            if let Some(magic) = member_u64(&root, "magic") {
+            if let Some(magic) = role_u64(&root, ctf2, Role::PacketMagicNumber, "magic") {
                 if magic != CTF_MAGIC {
                     return Err((0, CorruptKind::BadMagic(magic)));
                 }
@@ -135,8 +155,8 @@ pub(crate) fn decode_packet_start<'t>(
                 }
             }
             (
-                member_u64(&root, "stream_id"),
-                member_u64(&root, "stream_instance_id"),
+                role_u64(&root, ctf2, Role::DataStreamClassId, "stream_id"),
+                role_u64(&root, ctf2, Role::DataStreamId, "stream_instance_id"),
             )
         }
         None => (None, None),
@@ -170,12 +190,22 @@ pub(crate) fn decode_packet_start<'t>(
         .and_then(|s| s.packet_context.as_ref())
     {
         let root = FieldRef::new(ty, &values[header_values..], pkt);
-        packet_bits = member_u64(&root, "packet_size");
-        content_bits = member_u64(&root, "content_size");
-        info.ts_begin = member_u64(&root, "timestamp_begin");
-        info.ts_end = member_u64(&root, "timestamp_end");
-        info.events_discarded = member_u64(&root, "events_discarded");
-        info.seq_num = member_u64(&root, "packet_seq_num");
+        packet_bits = role_u64(&root, ctf2, Role::PacketTotalLength, "packet_size");
+        content_bits = role_u64(&root, ctf2, Role::PacketContentLength, "content_size");
+        info.ts_begin = role_u64(&root, ctf2, Role::DefaultClockTimestamp, "timestamp_begin");
+        info.ts_end = role_u64(
+            &root,
+            ctf2,
+            Role::PacketEndDefaultClockTimestamp,
+            "timestamp_end",
+        );
+        info.events_discarded = role_u64(
+            &root,
+            ctf2,
+            Role::DiscardedEventRecordCounterSnapshot,
+            "events_discarded",
+        );
+        info.seq_num = role_u64(&root, ctf2, Role::PacketSequenceNumber, "packet_seq_num");
         info.cpu_id = member_u64(&root, "cpu_id");
     }
     // Without `packet_size`, the packet is the rest of the file (and then

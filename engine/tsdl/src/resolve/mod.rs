@@ -607,6 +607,8 @@ impl Resolver {
             base,
             encoding,
             mapped_clock,
+            varlen: false,
+            role: None,
         })
     }
 
