@@ -264,8 +264,12 @@ impl Rng {
 }
 
 /// The CTF traces mutated: small ones, of every kind the readers meet
-/// (kernel and UST, packetized and plain-text metadata, both byte orders).
-const CTF_TRACES: [&str; 8] = [
+/// (kernel and UST, packetized and plain-text TSDL metadata, CTF 2 JSON
+/// metadata, both byte orders).
+const CTF_TRACES: [&str; 11] = [
+    "ctf/tracecompass/CTF2-7.0-trace-with-index",
+    "ctf/tracecompass/CTF2-7.0-lttng-crash",
+    "ctf/tracecompass/CTF2-vl-ints",
     "ctf/tracecompass/context-switches-ust",
     "ctf/tracecompass/ctf-sequence-empty",
     "ctf/tracecompass/debuginfo-test-app2",
@@ -370,6 +374,37 @@ fn tsdl_line(rng: &mut Rng, line: &str) -> Option<String> {
     })
 }
 
+/// A damaged line of CTF 2 JSON metadata: removed, a number made huge or
+/// negative, a string made unknown, an array opened deeply, or the line
+/// cut or doubled.
+fn json_line(rng: &mut Rng, line: &str) -> Option<String> {
+    Some(match rng.below(7) {
+        0 => return None,
+        1 => {
+            const HUGE: [&str; 5] = ["18446744073709551616", "-1", "0", "4294967296", "1e400"];
+            let by = HUGE[rng.below(HUGE.len() as u64) as usize];
+            let digits: String = line.chars().filter(char::is_ascii_digit).collect();
+            if digits.is_empty() {
+                format!("{line}{by}")
+            } else {
+                line.replacen(
+                    &digits[..1 + rng.below(digits.len() as u64) as usize],
+                    by,
+                    1,
+                )
+            }
+        }
+        2 => match line.rfind(": \"") {
+            Some(i) => format!("{}: \"x-unknown\",", &line[..i]),
+            None => format!("{line} \"x\""),
+        },
+        3 => format!("{}{}", "[".repeat(rng.below(300) as usize), line),
+        4 => line[..line.len() / 2].to_string(),
+        5 => "\u{1e}".to_string(),
+        _ => format!("{line}\n{line}"),
+    })
+}
+
 /// A damaged Pajé line: fields dropped or added, a field replaced by a
 /// huge number, an empty or long word, or the line cut.
 fn paje_line(rng: &mut Rng, line: &str) -> Option<String> {
@@ -435,9 +470,9 @@ fn generate(rng: &mut Rng) -> Case {
     let all = files(&dir);
     let streams: Vec<&(String, u64)> = all.iter().filter(|(n, _)| n != "metadata").collect();
     let metadata_len = all.iter().find(|(n, _)| n == "metadata").map_or(0, |f| f.1);
-    let text_metadata = fs::read(dir.join("metadata"))
-        .map(|b| b.starts_with(b"/* CTF"))
-        .unwrap_or(false);
+    let head = fs::read(dir.join("metadata")).unwrap_or_default();
+    let text_metadata = head.starts_with(b"/* CTF");
+    let json_metadata = head.first() == Some(&0x1E);
     let (name, len) = (*rng.pick(&streams)).clone();
     let damage = match rng.below(6) {
         // Bit flips anywhere in a stream file.
@@ -468,6 +503,21 @@ fn generate(rng: &mut Rng) -> Case {
                 offset: packet + rng.below(96),
                 bytes: field_bytes(rng),
             }]
+        }
+        // Metadata damage: JSON lines of CTF 2 metadata.
+        _ if json_metadata && rng.below(4) != 0 => {
+            let text = fs::read_to_string(dir.join("metadata")).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            (0..=rng.below(2))
+                .map(|_| {
+                    let line = rng.below(lines.len() as u64) as usize;
+                    Damage::Line {
+                        file: "metadata".into(),
+                        line,
+                        text: json_line(rng, lines[line]),
+                    }
+                })
+                .collect()
         }
         // Metadata damage.
         _ if text_metadata => {
