@@ -450,9 +450,22 @@ pub fn plan_stream<'a>(
     sel.roots.event = None;
     let stream_context = sel.scope(stream.event_context.as_ref());
     if let Some(FieldType::Struct(s)) = &stream.packet_context {
+        let role = |ty: &FieldType| match ty {
+            FieldType::Integer(i) => Some(i.role),
+            FieldType::Enum(e) => Some(e.container.role),
+            _ => None,
+        };
+        // CTF 2 metadata gives the meanings by roles (and its fields may
+        // have any name, as babeltrace2's own CTF 2 output shows), CTF 1.8
+        // by names.
+        let by_role = s.fields.iter().any(|f| role(&f.ty).flatten().is_some());
         for f in &s.fields {
-            let is_int = matches!(f.ty, FieldType::Integer(_) | FieldType::Enum(_));
-            if is_int && PACKET_CONTEXT_MEANINGS.contains(&display_name(&f.name)) {
+            let meaning = match role(&f.ty) {
+                None => false,
+                Some(r) if by_role => r.is_some(),
+                Some(_) => PACKET_CONTEXT_MEANINGS.contains(&display_name(&f.name)),
+            };
+            if meaning {
                 sel.meaning.insert(addr(&f.ty));
             }
         }

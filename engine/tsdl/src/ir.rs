@@ -153,7 +153,9 @@ impl EnumType {
 /// A named member of a structure or variant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NamedField {
-    /// Field name as written in the metadata (LTTng's `_` prefix kept).
+    /// Field name as written in TSDL metadata (LTTng's `_` prefix kept);
+    /// a CTF 2 name that starts with `_` gets a second one, so that
+    /// removing the TSDL escape gives the CTF 2 name back.
     pub name: String,
     /// Field type.
     pub ty: FieldType,

@@ -187,7 +187,11 @@ pub(crate) fn index_from_idx(
                 ts_begin: i.ts_begin.map(|_| e.ts_begin),
                 ts_end: i.ts_end.map(|_| e.ts_end),
                 begin_ns: i.ts_begin.and(conv.and_then(|c| c.to_ns(e.ts_begin))),
-                end_ns: i.ts_end.and(conv.and_then(|c| c.to_ns(e.ts_end))),
+                // An end before the beginning is no end (see `packet`).
+                end_ns: i
+                    .ts_end
+                    .filter(|_| e.ts_end >= e.ts_begin)
+                    .and(conv.and_then(|c| c.to_ns(e.ts_end))),
                 events_discarded: i.events_discarded.map(|_| e.events_discarded),
                 seq_num: i.seq_num.and(e.seq_num),
                 cpu_id: None,

@@ -241,7 +241,14 @@ pub(crate) fn decode_packet_start<'t>(
     info.content_bits = content_bits;
     if let Some(conv) = &sc.conv {
         info.begin_ns = info.ts_begin.and_then(|c| conv.to_ns(c));
-        info.end_ns = info.ts_end.and_then(|c| conv.to_ns(c));
+        // A packet end before its beginning is no end: LTTng's crash
+        // buffers (lttng-crash) leave `timestamp_end` at 0 in packets
+        // that were never closed. Such a packet must not be skipped by a
+        // seek as if it ended before the trace began.
+        info.end_ns = info
+            .ts_end
+            .filter(|&e| info.ts_begin.is_none_or(|b| e >= b))
+            .and_then(|c| conv.to_ns(c));
     }
     Ok((
         PacketStart {

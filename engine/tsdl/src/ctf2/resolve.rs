@@ -185,7 +185,7 @@ impl Conv<'_> {
                     .iter()
                     .map(|(name, fc)| {
                         Ok(NamedField {
-                            name: name.clone(),
+                            name: escaped(name),
                             ty: self.ty(fc)?,
                         })
                     })
@@ -200,7 +200,7 @@ impl Conv<'_> {
                 let mut ranges = Vec::with_capacity(options.len());
                 for (name, r, fc) in options {
                     opts.push(NamedField {
-                        name: name.clone(),
+                        name: escaped(name),
                         ty: self.ty(fc)?,
                     });
                     ranges.push(r.clone());
@@ -213,6 +213,18 @@ impl Conv<'_> {
                 })
             }
         })
+    }
+}
+
+/// A CTF 2 member or option name in the trace class's TSDL form: there a
+/// leading underscore escapes the name and readers remove one
+/// (`display_name`); CTF 2 names escape nothing, so one starting with an
+/// underscore gets another (babeltrace2 shows `_x` for a CTF 2 `_x`).
+fn escaped(name: &str) -> String {
+    if name.starts_with('_') {
+        format!("_{name}")
+    } else {
+        name.to_string()
     }
 }
 
