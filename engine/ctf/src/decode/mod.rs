@@ -1512,6 +1512,79 @@ mod tests {
     }
 
     #[test]
+    fn leb128_integers() {
+        let u = |b: &[u8]| read_leb128(b, 0, false);
+        let s = |b: &[u8]| read_leb128(b, 0, true).map(|(v, n)| (v as i64, n));
+        assert_eq!(u(&[0]), Some((0, 8)));
+        assert_eq!(u(&[0xE5, 0x8E, 0x26]), Some((624_485, 24)));
+        assert_eq!(s(&[0xC0, 0xBB, 0x78]), Some((-123_456, 24)));
+        assert_eq!(s(&[0x7F]), Some((-1, 8)));
+        let max = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01];
+        assert_eq!(u(&max), Some((u64::MAX, 80)));
+        let min = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7F];
+        assert_eq!(s(&min), Some((i64::MIN, 80)));
+        // More than 64 bits, unterminated, or past the data: no value.
+        let mut big = max;
+        big[9] = 0x02;
+        assert_eq!(u(&big), None);
+        assert_eq!(u(&[0x80; 11]), None);
+        assert_eq!(u(&[0x80, 0x80]), None);
+        assert_eq!(read_leb128(&[1, 2], 24, false), None);
+    }
+
+    #[test]
+    fn ctf2_variants_select_by_ranges_on_an_integer() {
+        // { sel: u8, v: variant <sel> { a: u8 [0..2, 9], b: u16 [3..8] },
+        //   n: varuint }
+        let ty = strukt(vec![
+            named("sel", u8t()),
+            named(
+                "v",
+                FieldType::Variant(VariantType {
+                    tag_name: "sel".into(),
+                    tag: p(&[0]),
+                    options: vec![
+                        named("a", u8t()),
+                        named("b", int(16, 8, false, ByteOrder::Little)),
+                    ],
+                    selector_ranges: Some(vec![vec![(0, 2), (9, 9)], vec![(3, 8)]]),
+                }),
+            ),
+            named(
+                "n",
+                FieldType::Integer(IntegerType {
+                    size: 64,
+                    align: 8,
+                    signed: false,
+                    byte_order: ByteOrder::Little,
+                    base: DisplayBase::Decimal,
+                    encoding: Encoding::None,
+                    mapped_clock: None,
+                    varlen: true,
+                    role: None,
+                }),
+            ),
+        ]);
+        let (out, end) = decode(&ty, &[9, 7, 0xAC, 0x02]).unwrap();
+        assert_eq!(
+            out,
+            vec![
+                FieldValue::UInt(9),
+                FieldValue::Variant(0),
+                FieldValue::UInt(7),
+                FieldValue::UInt(300)
+            ]
+        );
+        assert_eq!(end, 32);
+        let (out, _) = decode(&ty, &[4, 1, 2, 5]).unwrap();
+        assert_eq!(out[1..3], [FieldValue::Variant(1), FieldValue::UInt(0x201)]);
+        let e = decode(&ty, &[20, 0, 0, 0]).unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::NoVariantOption(20));
+        let e = decode(&ty, &[0, 0, 0x80]).unwrap_err();
+        assert_eq!((e.kind, e.bit_offset), (DecodeErrorKind::BadVarInt, 16));
+    }
+
+    #[test]
     fn scalars_alignment_and_byte_orders() {
         let ty = strukt(vec![
             named("a", int(3, 1, false, ByteOrder::Little)),
