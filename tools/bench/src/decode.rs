@@ -24,6 +24,11 @@
 //!    end, minus its value before the traces were opened; the largest of
 //!    all runs.
 //!
+//! With `--versus OTHER...` (the same trace in another form: CTF 1.8
+//! against its CTF 2 conversion), each round also decodes `OTHER` like (2),
+//! and the medians of the two and their ratio are printed: the speed of
+//! one metadata format against the other, from the same run.
+//!
 //! It prints both event rates and their ratio, the index rate and the
 //! memory, each with PASS or FAIL against the targets ([`RATIO_TARGET`],
 //! [`INDEX_GBPS_TARGET`], [`RSS_MB_TARGET`]); a missed target makes the
@@ -72,6 +77,10 @@ pub struct DecodeBenchArgs {
     /// The babeltrace2 program to compare with.
     #[arg(long, default_value = "babeltrace2", value_name = "PROGRAM")]
     pub babeltrace2: PathBuf,
+    /// The same traces in another form (CTF 1.8 against CTF 2), decoded
+    /// in each round too: their median is compared with PATH's.
+    #[arg(long, value_name = "OTHER", num_args = 1..)]
+    pub versus: Vec<PathBuf>,
 }
 
 /// Folds events into a checksum: every value of their six scopes (string
@@ -392,6 +401,9 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
     let mut tl_wall = Vec::new();
     let mut tl_cpu = Vec::new();
     let mut index_wall = Vec::new();
+    let mut vs_wall = Vec::new();
+    let mut vs_cpu = Vec::new();
+    let mut vs_decoded: Vec<DecodeRun> = Vec::new();
     let mut decoded: Vec<DecodeRun> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
     for _ in 0..runs {
@@ -405,6 +417,15 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
         tl_wall.push(t.elapsed());
         tl_cpu.push(cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu0));
         decoded.push(d);
+
+        if !args.versus.is_empty() {
+            let cpu0 = cpu_time(libc::RUSAGE_SELF);
+            let t = Instant::now();
+            let d = decode_once(&args.versus)?;
+            vs_wall.push(t.elapsed());
+            vs_cpu.push(cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu0));
+            vs_decoded.push(d);
+        }
 
         let t = Instant::now();
         let scanned =
@@ -469,6 +490,32 @@ pub fn run_decode_bench(args: &DecodeBenchArgs, out: &mut dyn Write) -> Result<(
         tl_rate / 1e6,
         first.checksum
     )?;
+    if let Some(v) = vs_decoded.first() {
+        let vs_median = median(&vs_wall);
+        writeln!(
+            out,
+            "versus (other form)   {} events, median {} wall (runs: {}), {} CPU: {:.3} M events/s, checksum {:#018x}",
+            v.events,
+            secs(vs_median),
+            list(&vs_wall),
+            secs(median(&vs_cpu)),
+            v.events as f64 / vs_median.as_secs_f64() / 1e6,
+            v.checksum
+        )?;
+        writeln!(
+            out,
+            "{:<22}{:.3} (PATH's median wall time over OTHER's; CPU {:.3})",
+            "PATH / OTHER time",
+            tl_median.as_secs_f64() / vs_median.as_secs_f64(),
+            median(&tl_cpu).as_secs_f64() / median(&vs_cpu).as_secs_f64(),
+        )?;
+        if v.events != first.events {
+            problems.push(format!(
+                "OTHER has {} events, PATH {}",
+                v.events, first.events
+            ));
+        }
+    }
     let mut ok = true;
     let pass = ratio >= RATIO_TARGET;
     ok &= pass;
