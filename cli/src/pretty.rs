@@ -1172,13 +1172,22 @@ impl Printer {
         let name = d.trace.name.as_deref().unwrap_or("");
         b.extend_from_slice(name.as_bytes());
         b.extend_from_slice(b"\" ");
-        match d.trace.uuid() {
-            Some(u) => {
+        // babeltrace2 2.1 names a CTF 2 trace by its class's `uid`.
+        match (d.trace.class.major, d.trace.uuid()) {
+            (2, _) => match &d.trace.class.uid {
+                Some(uid) => {
+                    b.extend_from_slice(b"(UID: ");
+                    b.extend_from_slice(uid.as_bytes());
+                    b.extend_from_slice(b") ");
+                }
+                None => b.extend_from_slice(b"(no UID) "),
+            },
+            (_, Some(u)) => {
                 b.extend_from_slice(b"(UUID: ");
                 push_uuid(b, &u);
                 b.extend_from_slice(b") ");
             }
-            None => b.extend_from_slice(b"(no UUID) "),
+            (_, None) => b.extend_from_slice(b"(no UUID) "),
         }
         b.extend_from_slice(b"within stream \"");
         push_stream_name(b, d.stream);
@@ -1808,6 +1817,7 @@ mod header_tests {
             path: PathBuf::from("/t"),
             name: Some("vm/ust/pid/x".into()),
             class: Arc::new(TraceClass {
+                uid: None,
                 major: 1,
                 minor: 8,
                 uuid: None,

@@ -407,6 +407,9 @@ pub struct TraceClass {
     pub minor: u64,
     /// Trace UUID, if given.
     pub uuid: Option<[u8; 16]>,
+    /// CTF 2: the trace class's unique id (`uid`, any string), which
+    /// babeltrace2 2.1 shows instead of the UUID; `None` in CTF 1.8.
+    pub uid: Option<String>,
     /// Native byte order of the trace.
     pub byte_order: ByteOrder,
     /// `trace.packet.header`.

@@ -70,8 +70,9 @@ fn every_trace_parses_ctf1_and_ctf2() {
         }
     }
     assert!(parsed >= 15, "parsed only {parsed}");
-    // The five Trace Compass ones and the three of ctf2/ust_pid.
-    assert_eq!(parsed2, 8, "CTF 2 traces parsed");
+    // The five Trace Compass ones, the three of ctf2/ust_pid and
+    // ctf2/hello-lost.
+    assert_eq!(parsed2, 9, "CTF 2 traces parsed");
 }
 
 fn field<'a>(ty: &'a FieldType, name: &str) -> &'a FieldType {

@@ -46,6 +46,7 @@ pub(crate) struct State {
     pub(crate) preamble: bool,
     pub(crate) trace: bool,
     pub(crate) uuid: Option<[u8; 16]>,
+    pub(crate) uid: Option<String>,
     pub(crate) env: Vec<(String, EnvValue)>,
     pub(crate) packet_header: Option<Fc>,
     /// Clock classes with their id (the name data stream classes use).
@@ -114,6 +115,7 @@ impl State {
         if let Some(u) = uuid(o, "uuid")? {
             self.uuid.get_or_insert(u);
         }
+        self.uid = o.str("uid")?.map(str::to_string);
         if let Some(env) = o.obj("environment")? {
             for (k, v) in env.entries() {
                 let v = if let Some(i) = v.as_i64() {

@@ -360,6 +360,7 @@ pub(crate) fn finish(state: State, fragments: usize, end: usize) -> Result<Trace
         major: 2,
         minor: 0,
         uuid: state.uuid,
+        uid: state.uid,
         byte_order: native_order(state.packet_header.as_ref()),
         packet_header,
         env: state.env,

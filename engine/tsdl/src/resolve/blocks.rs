@@ -463,6 +463,7 @@ impl Resolver {
             }
         }
         Ok(TraceClass {
+            uid: None,
             major: trace.major.unwrap_or(1),
             minor: trace.minor.unwrap_or(8),
             uuid: trace.uuid,
