@@ -9,6 +9,7 @@
 //! bytes, a boolean or a bit array an unsigned integer. Optional fields
 //! and UTF-16/32 strings have none and are refused with a clear error.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -121,8 +122,16 @@ fn role_of(name: &str) -> Option<Role> {
 
 /// Field-class aliases defined so far: their JSON, converted at each use
 /// (a relative location inside means something different at each).
+///
+/// Also counts the nodes made by expanding aliases in the whole metadata:
+/// the JSON's own nodes are bounded by its size, but a few aliases used
+/// by many event record classes could otherwise make the trace class
+/// grow far beyond it (the TSDL reader's limit, [`MAX_NODES`], applies).
 #[derive(Debug, Default)]
-pub(crate) struct Aliases(HashMap<String, Value>);
+pub(crate) struct Aliases {
+    map: HashMap<String, Value>,
+    expanded: Cell<u64>,
+}
 
 impl Aliases {
     /// Defines an alias; redefining one is an error.
@@ -132,10 +141,10 @@ impl Aliases {
         name: &str,
         fc: &Value,
     ) -> Result<(), FragError> {
-        if self.0.contains_key(name) {
+        if self.map.contains_key(name) {
             return Err(frag.err(format!("field-class alias `{name}` is already defined")));
         }
-        self.0.insert(name.to_string(), fc.clone());
+        self.map.insert(name.to_string(), fc.clone());
         Ok(())
     }
 }
@@ -185,13 +194,17 @@ impl<'a> Builder<'a> {
             )));
         }
         self.nodes += 1;
-        if self.nodes > MAX_NODES {
+        let expanded = &self.aliases.expanded;
+        if !self.expanding.is_empty() {
+            expanded.set(expanded.get() + 1);
+        }
+        if self.nodes > MAX_NODES || expanded.get() > MAX_NODES {
             return Err(self.frag.err(format!(
                 "{what}: field classes expand to more than {MAX_NODES} nodes"
             )));
         }
         if let Value::String(alias) = v {
-            let Some(target) = self.aliases.0.get(alias) else {
+            let Some(target) = self.aliases.map.get(alias) else {
                 return Err(self
                     .frag
                     .err(format!("{what}: unknown field-class alias `{alias}`")));
