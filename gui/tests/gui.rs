@@ -7,8 +7,8 @@
 //! screenshots of the window zoomed out and in (under the test's directory
 //! in `target/`, or `TRACELOOM_SCREENSHOTS_DIR`: `scripts/screenshots.sh`
 //! sets it to `docs/screenshots/` to refresh the committed ones),
-//! and measure the main loop's latency while a generated kernel trace is
-//! read in the background.
+//! open a CTF 2 trace, and measure the main loop's latency while a
+//! generated kernel trace is read in the background.
 //!
 //! The latency test generates a trace of `TRACELOOM_GUI_LATENCY_MB`
 //! megabytes (default [`DEFAULT_LATENCY_MB`], which CI runs in well under a
@@ -1049,6 +1049,54 @@ fn no_data_drawn_in_window(out: &mut Outcome) {
     pump(100);
 }
 
+/// Issue 22: a CTF 2 trace (babeltrace2 2.1's conversion of `ust_pid`,
+/// three traces) opens without a message, the histogram counts its 45,450
+/// events and the event list shows the first ones at `dump`'s times.
+fn ctf2_trace_opens(out: &mut Outcome) {
+    let path = traceloom_testdata::ctf("ctf2/ust_pid");
+    let messages: Rc<RefCell<Vec<String>>> = Rc::default();
+    let sink = messages.clone();
+    let tab = match Tab::open(
+        vec![path.clone()],
+        Box::new(move |m: &str| sink.borrow_mut().push(m.to_string())),
+    ) {
+        Ok(tab) => tab,
+        Err(e) => {
+            out.check("ctf2_trace_opens", false, || format!("not opened: {e:?}"));
+            return;
+        }
+    };
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(&tab.widget));
+    window.present();
+    settle(&tab);
+    pump_until(|| !tab.list_reading());
+    let events = tab.histogram.render().map(|h| h.bins().iter().sum::<u64>());
+    let dump: Vec<String> = dump_events(&path, None)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let rows: Vec<String> = (0..tab.events.len())
+        .filter_map(|i| tab.events.time_of(i).map(gmt))
+        .collect();
+    let first_rows = !rows.is_empty() && dump.starts_with(&rows);
+    let got = messages.borrow().clone();
+    out.check(
+        "ctf2_trace_opens",
+        events == Some(45_450) && first_rows && got.is_empty(),
+        || {
+            format!(
+                "histogram {events:?} events, list {:?}… against dump {:?}…, messages {got:?}",
+                rows.first(),
+                dump.first()
+            )
+        },
+    );
+    window.close();
+    pump(100);
+}
+
 fn main() {
     // The configuration and the caches must not leak in from (or out to)
     // the user's.
@@ -1282,6 +1330,7 @@ fn main() {
     // info bar, the views showing what was read.
     damaged_stream_reported(&mut out);
     no_data_drawn_in_window(&mut out);
+    ctf2_trace_opens(&mut out);
 
     // 9. The control flow with many threads: scrollbar, collapse, rows
     // filter, hide idle, CPU-time order, follow thread.
