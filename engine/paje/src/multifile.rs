@@ -144,8 +144,14 @@ impl TraceFiles {
 
     /// All events of all files, merged by time.
     pub fn events(&self) -> MergedEvents<'_> {
-        let readers = self
-            .files
+        MergedEvents::new(self.readers())
+    }
+
+    /// One reader per file, at its start: what [`TraceFiles::events`]
+    /// merges, for a caller doing its own merge (the engine's event
+    /// source, which seeks each file).
+    pub fn readers(&self) -> Vec<EventReader<'_>> {
+        self.files
             .iter()
             .enumerate()
             .map(|(i, f)| {
@@ -157,8 +163,7 @@ impl TraceFiles {
                 r.set_file_index(i as u32);
                 r
             })
-            .collect();
-        MergedEvents::new(readers)
+            .collect()
     }
 }
 

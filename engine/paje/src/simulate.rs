@@ -183,7 +183,7 @@ enum Deferred {
 }
 
 /// Simulation state of one (container, type) list.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct List {
     container: ContainerId,
     type_id: TypeId,
@@ -312,6 +312,10 @@ enum LinkSide {
 }
 
 /// Turns [`PajeEvent`]s into the [`Model`] and a stream of entities.
+///
+/// Cloneable so that a copy can stand for the simulation at a point of the
+/// trace (the engine's saved states and checkpoints).
+#[derive(Clone)]
 pub struct Simulator {
     model: Model,
     lists: Vec<List>,
