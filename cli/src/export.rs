@@ -13,7 +13,7 @@ use traceloom_viewers::export::{
     export_png, export_svg, Figure, HistogramFigure, StatisticsFigure, TimeGraphFigure,
 };
 use traceloom_viewers::model::histogram;
-use traceloom_viewers::model::{ControlFlowModel, PajeModel, ResourcesModel};
+use traceloom_viewers::model::{ControlFlowModel, PajeData, PajeView, ResourcesModel};
 use traceloom_viewers::PresentationConfig;
 
 use crate::cache::{self, CacheOptions};
@@ -223,26 +223,30 @@ fn export_paje(
         ));
     }
     let path = &args.paths[0];
-    let trace = traceloom_paje::Trace::open(path).map_err(|e| CliError::Trace(e.to_string()))?;
-    let model = PajeModel::new(&trace);
-    let full = model.full_range();
+    // The window's Pajé pass and renders: an export is what the window
+    // shows of the same trace.
+    let (data, diagnostics) = PajeData::open(path).map_err(|e| CliError::Trace(e.to_string()))?;
+    let full = data.span;
     let b = parse_seconds(args.begin.as_deref())?.map_or(full.start, |s| (s * 1e9).round() as i64);
     let e = parse_seconds(args.end.as_deref())?.map_or(full.end, |s| (s * 1e9).round() as i64);
     if b > e {
         return Err(CliError::EmptyRange { begin: b, end: e });
     }
-    let render = model.render(TimeRange::new(b, e), args.width);
-    let config = model.presentation();
+    let render = data.render(TimeRange::new(b, e), args.width, &PajeView::default());
+    let config = data.presentation();
     write_figure(&TimeGraphFigure::new(&render, &config), args, format)?;
     writeln!(out, "{}", args.output.display())?;
     // As `dump --format pj_dump`: the problems with their file and line,
     // after the image of what could be read, and a failure if any is an
     // error.
-    let diagnostics = &trace.diagnostics;
-    for d in diagnostics.items() {
+    for d in &diagnostics {
         writeln!(err, "traceloom: {d}")?;
     }
-    match diagnostics.error_count() {
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == traceloom_paje::Severity::Error)
+        .count();
+    match errors {
         0 => Ok(()),
         n => Err(CliError::Trace(format!(
             "{}: {n} error(s) in the trace (reported above)",

@@ -17,7 +17,13 @@
 //!   priority);
 //! - [`histogram`]: events per pixel bin, lost events marked;
 //! - [`eventlist`]: LTTV's time-scrolled detailed event list;
-//! - [`paje`]: a control-flow-style model of Pajé traces;
+//! - [`paje_session`]: a scheduler over a Pajé trace (the simulation as
+//!   state) shared by the Pajé models;
+//! - [`paje_analysis`]: the whole-trace Pajé pass (LOW priority) and its
+//!   snapshots, [`PajeData`]; [`paje_render`] draws them as ViTE's view
+//!   (containers, nested states, events, links, variables),
+//!   [`paje_stats`] gives ViTE's statistics, [`paje_list`] is the Pajé
+//!   event list;
 //! - [`series`]: chunked, shareable plain sequences (cheap partial snapshots);
 //! - [`column`]: packed change lists, marks and arrows (blocks of
 //!   [`pack`]ed items), the same in memory and in a mapped store;
@@ -34,7 +40,11 @@ pub mod fields;
 pub mod histogram;
 pub mod kernel;
 pub mod pack;
-pub mod paje;
+pub mod paje_analysis;
+pub mod paje_list;
+pub mod paje_render;
+pub mod paje_session;
+pub mod paje_stats;
 
 pub mod resources;
 pub mod series;
@@ -48,7 +58,10 @@ pub use eventlist::{EventListModel, EventRow, ListMove};
 
 pub use histogram::HistogramModel;
 pub use kernel::{KernelAnalysis, KernelData};
-pub use paje::PajeModel;
+pub use paje_analysis::{PajeAnalysis, PajeCollector, PajeData};
+pub use paje_list::{PajeListModel, PajeRow};
+pub use paje_render::PajeView;
+pub use paje_session::PajeSession;
 
 pub use resources::ResourcesModel;
 pub use session::{KernelRequest, KernelScheduler, Payload, Session};

@@ -1,0 +1,618 @@
+//! The whole-trace pass over a Pajé trace: ViTE's model of a trace, built
+//! by an events request on the tab's [`PajeSession`] like the kernel
+//! analysis ([`crate::model::kernel`]) is for CTF.
+//!
+//! [`PajeAnalysis::request`] is a LOW-priority request over the whole
+//! trace whose DEFAULT hook (after the simulation, the STATE hook, has
+//! applied the event) collects the entities the event completed into a
+//! [`PajeCollector`]: per container, one *lane* per state type and nesting
+//! level (states of one level of one container never overlap, and complete
+//! in start order, so each lane is an append-only step function), the
+//! events and the variables' values per type, the links per type (a link
+//! completes at its later end, so they come sorted by it), a fine
+//! histogram of the events. Everything is appended to chunked
+//! [`SeriesBuilder`]s, so [`PajeCollector::snapshot`] — what the window
+//! shows while the pass goes on — shares what it holds in O(lanes) and
+//! copies nothing else. At the end of the trace the containers still alive
+//! are destroyed as `pj_dump` does (the last states close then).
+//!
+//! The snapshot, [`PajeData`], is immutable and `Arc`-shared; it renders
+//! time graphs, statistics and histograms ([`crate::model::paje_render`],
+//! [`crate::model::paje_stats`]).
+
+use std::path::Path;
+use std::sync::Arc;
+use traceloom_base::{Time, TimeRange};
+
+use traceloom_engine::paje_source::{seconds_to_ns, PajeCurrent, PajePosition};
+use traceloom_engine::paje_state::{PajeEntity, PajeLink, PajeState};
+use traceloom_engine::request::{OwnerId, RequestId, Start};
+use traceloom_hooks::{Flow, HookContext, Priority};
+use traceloom_paje::{
+    ContainerId, Diagnostic, EventRecord, Model, StateRecord, TypeId, TypeNature, VariableRecord,
+};
+
+use crate::model::histogram::FineHistogram;
+use crate::model::paje_session::{PajeRequest, PajeSession};
+use crate::model::series::{Series, SeriesBuilder};
+use crate::model::session::{OpenError, Payload};
+use crate::model::steps::NONE;
+use crate::style::Rgba;
+
+/// An event of a container: its time and value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EventItem {
+    /// Time (ns).
+    pub time: Time,
+    /// Value id.
+    pub value: u32,
+}
+
+/// A value of a variable, from `time` to the next item's time (or the
+/// variable's end).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VarItem {
+    /// Start (ns).
+    pub time: Time,
+    /// Value.
+    pub value: f64,
+}
+
+/// A link between two containers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkItem {
+    /// Starting container.
+    pub from: u32,
+    /// Ending container.
+    pub to: u32,
+    /// Start (ns).
+    pub start: Time,
+    /// End (ns).
+    pub end: Time,
+    /// Value id.
+    pub value: u32,
+}
+
+impl LinkItem {
+    /// When the link completed: its later end (links are sorted by it).
+    pub fn completed(&self) -> Time {
+        self.start.max(self.end)
+    }
+}
+
+/// A type of the trace, as the views name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeInfo {
+    /// Display name.
+    pub name: Arc<str>,
+    /// What its entities are.
+    pub nature: TypeNature,
+    /// Colour given by the trace (variable types).
+    pub color: Option<Rgba>,
+}
+
+/// A value of a type, as the views name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueInfo {
+    /// Display name (its alias when it has no name).
+    pub name: Arc<str>,
+    /// Its type.
+    pub type_id: TypeId,
+    /// Colour given by the trace, if any.
+    pub color: Option<Rgba>,
+}
+
+/// One state type at one nesting level of a container: a step function.
+#[derive(Debug, Clone)]
+pub struct Lane {
+    /// State type.
+    pub type_id: TypeId,
+    /// Nesting level (0: the bottom of the stack).
+    pub level: u32,
+    /// Change times.
+    pub times: Series<Time>,
+    /// Value id per change ([`NONE`]: no state until the next change).
+    pub codes: Series<u32>,
+    /// End of the last state.
+    pub end: Time,
+}
+
+/// Values of one variable type of a container.
+#[derive(Debug, Clone)]
+pub struct VarSeries {
+    /// Variable type.
+    pub type_id: TypeId,
+    /// Values, by time.
+    pub items: Series<VarItem>,
+    /// End of the last value.
+    pub end: Time,
+}
+
+/// A container and what it holds.
+#[derive(Debug, Clone)]
+pub struct ContainerData {
+    /// Its id in the trace.
+    pub id: ContainerId,
+    /// Parent (`None` for children of the root, which is not shown).
+    pub parent: Option<ContainerId>,
+    /// Display name.
+    pub name: Arc<str>,
+    /// Its type.
+    pub type_id: TypeId,
+    /// Creation time.
+    pub start: Time,
+    /// Destruction time, if destroyed.
+    pub end: Option<Time>,
+    /// State lanes, by (type, level).
+    pub lanes: Vec<Lane>,
+    /// Events, per event type, by time.
+    pub events: Vec<(TypeId, Series<EventItem>)>,
+    /// Variables, per type.
+    pub variables: Vec<VarSeries>,
+}
+
+/// Links of one link type, by completion time.
+#[derive(Debug, Clone)]
+pub struct LinkSeries {
+    /// Link type.
+    pub type_id: TypeId,
+    /// The links.
+    pub items: Series<LinkItem>,
+    /// Longest link (ns), to bound searches by start.
+    pub longest: Time,
+}
+
+/// What the pass collected up to a point: a snapshot (see the module doc).
+#[derive(Debug, Clone)]
+pub struct PajeData {
+    /// Times of the first and last timed events of the trace.
+    pub span: TimeRange,
+    /// How far the pass read (the time of the next event; the span's end
+    /// once complete).
+    pub reached: Time,
+    /// Whether the pass read the whole trace.
+    pub complete: bool,
+    /// Types, by id.
+    pub types: Arc<[TypeInfo]>,
+    /// Values, by id.
+    pub values: Arc<[ValueInfo]>,
+    /// Containers (the root excepted), in creation order.
+    pub containers: Arc<[ContainerData]>,
+    /// Links per type.
+    pub links: Arc<[LinkSeries]>,
+    /// Events read per fine bin.
+    pub histogram: Arc<FineHistogram>,
+    /// Events read.
+    pub events_read: u64,
+    /// Problems of the simulation (with file and line).
+    pub diagnostics: Arc<[Diagnostic]>,
+}
+
+impl PajeData {
+    /// Reads the whole Pajé trace at `path` through a session (the command
+    /// line's export; the window runs the same pass on its idle loop).
+    pub fn open(path: &Path) -> Result<(PajeData, Vec<Diagnostic>), OpenError> {
+        let mut session = PajeSession::open(path)?;
+        let owner = session.new_owner();
+        let id = PajeAnalysis::request(&mut session, owner);
+        let collector: PajeCollector = session
+            .wait(id)
+            .ok_or_else(|| OpenError("the Pajé pass was cancelled".into()))?;
+        let mut diags = session.take_diagnostics();
+        let mut data = collector.into_snapshot();
+        diags.extend(data.diagnostics.iter().cloned());
+        data.diagnostics = Arc::from(diags.clone());
+        Ok((data, diags))
+    }
+
+    /// The container at index `i` of [`containers`](Self::containers) with
+    /// id `id`, if shown.
+    pub fn container_index(&self, id: ContainerId) -> Option<usize> {
+        // Containers are stored in id order (the root excepted).
+        self.containers.binary_search_by_key(&id.0, |c| c.id.0).ok()
+    }
+}
+
+/// A lane being built.
+#[derive(Debug)]
+struct LaneBuilder {
+    type_id: TypeId,
+    level: u32,
+    times: SeriesBuilder<Time>,
+    codes: SeriesBuilder<u32>,
+    end: Time,
+}
+
+#[derive(Debug)]
+struct VarBuilder {
+    type_id: TypeId,
+    items: SeriesBuilder<VarItem>,
+    end: Time,
+}
+
+#[derive(Debug)]
+struct ContainerBuilder {
+    id: ContainerId,
+    parent: Option<ContainerId>,
+    name: Arc<str>,
+    type_id: TypeId,
+    start: Time,
+    end: Option<Time>,
+    lanes: Vec<LaneBuilder>,
+    events: Vec<(TypeId, SeriesBuilder<EventItem>)>,
+    variables: Vec<VarBuilder>,
+}
+
+#[derive(Debug)]
+struct LinkBuilder {
+    type_id: TypeId,
+    items: SeriesBuilder<LinkItem>,
+    longest: Time,
+}
+
+/// The pass's data (see the module doc): what its hooks fill.
+#[derive(Debug)]
+pub struct PajeCollector {
+    span: TimeRange,
+    reached: Time,
+    complete: bool,
+    types: Vec<TypeInfo>,
+    values: Vec<ValueInfo>,
+    /// By container id (the root's slot stays `None`).
+    containers: Vec<Option<ContainerBuilder>>,
+    links: Vec<LinkBuilder>,
+    histogram: FineHistogram,
+    events_read: u64,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn text(b: &[u8]) -> Arc<str> {
+    Arc::from(String::from_utf8_lossy(b).as_ref())
+}
+
+fn rgba(c: traceloom_paje::Color) -> Rgba {
+    let to8 = |x: f32| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
+    Rgba::rgb(to8(c.r), to8(c.g), to8(c.b))
+}
+
+impl PajeCollector {
+    /// An empty collector for a trace spanning `span`.
+    pub fn new(span: TimeRange) -> PajeCollector {
+        PajeCollector {
+            span,
+            reached: span.start,
+            complete: false,
+            types: Vec::new(),
+            values: Vec::new(),
+            containers: Vec::new(),
+            links: Vec::new(),
+            histogram: FineHistogram::new((span.start, span.end)),
+            events_read: 0,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Copies the types and values the model defined since the last call.
+    fn sync_model(&mut self, model: &Model) {
+        for t in &model.types()[self.types.len()..] {
+            let name = if t.name.is_empty() { &t.alias } else { &t.name };
+            self.types.push(TypeInfo {
+                name: text(name),
+                nature: t.nature,
+                color: t.color.map(rgba),
+            });
+        }
+        for v in &model.values()[self.values.len()..] {
+            let name = if v.name.is_empty() { &v.alias } else { &v.name };
+            self.values.push(ValueInfo {
+                name: text(name),
+                type_id: v.type_id,
+                color: v.color.map(rgba),
+            });
+        }
+    }
+
+    fn container(&mut self, id: ContainerId) -> Option<&mut ContainerBuilder> {
+        self.containers.get_mut(id.0 as usize)?.as_mut()
+    }
+
+    fn created(&mut self, model: &Model, id: ContainerId) {
+        if id.0 == 0 {
+            return;
+        }
+        let c = model.container(id);
+        let i = id.0 as usize;
+        if self.containers.len() <= i {
+            self.containers.resize_with(i + 1, || None);
+        }
+        self.containers[i] = Some(ContainerBuilder {
+            id,
+            parent: c.parent.filter(|p| p.0 != 0),
+            name: text(if c.name.is_empty() { &c.alias } else { &c.name }),
+            type_id: c.type_id,
+            start: seconds_to_ns(c.start),
+            end: None,
+            lanes: Vec::new(),
+            events: Vec::new(),
+            variables: Vec::new(),
+        });
+    }
+
+    fn state(&mut self, s: &StateRecord) {
+        let Some(c) = self.container(s.container) else {
+            return;
+        };
+        let (start, end) = (seconds_to_ns(s.start), seconds_to_ns(s.end));
+        let lane = match c
+            .lanes
+            .iter()
+            .position(|l| l.type_id == s.type_id && l.level == s.imbrication)
+        {
+            Some(k) => &mut c.lanes[k],
+            None => {
+                c.lanes.push(LaneBuilder {
+                    type_id: s.type_id,
+                    level: s.imbrication,
+                    times: SeriesBuilder::new(),
+                    codes: SeriesBuilder::new(),
+                    end: Time::MIN,
+                });
+                c.lanes.sort_by_key(|l| (l.type_id, l.level));
+                let k = c
+                    .lanes
+                    .iter()
+                    .position(|l| l.type_id == s.type_id && l.level == s.imbrication)
+                    .unwrap_or(0);
+                &mut c.lanes[k]
+            }
+        };
+        // States of a level never overlap; a bad trace's are clipped.
+        let start = start.max(lane.end);
+        if !lane.times.is_empty() && start > lane.end {
+            lane.times.push(lane.end);
+            lane.codes.push(NONE);
+        }
+        lane.times.push(start);
+        lane.codes.push(s.value.0);
+        lane.end = end.max(start);
+    }
+
+    fn event(&mut self, e: &EventRecord) {
+        let Some(c) = self.container(e.container) else {
+            return;
+        };
+        let item = EventItem {
+            time: seconds_to_ns(e.time),
+            value: e.value.0,
+        };
+        match c.events.iter_mut().find(|(t, _)| *t == e.type_id) {
+            Some((_, s)) => s.push(item),
+            None => {
+                let mut s = SeriesBuilder::new();
+                s.push(item);
+                c.events.push((e.type_id, s));
+            }
+        }
+    }
+
+    fn variable(&mut self, v: &VariableRecord) {
+        let Some(c) = self.container(v.container) else {
+            return;
+        };
+        let item = VarItem {
+            time: seconds_to_ns(v.start),
+            value: v.value,
+        };
+        let end = seconds_to_ns(v.end);
+        match c.variables.iter_mut().find(|s| s.type_id == v.type_id) {
+            Some(s) => {
+                s.items.push(item);
+                s.end = end;
+            }
+            None => {
+                let mut items = SeriesBuilder::new();
+                items.push(item);
+                c.variables.push(VarBuilder {
+                    type_id: v.type_id,
+                    items,
+                    end,
+                });
+            }
+        }
+    }
+
+    fn link(&mut self, l: &PajeLink) {
+        let (Some(a), Some(b)) = (l.start_container, l.end_container) else {
+            return;
+        };
+        // pajeng gives -1 to a missing end: such links are not drawn.
+        if l.start < 0.0 || l.end < 0.0 {
+            return;
+        }
+        let item = LinkItem {
+            from: a.0,
+            to: b.0,
+            start: seconds_to_ns(l.start),
+            end: seconds_to_ns(l.end),
+            value: l.value.0,
+        };
+        let k = match self.links.iter().position(|s| s.type_id == l.type_id) {
+            Some(k) => k,
+            None => {
+                self.links.push(LinkBuilder {
+                    type_id: l.type_id,
+                    items: SeriesBuilder::new(),
+                    longest: 0,
+                });
+                self.links.len() - 1
+            }
+        };
+        let s = &mut self.links[k];
+        s.longest = s.longest.max(item.end.abs_diff(item.start) as Time);
+        s.items.push(item);
+    }
+
+    /// Collects what the last event applied completed.
+    fn collect(&mut self, state: &PajeState, entities: &[PajeEntity]) {
+        if entities.is_empty() {
+            return;
+        }
+        let model = state.model();
+        if model.types().len() != self.types.len() || model.values().len() != self.values.len() {
+            self.sync_model(model);
+        }
+        for e in entities {
+            match e {
+                PajeEntity::Created(c) => self.created(model, *c),
+                PajeEntity::Destroyed(c) => {
+                    // Ended by the end of the trace (on a copy of the
+                    // simulation): at the clock.
+                    let m = model.container(*c);
+                    let end = seconds_to_ns(if m.destroyed { m.end } else { state.clock() });
+                    if let Some(c) = self.container(*c) {
+                        c.end = Some(end);
+                    }
+                }
+                PajeEntity::State(s) => self.state(s),
+                PajeEntity::Event(e) => self.event(e),
+                PajeEntity::Variable(v) => self.variable(v),
+                PajeEntity::Link(l) => self.link(l),
+            }
+        }
+    }
+
+    /// What was collected so far (cheap: the series share their chunks).
+    pub fn snapshot(&mut self) -> PajeData {
+        PajeData {
+            span: self.span,
+            reached: self.reached,
+            complete: self.complete,
+            types: Arc::from(self.types.clone()),
+            values: Arc::from(self.values.clone()),
+            containers: self
+                .containers
+                .iter_mut()
+                .flatten()
+                .map(|c| ContainerData {
+                    id: c.id,
+                    parent: c.parent,
+                    name: c.name.clone(),
+                    type_id: c.type_id,
+                    start: c.start,
+                    end: c.end,
+                    lanes: c
+                        .lanes
+                        .iter_mut()
+                        .map(|l| Lane {
+                            type_id: l.type_id,
+                            level: l.level,
+                            times: l.times.snapshot(),
+                            codes: l.codes.snapshot(),
+                            end: l.end,
+                        })
+                        .collect(),
+                    events: c
+                        .events
+                        .iter_mut()
+                        .map(|(t, s)| (*t, s.snapshot()))
+                        .collect(),
+                    variables: c
+                        .variables
+                        .iter_mut()
+                        .map(|v| VarSeries {
+                            type_id: v.type_id,
+                            items: v.items.snapshot(),
+                            end: v.end,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            links: self
+                .links
+                .iter_mut()
+                .map(|l| LinkSeries {
+                    type_id: l.type_id,
+                    items: l.items.snapshot(),
+                    longest: l.longest,
+                })
+                .collect(),
+            histogram: Arc::new(self.histogram.clone()),
+            events_read: self.events_read,
+            diagnostics: Arc::from(self.diagnostics.clone()),
+        }
+    }
+
+    /// The final snapshot.
+    pub fn into_snapshot(mut self) -> PajeData {
+        self.snapshot()
+    }
+
+    /// How far the pass read.
+    pub fn reached(&self) -> Time {
+        self.reached
+    }
+
+    /// Whether the pass read the whole trace.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Events read so far.
+    pub fn events_read(&self) -> u64 {
+        self.events_read
+    }
+}
+
+type Ctx<'a> = HookContext<'a, PajeCurrent, PajePosition, PajeState, Payload>;
+type BoundaryCtx<'a> =
+    HookContext<'a, traceloom_engine::request::Boundary, PajePosition, PajeState, Payload>;
+
+/// The whole-trace Pajé pass (see the module doc).
+pub struct PajeAnalysis;
+
+impl PajeAnalysis {
+    /// Adds the LOW-priority pass to `session`; its data is a
+    /// [`PajeCollector`] (peek at it for snapshots, take it once
+    /// complete).
+    pub fn request(session: &mut PajeSession, owner: OwnerId) -> RequestId {
+        let span = session
+            .time_span()
+            .map(|(a, b)| TimeRange::new(a, b.max(a + 1)))
+            .unwrap_or(TimeRange::new(0, 1));
+        let mut req = PajeRequest::new(
+            owner,
+            // From the very first line: definitions have no time.
+            Start::Time(Time::MIN),
+            Box::new(PajeCollector::new(span)) as Payload,
+        );
+        req.priority = Priority::LOW;
+        req.event.add(Priority::DEFAULT, |ctx: &mut Ctx<'_>| {
+            if let Some(c) = ctx.data.downcast_mut::<PajeCollector>() {
+                let t = ctx.position.time;
+                c.events_read += 1;
+                if t != Time::MIN {
+                    c.histogram.add(t);
+                    c.reached = t;
+                }
+                c.collect(ctx.state, ctx.state.completed());
+            }
+            Flow::Continue
+        });
+        req.after_traceset
+            .add(Priority::DEFAULT, |ctx: &mut BoundaryCtx<'_>| {
+                if let Some(c) = ctx.data.downcast_mut::<PajeCollector>() {
+                    if *ctx.position == PajePosition::END {
+                        // The end of the trace: what is still open closes
+                        // (pj_dump's last states), on a copy.
+                        let rest = ctx.state.finish_copy();
+                        c.collect(ctx.state, &rest);
+                        c.complete = true;
+                        c.reached = c.span.end;
+                    }
+                    c.diagnostics = ctx.state.diagnostics().items().to_vec();
+                }
+                Flow::Continue
+            });
+        session.add(req)
+    }
+}

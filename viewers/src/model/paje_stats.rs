@@ -1,0 +1,159 @@
+//! Statistics of a Pajé trace over a time range, as ViTE's statistics
+//! plugin gives them: per container and state type, the time spent in
+//! each value and its share of the range.
+//!
+//! A container spends a moment in the state at the top of its stack: the
+//! time of a state is its duration within the range minus that of the
+//! states pushed on it (which count for their own values), so the shares
+//! of one state type add up to at most 100 %. Computed from a
+//! [`PajeData`] snapshot in O(states in the range × log), on the
+//! window's worker thread.
+
+use std::collections::BTreeMap;
+use traceloom_base::{Time, TimeRange};
+
+use crate::model::paje_analysis::{Lane, PajeData};
+use crate::model::paje_render::PajeView;
+use crate::model::steps::NONE;
+use crate::render::{StatRow, StatValue, StatisticsRender};
+
+/// Time per value of one state type of one container.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TypeStats {
+    /// Value name → (time in ns, number of states).
+    pub values: BTreeMap<String, (i64, u64)>,
+}
+
+/// Calls `f(start, end, code)` for each state of `lane` overlapping
+/// `range`, clipped to it.
+fn each_state(lane: &Lane, range: TimeRange, mut f: impl FnMut(Time, Time, u32)) {
+    let n = lane.times.len();
+    let mut k = lane
+        .times
+        .partition_point(|&t| t <= range.start)
+        .saturating_sub(1);
+    while k < n {
+        let s = lane.times[k];
+        if s > range.end {
+            break;
+        }
+        let e = if k + 1 < n {
+            lane.times[k + 1]
+        } else {
+            lane.end
+        };
+        let code = lane.codes[k];
+        let (cs, ce) = (s.max(range.start), e.min(range.end));
+        if code != NONE && ce > cs {
+            f(cs, ce, code);
+        }
+        k += 1;
+    }
+}
+
+/// The value of `lane` at `t`, if a state holds there.
+fn code_at(lane: &Lane, t: Time) -> Option<u32> {
+    let k = lane.times.partition_point(|&x| x <= t).checked_sub(1)?;
+    let end = lane.times.get(k + 1).copied().unwrap_or(lane.end);
+    let c = lane.codes[k];
+    (c != NONE && t < end).then_some(c)
+}
+
+impl PajeData {
+    /// Per container (in tree order of creation) and state type, the time
+    /// per value over `range` (see the module doc).
+    pub fn state_statistics(
+        &self,
+        range: TimeRange,
+        view: &PajeView,
+    ) -> Vec<(String, Vec<(String, TypeStats)>)> {
+        let mut out = Vec::new();
+        for c in self.containers.iter() {
+            let mut per_type: Vec<(String, TypeStats)> = Vec::new();
+            let mut types: Vec<_> = c.lanes.iter().map(|l| l.type_id).collect();
+            types.dedup();
+            for t in types {
+                if view.hidden.contains(&t) {
+                    continue;
+                }
+                let lanes: Vec<&Lane> = c.lanes.iter().filter(|l| l.type_id == t).collect();
+                let mut stats = TypeStats::default();
+                let mut add = |code: u32, d: i64, n: u64| {
+                    let name = self
+                        .values
+                        .get(code as usize)
+                        .map_or_else(|| "?".to_string(), |v| v.name.to_string());
+                    let e = stats.values.entry(name).or_default();
+                    e.0 += d;
+                    e.1 += n;
+                };
+                for (k, lane) in lanes.iter().enumerate() {
+                    // The level below, when this one is pushed on it.
+                    let below = k
+                        .checked_sub(1)
+                        .map(|j| lanes[j])
+                        .filter(|b| b.level + 1 == lane.level);
+                    each_state(lane, range, |s, e, code| {
+                        add(code, e - s, 1);
+                        if let Some(parent) = below.and_then(|b| code_at(b, s)) {
+                            add(parent, -(e - s), 0);
+                        }
+                    });
+                }
+                stats.values.retain(|_, v| v.1 > 0 || v.0 != 0);
+                if !stats.values.is_empty() {
+                    per_type.push((self.types[t.0 as usize].name.to_string(), stats));
+                }
+            }
+            if !per_type.is_empty() {
+                out.push((c.name.to_string(), per_type));
+            }
+        }
+        out
+    }
+
+    /// The statistics table of `range`: container, state type, value;
+    /// time, share of the range, number of states.
+    pub fn statistics(&self, range: TimeRange, view: &PajeView) -> StatisticsRender {
+        let span = range.span().max(1) as f64;
+        let mut rows = Vec::new();
+        for (container, types) in self.state_statistics(range, view) {
+            rows.push(StatRow {
+                depth: 0,
+                label: container,
+                values: vec![StatValue::Empty, StatValue::Empty, StatValue::Empty],
+            });
+            for (ty, stats) in types {
+                let total: i64 = stats.values.values().map(|v| v.0).sum();
+                let count: u64 = stats.values.values().map(|v| v.1).sum();
+                rows.push(StatRow {
+                    depth: 1,
+                    label: ty,
+                    values: vec![
+                        StatValue::Duration(total),
+                        StatValue::Percent(100.0 * total as f64 / span),
+                        StatValue::Count(count),
+                    ],
+                });
+                let mut values: Vec<_> = stats.values.into_iter().collect();
+                values.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+                for (v, (d, n)) in values {
+                    rows.push(StatRow {
+                        depth: 2,
+                        label: v,
+                        values: vec![
+                            StatValue::Duration(d),
+                            StatValue::Percent(100.0 * d as f64 / span),
+                            StatValue::Count(n),
+                        ],
+                    });
+                }
+            }
+        }
+        StatisticsRender {
+            name_title: "Container / state type / value".into(),
+            columns: vec!["Time".to_string(), "%".to_string(), "States".to_string()].into(),
+            rows: rows.into(),
+        }
+    }
+}
