@@ -35,8 +35,11 @@ pub enum ExportFormat {
 pub enum Msg {
     /// Open a traceset in a new tab.
     Open(Vec<PathBuf>),
-    /// Ask for a trace directory to open.
+    /// Ask for a trace file to open: a Pajé trace, or a CTF trace's
+    /// `metadata` (which opens its directory).
     OpenDialog,
+    /// Ask for a CTF trace directory to open.
+    OpenFolderDialog,
     /// Ask for a trace directory to add to the current tab's traceset.
     AddDialog,
     /// Add a trace to the current tab's traceset (reopens the tab).
@@ -263,6 +266,7 @@ impl Component for App {
         let file_menu = gio::Menu::new();
         let open_section = gio::Menu::new();
         open_section.append(Some("Open trace…"), Some("win.open"));
+        open_section.append(Some("Open trace folder…"), Some("win.open-folder"));
         open_section.append(Some("Add trace to traceset…"), Some("win.add"));
         file_menu.append_section(None, &open_section);
         let recent_menu = gio::Menu::new();
@@ -290,6 +294,7 @@ impl Component for App {
             window.add_action(&a);
         };
         add_action("open", || Msg::OpenDialog);
+        add_action("open-folder", || Msg::OpenFolderDialog);
         add_action("add", || Msg::AddDialog);
         add_action("export-svg", || Msg::ExportDialog(ExportFormat::Svg));
         add_action("export-png", || Msg::ExportDialog(ExportFormat::Png));
@@ -303,6 +308,7 @@ impl Component for App {
         shortcuts.set_scope(gtk::ShortcutScope::Global);
         for (keys, action) in [
             ("<Control>o", "win.open"),
+            ("<Control><Shift>o", "win.open-folder"),
             ("<Control>w", "win.close-tab"),
             ("<Control>q", "win.quit"),
             ("F1", "win.shortcuts"),
@@ -346,7 +352,8 @@ impl Component for App {
         empty_hint.set_valign(gtk::Align::Center);
         empty_hint.set_halign(gtk::Align::Center);
         let hint = gtk::Label::new(Some(
-            "No trace open. Open a CTF trace directory (Ctrl+O), or one of the recent ones:",
+            "No trace open. Open a Pajé trace file (Ctrl+O) or a CTF trace directory \
+             (Ctrl+Shift+O), or one of the recent ones:",
         ));
         hint.add_css_class("dim-label");
         empty_hint.append(&hint);
@@ -401,8 +408,18 @@ impl Component for App {
             Msg::Open(paths) => self.open(paths, widgets, &sender),
             Msg::OpenDialog => {
                 let s = sender.clone();
+                // A file: a Pajé trace (.trace, .paje), or a CTF trace's
+                // metadata, whose directory the tab opens.
                 self.choose(
-                    "Open trace",
+                    "Open trace (Pajé file, or a CTF trace's metadata)",
+                    gtk::FileChooserAction::Open,
+                    move |p| s.input(Msg::Open(vec![p])),
+                );
+            }
+            Msg::OpenFolderDialog => {
+                let s = sender.clone();
+                self.choose(
+                    "Open trace folder (CTF)",
                     gtk::FileChooserAction::SelectFolder,
                     move |p| s.input(Msg::Open(vec![p])),
                 );

@@ -7,10 +7,12 @@
 //! most 10 ms that yield to pending input, while building the time-graph
 //! models, rendering and painting run on threads of their own.
 
+pub mod analysis;
 pub mod app;
 pub mod config;
 pub mod layout;
 pub mod models;
+pub mod paje_models;
 pub mod screenshot;
 pub mod shortcuts;
 pub mod stalls;

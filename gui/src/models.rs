@@ -73,6 +73,9 @@ pub struct Updates {
     pub search: Option<Option<Time>>,
     /// Errors to report.
     pub errors: Vec<String>,
+    /// New colours for the main time graph (a Pajé trace's own, known as
+    /// its types and values are read).
+    pub presentation: Option<traceloom_viewers::PresentationConfig>,
 }
 
 impl Updates {
@@ -84,6 +87,7 @@ impl Updates {
             && self.statistics.is_none()
             && self.search.is_none()
             && self.errors.is_empty()
+            && self.presentation.is_none()
     }
 
     /// Adds `later`'s updates to these (a newer render replaces an older
@@ -96,6 +100,7 @@ impl Updates {
             statistics,
             search,
             errors,
+            presentation,
         } = later;
         replace_newer(&mut self.control_flow, control_flow);
         replace_newer(&mut self.resources, resources);
@@ -105,6 +110,9 @@ impl Updates {
             self.search = search;
         }
         self.errors.extend(errors);
+        if presentation.is_some() {
+            self.presentation = presentation;
+        }
     }
 }
 

@@ -33,12 +33,14 @@ use gtk4 as gtk;
 use gtk4::prelude::*;
 use traceloom_engine::request::{Budget, ServiceStatus};
 use traceloom_filter::Filter;
-use traceloom_viewers::model::Session;
+use traceloom_viewers::model::{PajeSession, Session};
 use traceloom_viewers::PresentationConfig;
 
+use crate::analysis::{self, Analysis, KernelTab};
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::layout::{Layout, SavedLayout};
-use crate::models::{ListModels, ListPage, Search, TabModels};
+use crate::models::{ListPage, Search};
+use crate::paje_models::PajeTab;
 use crate::stalls;
 use crate::time_text::{format_time, parse_time};
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
@@ -75,16 +77,14 @@ enum Turn {
 
 /// The tab's mutable state.
 struct TabState {
-    /// The models' session, serviced by the idle source.
-    session: Session,
-    /// The whole-trace and visible-window models.
-    models: TabModels,
+    /// The trace's models and their session (serviced by the idle
+    /// source): a CTF traceset's or a Pajé trace's.
+    analysis: Box<dyn Analysis>,
     /// The idle source servicing the requests, while there are any (or
     /// the timeout re-installing it, while the read waits for data).
     idle: Option<glib::SourceId>,
     /// When the progress bar was last updated.
     last_progress: Option<Instant>,
-    list: ListModels,
     /// First and last event times of the traceset.
     span: TimeRange,
     cursor: TimeFocus,
@@ -172,22 +172,38 @@ impl Tab {
     /// Opens `paths` in a new tab; errors (unreadable traces, empty
     /// traceset) are returned for the info bar.
     pub fn open(paths: Vec<PathBuf>, report_error: Box<dyn Fn(&str)>) -> Result<Rc<Tab>, String> {
-        let mut session = Session::open(&paths).map_err(|e| {
+        let paths = analysis::trace_paths(paths);
+        let named = |e: String| {
             // The reader's errors usually name the path already.
-            let e = e.to_string();
             let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             if named.iter().any(|p| e.contains(p.as_str())) {
                 e
             } else {
                 format!("{}: {e}", named.join(", "))
             }
-        })?;
-        let (first, last) = session
+        };
+        let analysis: Box<dyn Analysis> = if analysis::is_paje(&paths) {
+            let mut session = PajeSession::open(&paths[0]).map_err(|e| named(e.to_string()))?;
+            if session.time_span().is_none() {
+                // Nothing timed: a trace of definitions only opens empty,
+                // anything else is not a Pajé trace; say why.
+                let diagnostics = session.take_diagnostics();
+                let error = diagnostics
+                    .iter()
+                    .find(|d| d.severity == traceloom_paje::Severity::Error);
+                if let Some(d) = error {
+                    return Err(named(format!("not a Pajé trace: {d}")));
+                }
+            }
+            Box::new(PajeTab::new(session))
+        } else {
+            let session = Session::open(&paths).map_err(|e| named(e.to_string()))?;
+            Box::new(KernelTab::new(session))
+        };
+        let (first, last) = analysis
             .time_span()
             .ok_or_else(|| "the traceset holds no event".to_string())?;
         let span = TimeRange::new(first, last.max(first + 1));
-        let models = TabModels::new(&mut session);
-        let list = ListModels::new(&mut session);
 
         let (saved, config_warning) = match config::config_dir()
             .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
@@ -212,11 +228,9 @@ impl Tab {
             build(
                 paths.clone(),
                 TabState {
-                    session,
-                    models,
+                    analysis,
                     idle: None,
                     last_progress: None,
-                    list,
                     span,
                     cursor: TimeFocus::default(),
                     filter: None,
@@ -257,6 +271,7 @@ impl Tab {
             tab.filter_entry.set_text(&saved.filter);
             tab.apply_filter();
         }
+        tab.fit_to_format();
         tab.start_background_when_shown();
         tab.kick();
         tab.list_move(ListMove::ToTime(window.start));
@@ -280,11 +295,7 @@ impl Tab {
                     return;
                 }
                 if let Some(t) = me.upgrade() {
-                    {
-                        let mut st = t.state.borrow_mut();
-                        let st = &mut *st;
-                        st.models.start_background(&mut st.session);
-                    }
+                    t.state.borrow_mut().analysis.start_background();
                     t.kick();
                 }
             }
@@ -305,6 +316,30 @@ impl Tab {
             })));
         });
         glib::timeout_add_local_once(FIRST_FRAME_WAIT, start);
+    }
+
+    /// Fits the viewers to the trace's format: a Pajé trace has one time
+    /// graph, its containers (ViTE's view), and no resources view.
+    fn fit_to_format(&self) {
+        if self.state.borrow().analysis.has_second_graph() {
+            return;
+        }
+        self.control_flow.set_title("Container");
+        let title = self
+            .layout
+            .frame(0)
+            .label_widget()
+            .and_then(|bar| bar.first_child())
+            .and_downcast::<gtk::Label>();
+        if let Some(l) = title {
+            l.set_markup("<b>Containers</b>");
+        }
+        self.layout.show(1, false);
+    }
+
+    /// Whether the tab shows a Pajé trace.
+    pub fn is_paje(&self) -> bool {
+        !self.state.borrow().analysis.has_second_graph()
     }
 
     /// The tab's label: the traceset's directory names.
@@ -352,7 +387,7 @@ impl Tab {
             match nav {
                 Nav::Resized => resized = true,
                 Nav::Rows => {
-                    st.models.set_control_flow_rows(self.control_flow.rows());
+                    st.analysis.set_main_rows(self.control_flow.rows());
                     resized = true;
                 }
                 Nav::Current(t) => st.cursor.current = Some(t),
@@ -382,9 +417,8 @@ impl Tab {
         if selection_changed {
             {
                 let mut st = self.state.borrow_mut();
-                let st = &mut *st;
                 let sel = st.cursor.selection;
-                st.models.request_statistics(&mut st.session, sel);
+                st.analysis.request_statistics(sel);
             }
             self.kick();
         }
@@ -413,14 +447,13 @@ impl Tab {
         self.push_cursor();
         {
             let mut st = self.state.borrow_mut();
-            let st = &mut *st;
             let window = st.cursor.window.unwrap_or(st.span);
-            st.models.request_window(
+            st.analysis.request_window(
                 window,
                 self.control_flow.graph_width(),
                 self.resources.graph_width(),
             );
-            st.models.request_histogram(self.histogram.bins_wanted());
+            st.analysis.request_histogram(self.histogram.bins_wanted());
         }
         self.kick();
     }
@@ -435,8 +468,7 @@ impl Tab {
                 // a state change) is dropped; the user can repeat it.
                 return;
             };
-            let st = &mut *st;
-            stalls::time("tab:list-move", || st.list.list_move(&mut st.session, mv))
+            stalls::time("tab:list-move", || st.analysis.list_move(mv))
         };
         self.kick();
         if let Some(page) = page {
@@ -462,7 +494,7 @@ impl Tab {
 
     /// Whether the event list's move is under way (its requests pending).
     pub fn list_reading(&self) -> bool {
-        self.state.borrow().list.reading()
+        self.state.borrow().analysis.list_reading()
     }
 
     /// Makes sure the idle source servicing requests is installed (or the
@@ -517,9 +549,9 @@ impl Tab {
         let (status, updates, list) = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
-            st.models
+            st.analysis
                 .set_update_interval(background_interval(self.frame_cost.get()));
-            let mut updates = stalls::time("tab:poll", || st.models.poll(&mut st.session));
+            let mut updates = stalls::time("tab:poll", || st.analysis.poll());
             // The poll's snapshot counts against the turn's budget; with
             // none left, servicing waits for the next turn.
             let budget = SERVICE_BUDGET.saturating_sub(started.elapsed());
@@ -535,8 +567,7 @@ impl Tab {
                     // results) do not: GTK dispatches them before this
                     // idle source anyway.
                     let input = self.input.replace(false);
-                    st.session
-                        .service_nonblocking(Budget::duration(budget), || input)
+                    st.analysis.service(Budget::duration(budget), input)
                 })
             };
             if status == ServiceStatus::Idle {
@@ -544,14 +575,12 @@ impl Tab {
                 // or nothing would be left to keep the source installed.
                 // (With no request left, no snapshot can be due: this poll
                 // stays cheap.)
-                let more = stalls::time("tab:poll", || st.models.poll(&mut st.session));
+                let more = stalls::time("tab:poll", || st.analysis.poll());
                 updates.merge(more);
             }
             // The event list's move under way: its next request, or its
             // rows.
-            let list = stalls::time("tab:list-poll", || st.list.poll(&mut st.session));
-            // New kernel data fills the thread columns of the rows shown.
-            let list = list.or_else(|| st.list.set_threads(st.models.data()));
+            let list = stalls::time("tab:list-poll", || st.analysis.list_poll());
             (status, updates, list)
         };
         stalls::time("tab:apply", || self.apply_updates(updates));
@@ -560,9 +589,7 @@ impl Tab {
         }
         let busy = {
             let mut st = self.state.borrow_mut();
-            st.session.scheduler().pending() > 0
-                || status != ServiceStatus::Idle
-                || st.models.rendering()
+            st.analysis.busy() || status != ServiceStatus::Idle
         };
         self.update_progress(busy);
         match status {
@@ -588,8 +615,7 @@ impl Tab {
                 return;
             }
             st.last_progress = Some(now);
-            let st = &mut *st;
-            st.models.background_progress(&mut st.session)
+            st.analysis.background_progress()
         };
         match progress {
             Some((label, fraction, paused)) if busy || paused => {
@@ -609,6 +635,9 @@ impl Tab {
     }
 
     fn apply_updates(&self, u: crate::models::Updates) {
+        if let Some(p) = u.presentation {
+            self.control_flow.set_config(p);
+        }
         if let Some(r) = u.control_flow {
             self.control_flow.set_render(r);
         }
@@ -785,7 +814,7 @@ impl Tab {
                     let st = &mut *st;
                     st.filter = f;
                     let expr = st.filter.is_some().then_some(text.as_str());
-                    let listed = st.list.set_list_filter(&mut st.session, expr);
+                    let listed = st.analysis.set_list_filter(expr);
                     st.filter_text = text;
                     listed
                 };
@@ -840,7 +869,7 @@ impl Tab {
                 return;
             }
         };
-        {
+        let searching = {
             let mut st = self.state.borrow_mut();
             let from = st
                 .cursor
@@ -852,10 +881,12 @@ impl Tab {
                 Search::Previous(from)
             };
             let span = st.span;
-            let st = &mut *st;
-            st.models.search(&mut st.session, filter, search, span);
+            st.analysis.search(filter, search, span)
+        };
+        match searching {
+            Ok(()) => self.kick(),
+            Err(e) => (self.report_error)(&format!("Search: {e}")),
         }
-        self.kick();
     }
 
     /// Pauses the background (LOW priority) whole-trace pass: the views
@@ -863,9 +894,7 @@ impl Tab {
     /// (Self::resume_background) goes on from where it stopped.
     pub fn cancel_background(&self) {
         {
-            let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            st.models.pause_background(&mut st.session);
+            self.state.borrow_mut().analysis.pause_background();
         }
         // One more turn: the snapshot of what was read.
         self.kick();
@@ -875,9 +904,7 @@ impl Tab {
     /// Resumes the paused whole-trace pass.
     pub fn resume_background(&self) {
         {
-            let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            st.models.resume_background(&mut st.session);
+            self.state.borrow_mut().analysis.resume_background();
         }
         self.kick();
         self.update_progress(true);
@@ -886,13 +913,12 @@ impl Tab {
     /// Whether the whole-trace analysis was read from the analysis store
     /// (the traces were analysed before and have not changed).
     pub fn analysis_from_store(&self) -> bool {
-        self.state.borrow().models.from_store()
+        self.state.borrow().analysis.analysis_from_store()
     }
 
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self) -> bool {
-        let st = self.state.borrow();
-        st.models.background_paused(&st.session)
+        self.state.borrow().analysis.background_paused()
     }
 
     /// Saves the per-trace configuration (viewers, window, filter,

@@ -43,6 +43,7 @@ use traceloom_gui::views::Nav;
 
 mod background;
 mod list;
+mod paje;
 mod rows;
 
 /// Size of the generated trace of the latency test, in MB, when
@@ -73,7 +74,7 @@ pub(crate) fn pump(ms: u64) {
 }
 
 /// Services the tab's requests to the end, then lets the views draw.
-fn settle(tab: &Tab) {
+pub(crate) fn settle(tab: &Tab) {
     assert!(
         tab.run_until_idle(Duration::from_secs(120)),
         "requests still pending after 2 minutes"
@@ -91,7 +92,7 @@ fn trace_path() -> PathBuf {
 /// Where the screenshots go: `TRACELOOM_SCREENSHOTS_DIR` when set (see
 /// `scripts/screenshots.sh`), else the test's scratch folder in `target/`,
 /// so that a test run leaves the work tree clean.
-fn screenshots_dir() -> PathBuf {
+pub(crate) fn screenshots_dir() -> PathBuf {
     std::env::var_os("TRACELOOM_SCREENSHOTS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots"))
@@ -354,7 +355,7 @@ pub(crate) fn pump_until(cond: impl Fn() -> bool) -> bool {
 
 /// What the window's info bar shows, when it is revealed: its kind and
 /// text.
-fn info_bar(window: &gtk::Window) -> Option<(gtk::MessageType, String)> {
+pub(crate) fn info_bar(window: &gtk::Window) -> Option<(gtk::MessageType, String)> {
     let bar: gtk::InfoBar = find(window)?;
     if !bar.is_revealed() {
         return None;
@@ -890,7 +891,7 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    fn check(&mut self, name: &str, ok: bool, detail: impl FnOnce() -> String) {
+    pub(crate) fn check(&mut self, name: &str, ok: bool, detail: impl FnOnce() -> String) {
         if ok {
             println!("test {name} ... ok");
             self.passed += 1;
@@ -1120,6 +1121,12 @@ fn main() {
         passed: 0,
         failed: 0,
     };
+    // Issue 21's Pajé tests alone.
+    if std::env::var_os("TRACELOOM_GUI_PAJE_ONLY").is_some() {
+        paje::paje_window(&mut out);
+        println!("{} passed, {} failed", out.passed, out.failed);
+        std::process::exit(i32::from(out.failed > 0));
+    }
     // Measuring latency alone (e.g. on a 1 GB trace) skips the rest.
     if std::env::var_os("TRACELOOM_GUI_LATENCY_ONLY").is_some() {
         latency_while_reading(&mut out);
@@ -1335,6 +1342,9 @@ fn main() {
     // 9. The control flow with many threads: scrollbar, collapse, rows
     // filter, hide idle, CPU-time order, follow thread.
     rows::control_flow_rows(&mut out, &shots);
+
+    // 9b. Pajé traces in the window (issue 21).
+    paje::paje_window(&mut out);
 
     // 10. Latency of the main loop while a large trace is read.
     latency_while_reading(&mut out);

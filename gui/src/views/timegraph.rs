@@ -284,6 +284,18 @@ impl TimeGraphView {
         self.area.queue_draw();
     }
 
+    /// Draws with `config` from now on (a Pajé trace's colours).
+    pub fn set_config(&self, config: PresentationConfig) {
+        self.state.borrow_mut().config = config;
+        self.area.queue_draw();
+    }
+
+    /// Heads the tree column with `title`.
+    pub fn set_title(&self, title: &str) {
+        self.state.borrow_mut().opts.title = Some(title.to_owned());
+        self.area.queue_draw();
+    }
+
     /// The render shown, if any.
     pub fn render(&self) -> Option<Arc<TimeGraphRender>> {
         self.state.borrow().render.clone()

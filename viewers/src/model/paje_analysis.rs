@@ -137,6 +137,8 @@ pub struct ContainerData {
     pub parent: Option<ContainerId>,
     /// Display name.
     pub name: Arc<str>,
+    /// What events call it (its alias, or its name without one).
+    pub ident: Arc<str>,
     /// Its type.
     pub type_id: TypeId,
     /// Creation time.
@@ -235,6 +237,7 @@ struct ContainerBuilder {
     id: ContainerId,
     parent: Option<ContainerId>,
     name: Arc<str>,
+    ident: Arc<str>,
     type_id: TypeId,
     start: Time,
     end: Option<Time>,
@@ -329,6 +332,7 @@ impl PajeCollector {
             id,
             parent: c.parent.filter(|p| p.0 != 0),
             name: text(if c.name.is_empty() { &c.alias } else { &c.name }),
+            ident: text(c.identifier()),
             type_id: c.type_id,
             start: seconds_to_ns(c.start),
             end: None,
@@ -497,6 +501,7 @@ impl PajeCollector {
                     id: c.id,
                     parent: c.parent,
                     name: c.name.clone(),
+                    ident: c.ident.clone(),
                     type_id: c.type_id,
                     start: c.start,
                     end: c.end,

@@ -17,7 +17,7 @@ use traceloom_base::Time;
 use traceloom_engine::paje_source::{PajeCurrent, PajePosition};
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_hooks::{Flow, HookContext, Priority};
-use traceloom_paje::Field;
+use traceloom_paje::{EventKind, Field};
 
 use crate::model::eventlist::ListMove;
 use crate::model::paje_session::{PajeRequest, PajeSession};
@@ -57,10 +57,12 @@ fn row_of(ev: &PajeCurrent, position: PajePosition) -> Option<PajeRow> {
     let mut fields = String::new();
     if let Some(def) = ev.definition() {
         for (spec, w) in def.fields.iter().zip(e.words()).skip(1) {
-            if matches!(
-                spec.field,
-                Some(Field::Time | Field::Container | Field::Type | Field::Value)
-            ) {
+            let shown = match spec.field {
+                Some(Field::Time | Field::Container | Field::Type | Field::Value) => true,
+                Some(Field::Name) => e.kind == EventKind::DestroyContainer,
+                _ => false,
+            };
+            if shown {
                 continue;
             }
             if !fields.is_empty() {
@@ -75,7 +77,11 @@ fn row_of(ev: &PajeCurrent, position: PajePosition) -> Option<PajeRow> {
         time: position.time,
         position,
         line: e.line,
-        container: word(e.field(Field::Container)),
+        // A destroyed container is named by the Name field.
+        container: word(match (e.get(Field::Container), e.kind) {
+            (None, EventKind::DestroyContainer) => e.field(Field::Name),
+            (c, _) => c.unwrap_or(b""),
+        }),
         kind: e.kind.name().trim_start_matches("Paje"),
         type_name: word(e.field(Field::Type)),
         value: word(e.field(Field::Value)),

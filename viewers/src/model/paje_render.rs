@@ -13,8 +13,9 @@
 //! show/hide).
 //!
 //! Colours are the trace's own (`PajeDefineEntityValue`'s `Color`,
-//! `PajeDefineVariableType`'s); other keys get the presentation's stable
-//! hashed palette colour.
+//! `PajeDefineVariableType`'s); other keys — and lines given the
+//! background's own colour, invisible on it — get the presentation's
+//! stable hashed palette colour.
 
 use std::collections::{HashMap, HashSet};
 use traceloom_base::{Time, TimeRange};
@@ -28,8 +29,8 @@ use crate::render::{
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
 };
 use crate::style::{
-    ArrowStyle, CounterStyle, DataConfig, EventStyle, LineStyle, PresentationConfig, StateStyle,
-    Symbol,
+    ArrowStyle, CounterStyle, DataConfig, EventStyle, LineStyle, PresentationConfig, Rgba,
+    StateStyle, Symbol,
 };
 use crate::time::format_duration;
 
@@ -134,8 +135,12 @@ impl PajeData {
                 ),
             }
         }
+        // A line as light as the background would not show: ViTE draws on
+        // a dark background, traces often give variables and links white.
+        let background = p.background.luminance();
+        let visible = |c: Rgba| (c.luminance() - background).abs() > 0.2;
         for t in self.types.iter() {
-            match (t.nature, t.color) {
+            match (t.nature, t.color.filter(|&c| visible(c))) {
                 (TypeNature::Variable, Some(color)) => p.counters.set(
                     t.name.as_ref(),
                     CounterStyle {

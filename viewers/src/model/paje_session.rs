@@ -144,7 +144,9 @@ impl PajeSession {
     /// Problems the reader met in the files since the last call (bad
     /// lines, unknown ids), each once, naming file, line and byte offset.
     pub fn take_diagnostics(&mut self) -> Vec<Diagnostic> {
-        std::mem::take(&mut self.diagnostics)
+        let mut all = std::mem::take(&mut self.diagnostics);
+        all.extend(self.scheduler.source_mut().take_diagnostics());
+        all
     }
 
     /// Whether request `id` completed (and was not taken yet).

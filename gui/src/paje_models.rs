@@ -1,0 +1,499 @@
+//! A Pajé trace's analysis behind a tab ([`PajeTab`], an [`Analysis`]):
+//! ViTE's views served by the same engine as a kernel trace's.
+//!
+//! * the whole-trace pass ([`PajeAnalysis`], LOW priority) on the tab's
+//!   [`PajeSession`], serviced by the tab's idle source in chunks, with
+//!   progress; a snapshot of it ([`PajeData`], O(lanes)) is taken at most
+//!   once per update interval while it runs, so the views fill in;
+//! * the containers view: renders of the window, made by a [`Job`] on a
+//!   thread of its own from the `Arc`'d snapshot (never on the main
+//!   loop);
+//! * statistics of the selection (or of the window without one), per
+//!   container and state type, also by a job;
+//! * the histogram, re-binned from the pass's fine bins;
+//! * the event list ([`PajeListModel`]), whose moves are HIGH requests on
+//!   the same session, preempting the pass;
+//! * problems in the trace (bad lines, inconsistent events) reported to
+//!   the window with file and line, the first few of them.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use traceloom_base::{Time, TimeRange};
+
+use traceloom_engine::request::{Budget, OwnerId, RequestId, ServiceStatus, Start};
+use traceloom_filter::Filter;
+use traceloom_paje::TypeId;
+use traceloom_viewers::model::eventlist::ListMove as Move;
+use traceloom_viewers::model::paje_render::LegendEntry;
+use traceloom_viewers::model::{
+    PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession, PajeView,
+};
+use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
+
+use crate::analysis::Analysis;
+use crate::models::{ListPage, Search, Updates, SNAPSHOT_INTERVAL};
+use crate::time_text::format_time;
+use crate::views::eventlist::{col, ListMove, ListRow, COLUMNS, DEFAULT_PAGE};
+use crate::worker::{Job, JobState};
+
+/// Problems of a trace shown in the window; the rest are counted.
+const SHOWN_DIAGNOSTICS: usize = 3;
+
+/// What a render shows: window, width, data generation, view generation.
+type RenderKey = (TimeRange, u32, u64, u64);
+
+/// A Pajé trace's models (see the module doc).
+pub struct PajeTab {
+    session: PajeSession,
+    owner: OwnerId,
+    span: TimeRange,
+    pass: Option<RequestId>,
+    paused: bool,
+    data: Option<Arc<PajeData>>,
+    generation: u64,
+    last_snapshot: Option<Instant>,
+    update_interval: Duration,
+    /// Legend choices, and their generation.
+    view: PajeView,
+    view_generation: u64,
+    /// Types and values known when the presentation was last sent.
+    presented: (usize, usize),
+    window: Option<(TimeRange, u32)>,
+    rendered: Option<RenderKey>,
+    graph_job: Option<(RenderKey, Job<TimeGraphRender>)>,
+    selection: Option<TimeRange>,
+    stats_rendered: Option<RenderKey>,
+    stats_job: Option<(RenderKey, Job<StatisticsRender>, String)>,
+    histogram_bins: Option<u32>,
+    histogram_rendered: Option<(u32, u64)>,
+    list: PajeListModel,
+    /// Container names by what events call them, for the list (rebuilt
+    /// when containers were created).
+    names: HashMap<Arc<str>, Arc<str>>,
+    diagnostics_seen: usize,
+}
+
+impl PajeTab {
+    /// Models over `session`'s trace; nothing is requested yet.
+    pub fn new(mut session: PajeSession) -> PajeTab {
+        let span = session
+            .time_span()
+            .map(|(a, b)| TimeRange::new(a, b.max(a + 1)))
+            .unwrap_or(TimeRange::new(0, 1));
+        let list = PajeListModel::new(&mut session, DEFAULT_PAGE);
+        PajeTab {
+            owner: session.new_owner(),
+            session,
+            span,
+            pass: None,
+            paused: false,
+            data: None,
+            generation: 0,
+            last_snapshot: None,
+            update_interval: SNAPSHOT_INTERVAL,
+            view: PajeView::default(),
+            view_generation: 0,
+            presented: (0, 0),
+            window: None,
+            rendered: None,
+            graph_job: None,
+            selection: None,
+            stats_rendered: None,
+            stats_job: None,
+            histogram_bins: None,
+            histogram_rendered: None,
+            list,
+            names: HashMap::new(),
+            diagnostics_seen: 0,
+        }
+    }
+
+    /// The legend of the data shown: the types, and whether each is drawn.
+    pub fn legend(&self) -> Vec<(LegendEntry, bool)> {
+        self.data.as_ref().map_or_else(Vec::new, |d| {
+            d.legend()
+                .into_iter()
+                .map(|e| {
+                    let on = !self.view.hidden.contains(&e.type_id);
+                    (e, on)
+                })
+                .collect()
+        })
+    }
+
+    /// Shows or hides the entities of a type.
+    pub fn set_type_shown(&mut self, t: TypeId, shown: bool) {
+        let changed = if shown {
+            self.view.hidden.remove(&t)
+        } else {
+            self.view.hidden.insert(t)
+        };
+        if changed {
+            self.view_generation += 1;
+        }
+    }
+
+    /// The types hidden.
+    pub fn hidden(&self) -> &HashSet<TypeId> {
+        &self.view.hidden
+    }
+
+    fn set_data(&mut self, d: PajeData) {
+        if d.containers.len() != self.names.len() {
+            self.names = d
+                .containers
+                .iter()
+                .map(|c| (c.ident.clone(), c.name.clone()))
+                .collect();
+        }
+        self.data = Some(Arc::new(d));
+        self.generation += 1;
+    }
+
+    /// Takes a snapshot of the pass when one is due, or its final data.
+    fn poll_pass(&mut self) {
+        let Some(id) = self.pass else { return };
+        if self.session.is_complete(id) {
+            self.pass = None;
+            if let Some(c) = self.session.take::<PajeCollector>(id) {
+                self.set_data(c.into_snapshot());
+            }
+            return;
+        }
+        let due = self
+            .last_snapshot
+            .is_none_or(|t| t.elapsed() >= self.update_interval);
+        if !due || self.graph_job.is_some() {
+            return;
+        }
+        if let Some(c) = self.session.peek::<PajeCollector>(id) {
+            let d = c.snapshot();
+            self.last_snapshot = Some(Instant::now());
+            self.set_data(d);
+        }
+    }
+
+    /// Problems met since the last poll, as messages for the window.
+    fn poll_diagnostics(&mut self, u: &mut Updates) {
+        let mut found: Vec<String> = self
+            .session
+            .take_diagnostics()
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        if self.pass.is_none() {
+            if let Some(d) = &self.data {
+                found.extend(d.diagnostics.iter().map(|d| d.to_string()));
+            }
+        }
+        for text in found {
+            self.diagnostics_seen += 1;
+            match self.diagnostics_seen {
+                n if n <= SHOWN_DIAGNOSTICS => u.errors.push(format!("Pajé trace: {text}")),
+                n if n == SHOWN_DIAGNOSTICS + 1 => u
+                    .errors
+                    .push("Pajé trace: more problems (see `traceloom dump` for all)".into()),
+                _ => {}
+            }
+        }
+    }
+
+    fn poll_graph(&mut self, u: &mut Updates) {
+        if let Some((key, job)) = &self.graph_job {
+            match job.try_take() {
+                JobState::Running => return,
+                JobState::Done(r) => {
+                    self.rendered = Some(*key);
+                    u.control_flow = Some(Arc::new(r));
+                }
+                JobState::Failed => self.rendered = Some(*key),
+            }
+            self.graph_job = None;
+        }
+        let (Some(data), Some((window, width))) = (&self.data, self.window) else {
+            return;
+        };
+        let key = (window, width, self.generation, self.view_generation);
+        if self.rendered == Some(key) {
+            return;
+        }
+        let (data, view) = (data.clone(), self.view.clone());
+        if let Ok(job) = Job::spawn("traceloom-paje-render", move || {
+            data.render(window, width, &view)
+        }) {
+            self.graph_job = Some((key, job));
+        }
+    }
+
+    fn poll_statistics(&mut self, u: &mut Updates) {
+        if let Some((key, job, caption)) = &self.stats_job {
+            match job.try_take() {
+                JobState::Running => return,
+                JobState::Done(r) => {
+                    self.stats_rendered = Some(*key);
+                    u.statistics = Some((Arc::new(r), caption.clone()));
+                }
+                JobState::Failed => self.stats_rendered = Some(*key),
+            }
+            self.stats_job = None;
+        }
+        let Some(data) = &self.data else { return };
+        let (range, what) = match (self.selection, self.window) {
+            (Some(s), _) => (s, "Selection"),
+            (None, Some((w, _))) => (w, "Window"),
+            (None, None) => (self.span, "Whole trace"),
+        };
+        let key = (range, 0, self.generation, self.view_generation);
+        if self.stats_rendered == Some(key) {
+            return;
+        }
+        // While the pass runs, statistics follow its snapshots at most at
+        // the update interval (they cost a walk over the range's states).
+        if self.pass.is_some()
+            && self.stats_rendered.is_some_and(|k| k.0 == range)
+            && self
+                .last_snapshot
+                .is_some_and(|t| t.elapsed() < self.update_interval)
+        {
+            return;
+        }
+        let caption = format!(
+            "{what}: {} – {}{}",
+            format_time(range.start),
+            format_time(range.end),
+            if data.complete {
+                ""
+            } else {
+                " (trace read in part)"
+            }
+        );
+        let (data, view) = (data.clone(), self.view.clone());
+        if let Ok(job) = Job::spawn("traceloom-paje-stats", move || {
+            data.statistics(range, &view)
+        }) {
+            self.stats_job = Some((key, job, caption));
+        }
+    }
+
+    fn poll_histogram(&mut self, u: &mut Updates) {
+        let (Some(data), Some(bins)) = (&self.data, self.histogram_bins) else {
+            return;
+        };
+        if self.histogram_rendered == Some((bins, self.generation)) {
+            return;
+        }
+        self.histogram_rendered = Some((bins, self.generation));
+        u.histogram = Some(Arc::new(data.histogram.render(self.span, bins, &[])));
+    }
+
+    fn list_page(&self) -> ListPage {
+        let rows: Vec<ListRow> = self
+            .list
+            .rows()
+            .iter()
+            .map(|r| list_row(r, &self.names))
+            .collect();
+        let reading = if self.list.is_pending() {
+            " — reading…"
+        } else {
+            ""
+        };
+        let status = match (rows.first(), rows.last()) {
+            (Some(a), Some(b)) => format!(
+                "{} events from {} to {}{reading}",
+                rows.len(),
+                format_time(a.time),
+                format_time(b.time)
+            ),
+            _ if self.list.is_pending() => "Reading…".into(),
+            _ => "No event".into(),
+        };
+        ListPage {
+            rows,
+            status,
+            top: if self.list.is_pending() {
+                None
+            } else {
+                self.list.scrollbar_value()
+            },
+        }
+    }
+}
+
+/// A list row of a Pajé event: time; container (its name when known) in
+/// the trace column; kind and type as the event; value and the other
+/// fields as its fields (the thread columns stay empty).
+pub fn list_row(r: &PajeRow, names: &HashMap<Arc<str>, Arc<str>>) -> ListRow {
+    let value = match (r.value.is_empty(), r.fields.is_empty()) {
+        (false, false) => format!("value={} {}", r.value, r.fields),
+        (false, true) => format!("value={}", r.value),
+        _ => r.fields.clone(),
+    };
+    let mut columns: [String; COLUMNS.len()] = Default::default();
+    columns[col::TIME] = format_time(r.time);
+    columns[col::CPU] = names
+        .get(r.container.as_str())
+        .map_or_else(|| r.container.clone(), |n| n.to_string());
+    columns[col::EVENT] = format!("{} {}", r.kind, r.type_name);
+    columns[col::FIELDS] = value;
+    ListRow {
+        time: r.time,
+        columns,
+    }
+}
+
+impl Analysis for PajeTab {
+    fn time_span(&self) -> Option<(Time, Time)> {
+        // A trace of definitions only has no time: it shows empty.
+        Some((self.span.start, self.span.end))
+    }
+
+    fn start_background(&mut self) {
+        if self.pass.is_none() && self.data.is_none() {
+            self.pass = Some(PajeAnalysis::request(&mut self.session, self.owner));
+        }
+    }
+
+    fn set_update_interval(&mut self, d: Duration) {
+        self.update_interval = d.max(SNAPSHOT_INTERVAL);
+    }
+
+    fn poll(&mut self) -> Updates {
+        let mut u = Updates::default();
+        self.poll_pass();
+        let data = self.data.clone();
+        if let Some(d) = data {
+            let known = (d.types.len(), d.values.len());
+            if known != self.presented {
+                self.presented = known;
+                u.presentation = Some(d.presentation());
+            }
+        }
+        self.poll_diagnostics(&mut u);
+        self.poll_graph(&mut u);
+        self.poll_statistics(&mut u);
+        self.poll_histogram(&mut u);
+        u
+    }
+
+    fn service(&mut self, budget: Budget, input: bool) -> ServiceStatus {
+        self.session.service(budget, || input)
+    }
+
+    fn list_poll(&mut self) -> Option<ListPage> {
+        let pending = self.list.is_pending();
+        let changed = self.list.poll(&mut self.session);
+        (changed || pending != self.list.is_pending()).then(|| self.list_page())
+    }
+
+    fn busy(&mut self) -> bool {
+        self.session.scheduler().pending() > 0
+            || self.graph_job.is_some()
+            || self.stats_job.is_some()
+            // A snapshot not rendered yet: the next turn renders it.
+            || (self.window.is_some()
+                && self.data.is_some()
+                && self.rendered.map(|k| (k.2, k.3)) != Some((self.generation, self.view_generation)))
+    }
+
+    fn background_progress(&mut self) -> Option<(String, f64, bool)> {
+        let id = self.pass?;
+        let at = self
+            .session
+            .scheduler()
+            .request(id)
+            .map(|r| match &r.start {
+                Start::Time(t) => *t,
+                Start::Position(p) => p.time,
+            })?;
+        let f = self.session.fraction(at);
+        let pct = f * 100.0;
+        let label = if self.paused {
+            format!("Pajé trace read paused at {pct:.0} %: the views show the part read")
+        } else {
+            format!("Reading the Pajé trace (containers, states, links, variables): {pct:.0} %")
+        };
+        Some((label, f, self.paused))
+    }
+
+    fn request_window(&mut self, window: TimeRange, main_width: u32, _second_width: u32) {
+        self.window = Some((window, main_width.max(1)));
+    }
+
+    fn set_main_rows(&mut self, rows: DataConfig) {
+        if rows != self.view.data {
+            self.view.data = rows;
+            self.view_generation += 1;
+        }
+    }
+
+    fn request_histogram(&mut self, bins: u32) {
+        self.histogram_bins = Some(bins.max(1));
+    }
+
+    fn request_statistics(&mut self, selection: Option<TimeRange>) {
+        self.selection = selection.filter(|s| s.span() > 0);
+    }
+
+    fn list_move(&mut self, mv: ListMove) -> Option<ListPage> {
+        let before = (self.list.is_pending(), self.list.scrollbar_value());
+        match mv {
+            ListMove::ToTime(t) => self.list.start(&mut self.session, Move::ToTime(t)),
+            ListMove::LinesDown(n) => self.list.start(&mut self.session, Move::LinesDown(n)),
+            ListMove::LinesUp(n) => self.list.start(&mut self.session, Move::LinesUp(n)),
+            ListMove::PageDown => self.list.start(&mut self.session, Move::PageDown),
+            ListMove::PageUp => self.list.start(&mut self.session, Move::PageUp),
+            ListMove::Resize(n) => self.list.set_page_size(&mut self.session, n),
+        }
+        let after = (self.list.is_pending(), self.list.scrollbar_value());
+        (after != before).then(|| self.list_page())
+    }
+
+    fn list_reading(&self) -> bool {
+        self.list.is_pending()
+    }
+
+    fn set_list_filter(&mut self, expr: Option<&str>) -> Result<ListPage, String> {
+        match expr {
+            None => Ok(self.list_page()),
+            Some(_) => Err(
+                "filter expressions apply to CTF events; a Pajé trace's types are shown or \
+                 hidden in its legend"
+                    .into(),
+            ),
+        }
+    }
+
+    fn search(&mut self, _filter: Filter, _search: Search, _span: TimeRange) -> Result<(), String> {
+        Err("search expressions apply to CTF events, not to Pajé traces".into())
+    }
+
+    fn pause_background(&mut self) {
+        if let Some(id) = self.pass {
+            self.paused = self.session.pause(id);
+            // The views show what was read.
+            self.last_snapshot = None;
+        }
+    }
+
+    fn resume_background(&mut self) {
+        if let Some(id) = self.pass {
+            if self.session.resume(id) {
+                self.paused = false;
+            }
+        }
+    }
+
+    fn analysis_from_store(&self) -> bool {
+        false
+    }
+
+    fn background_paused(&self) -> bool {
+        self.paused
+    }
+
+    fn has_second_graph(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,313 @@
+//! Issue 21's acceptance in the window: every shared Pajé example opens
+//! (the format told by the file) and its containers view shows the
+//! containers, states, links and variables the trace holds (counted by the
+//! reader, `traceloom-paje`'s `Trace`); on `g5k.trace` and
+//! `simu-mardi.trace`, clicking a state (through the view's hit test and
+//! click rule) moves the current time in every view, selecting a range
+//! updates the per-container statistics, the event list far-scrolls by
+//! time; screenshots `paje-<trace>.png` are saved; bad Pajé input gives an
+//! error naming file and line, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use gtk4 as gtk;
+use gtk4::prelude::*;
+use relm4::{Component, ComponentController};
+use traceloom_base::TimeRange;
+use traceloom_gui::app::{App, AppInit};
+use traceloom_gui::tab::Tab;
+use traceloom_gui::views::timegraph::click_time;
+use traceloom_gui::views::Nav;
+use traceloom_paje::{Trace, TypeNature};
+use traceloom_viewers::draw::HitItem;
+use traceloom_viewers::StatValue;
+
+use super::{info_bar, pump, pump_until, screenshots_dir, settle, Outcome};
+
+/// What the reader finds in a trace: containers (the root excepted), and
+/// whether it has states, links (with both ends) and variables.
+fn expected(path: &Path) -> (usize, bool, bool, bool) {
+    let t = Trace::open(path).expect("the reader opens the example");
+    let (mut states, mut links, mut vars) = (false, false, false);
+    for ci in 0..t.model.containers().len() {
+        let c = traceloom_paje::ContainerId(ci as u32);
+        for (ti, ty) in t.model.types().iter().enumerate() {
+            let id = traceloom_paje::TypeId(ti as u32);
+            match ty.nature {
+                TypeNature::State => states |= !t.entities.states(c, id).is_empty(),
+                TypeNature::Variable => vars |= !t.entities.variables(c, id).is_empty(),
+                TypeNature::Link { .. } => {
+                    links |= t.entities.links(c, id).iter().any(|l| {
+                        l.start_container.is_some()
+                            && l.end_container.is_some()
+                            && l.start >= 0.0
+                            && l.end >= 0.0
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
+    (t.model.containers().len() - 1, states, links, vars)
+}
+
+/// The shared Pajé examples (one-file traces, and the multi-file one).
+fn examples() -> Vec<PathBuf> {
+    let root = traceloom_testdata::paje_root();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("traces/paje")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "trace"))
+        .collect();
+    v.push(root.join("multiple_files/root.trace"));
+    v.sort();
+    v
+}
+
+fn open(path: &Path) -> (relm4::Controller<App>, gtk::Window, Option<Rc<Tab>>) {
+    let controller = App::builder()
+        .launch(AppInit {
+            paths: vec![path.to_path_buf()],
+        })
+        .detach();
+    let window: gtk::Window = controller.widget().clone().upcast();
+    window.set_default_size(1400, 1000);
+    window.present();
+    pump(100);
+    let tab = controller.model().tabs.first().cloned();
+    (controller, window, tab)
+}
+
+/// What the containers view shows: rows, states, arrows, counters.
+fn shown(tab: &Tab) -> (usize, usize, usize, usize) {
+    tab.control_flow.render().map_or((0, 0, 0, 0), |r| {
+        let states = (0..r.tree().len()).map(|i| r.states(i).len()).sum();
+        let arrows = r.arrow_series().iter().map(|a| a.arrows.len()).sum();
+        (r.tree().len(), states, arrows, r.counters().len())
+    })
+}
+
+/// Each example shows what its trace holds.
+fn examples_shown(out: &mut Outcome) {
+    let mut failed = Vec::new();
+    let all = examples();
+    for path in &all {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let (want_c, want_s, want_l, want_v) = expected(path);
+        let (_c, window, tab) = open(path);
+        let Some(tab) = tab else {
+            failed.push(format!("{name}: no tab ({:?})", info_bar(&window)));
+            window.close();
+            continue;
+        };
+        settle(&tab);
+        let (rows, states, arrows, counters) = shown(&tab);
+        let ok = tab.is_paje()
+            && rows >= want_c
+            && (states > 0) == want_s
+            && (arrows > 0) == want_l
+            && (counters > 0) == want_v
+            && !tab.resources.area.is_mapped()
+            && tab.histogram.render().is_some()
+            // A trace of definitions only lists nothing.
+            && tab.events.is_empty() == (want_c == 0);
+        if !ok {
+            failed.push(format!(
+                "{name}: shown rows {rows} states {states} arrows {arrows} counters {counters}, \
+                 list {}; want containers {want_c} states {want_s} links {want_l} variables {want_v}",
+                tab.events.len()
+            ));
+        }
+        window.close();
+        pump(50);
+    }
+    out.check(
+        "paje_examples_show_containers_states_links_variables",
+        failed.is_empty() && all.len() >= 10,
+        || format!("{} examples: {failed:?}", all.len()),
+    );
+}
+
+/// The first state drawn wider than 6 px and its click point.
+fn a_state(tab: &Tab) -> Option<(f64, f64, traceloom_base::Time)> {
+    let layout = tab.control_flow.layout()?;
+    let render = tab.control_flow.render()?;
+    for i in 0..render.tree().len().min(layout.tree_rows) {
+        let y = layout.row_center(i);
+        if y <= layout.graph.y || y >= layout.graph.y + layout.graph.h {
+            continue;
+        }
+        for s in render.states(i) {
+            let Some((x0, x1)) = layout.interval_x(s.start, s.end) else {
+                continue;
+            };
+            if x1 - x0 > 6.0 {
+                let x = (x0 + x1) / 2.0;
+                let hit = layout.hit(&render, x, y);
+                if matches!(hit.item, Some(HitItem::Interval { .. })) {
+                    let t = click_time(&layout, &render, x, y)?;
+                    return Some((x, y, t));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A point of the graph's first row and its click time.
+fn a_graph_point(tab: &Tab) -> Option<(f64, f64, traceloom_base::Time)> {
+    let layout = tab.control_flow.layout()?;
+    let render = tab.control_flow.render()?;
+    let (x, y) = (layout.graph.x + layout.graph.w / 3.0, layout.row_center(0));
+    Some((x, y, click_time(&layout, &render, x, y)?))
+}
+
+/// Statistics rows of one container's state types: (label, time).
+fn stats_rows(tab: &Tab) -> Vec<(String, i64)> {
+    tab.statistics.render().map_or_else(Vec::new, |r| {
+        r.rows
+            .iter()
+            .filter_map(|row| match row.values.first() {
+                Some(StatValue::Duration(d)) => Some((row.label.clone(), *d)),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+/// Clicks, selection, list and screenshot on one example.
+fn interactions(out: &mut Outcome, name: &str) {
+    let path = traceloom_testdata::paje(name);
+    let (_c, window, tab) = open(&path);
+    let Some(tab) = tab else {
+        out.check(&format!("paje_{name}_opens"), false, || {
+            format!("{:?}", info_bar(&window))
+        });
+        return;
+    };
+    settle(&tab);
+    let shots = screenshots_dir();
+    let stem = name.trim_end_matches(".trace");
+    let r = traceloom_gui::screenshot::save_png(&window, &shots.join(format!("paje-{stem}.png")));
+    out.check(&format!("paje_{stem}_screenshot"), r.is_ok(), || {
+        format!("{r:?}")
+    });
+
+    // A click on a state: the current time moves in every view (g5k.trace
+    // has no state: a click on the graph).
+    let (_, has_states, _, _) = expected(&path);
+    let clicked = if has_states {
+        a_state(&tab)
+    } else {
+        a_graph_point(&tab)
+    };
+    if let Some((_, _, t)) = clicked {
+        tab.navigate(Nav::Current(t));
+        pump(200);
+    }
+    let t = clicked.map(|c| c.2);
+    out.check(
+        &format!("paje_{stem}_click_moves_current_time"),
+        t.is_some()
+            && tab.time_focus().current == t
+            && tab.control_flow.options().current_time == t
+            && tab.time_bar()[2] == traceloom_gui::time_text::format_time(t.unwrap()),
+        || {
+            format!(
+                "clicked {clicked:?}: tab {:?}, view {:?}, bar {:?}",
+                tab.time_focus().current,
+                tab.control_flow.options().current_time,
+                tab.time_bar()
+            )
+        },
+    );
+
+    // A selection: the per-container statistics of that range.
+    let span = tab.span();
+    let before = stats_rows(&tab);
+    let sel = TimeRange::new(
+        span.start + (span.span() / 3) as i64,
+        span.start + (span.span() / 2) as i64,
+    );
+    tab.navigate(Nav::Select(sel));
+    settle(&tab);
+    let after = stats_rows(&tab);
+    let has_states = tab
+        .control_flow
+        .render()
+        .is_some_and(|r| (0..r.tree().len()).any(|i| !r.states(i).is_empty()));
+    out.check(
+        &format!("paje_{stem}_selection_updates_statistics"),
+        tab.statistics.caption().starts_with("Selection")
+            && (!has_states || (!after.is_empty() && after != before)),
+        || {
+            format!(
+                "caption {:?}, {} rows before, {} after",
+                tab.statistics.caption(),
+                before.len(),
+                after.len()
+            )
+        },
+    );
+
+    // The list far-scrolls by time: dragging its scrollbar to two thirds
+    // of the trace shows the events from there.
+    let t = span.start + (span.span() * 2 / 3) as i64;
+    tab.events.drag_to(t);
+    let done = pump_until(|| !tab.list_reading() && tab.events.time_of(0).is_some_and(|x| x >= t));
+    let first = tab.events.time_of(0);
+    out.check(
+        &format!("paje_{stem}_list_far_scrolls_by_time"),
+        done && first.is_some_and(|x| x >= t && x <= span.end)
+            && tab.events.len() == tab.events.page()
+            && tab.events.column(0, 1).is_some_and(|c| !c.is_empty()),
+        || {
+            format!(
+                "want >= {t}, top {first:?}, {} rows (page {}), {:?}",
+                tab.events.len(),
+                tab.events.page(),
+                tab.events.row_text(0)
+            )
+        },
+    );
+    window.close();
+    pump(50);
+}
+
+/// A file that is not a Pajé trace: the window says what is wrong with
+/// it, naming file and line, and opens no tab.
+fn bad_input_explained(out: &mut Outcome) {
+    let t = tempfile::tempdir().expect("temporary directory");
+    let bad = t.path().join("bad.trace");
+    std::fs::write(
+        &bad,
+        "%EventDef PajeSetState 10\n% Time date\n3 4 5\nnot pajé\n",
+    )
+    .unwrap();
+    let (c, window, tab) = open(&bad);
+    let shown = info_bar(&window);
+    let name = bad.display().to_string();
+    let ok = tab.is_none()
+        && c.model().tabs.is_empty()
+        && shown.as_ref().is_some_and(|(kind, text)| {
+            *kind == gtk::MessageType::Error
+                && text.contains(&name)
+                && text.contains("not a Pajé trace")
+                && text.contains(":3 (byte")
+        });
+    out.check("paje_bad_input_names_file_and_line", ok, || {
+        format!("info bar {shown:?}")
+    });
+    window.close();
+    pump(50);
+}
+
+pub(crate) fn paje_window(out: &mut Outcome) {
+    examples_shown(out);
+    for name in ["g5k.trace", "simu-mardi.trace"] {
+        interactions(out, name);
+    }
+    bad_input_explained(out);
+}
