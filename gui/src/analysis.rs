@@ -65,9 +65,16 @@ pub trait Analysis {
     fn analysis_from_store(&self) -> bool;
     /// Whether the whole-trace work is paused.
     fn background_paused(&self) -> bool;
-    /// Names the second time graph shows, if the format has one
-    /// (resources for kernel traces; Pajé traces have a single view).
+    /// Whether the format has a second time graph (resources for kernel
+    /// traces; a Pajé trace has a single view, its containers).
     fn has_second_graph(&self) -> bool;
+    /// The entity types a legend can show or hide, as `(kind, name,
+    /// shown)` (empty when the format has none).
+    fn type_toggles(&self) -> Vec<(&'static str, String, bool)> {
+        Vec::new()
+    }
+    /// Shows or hides type `i` of [`type_toggles`](Self::type_toggles).
+    fn set_type_shown(&mut self, _i: usize, _shown: bool) {}
 }
 
 /// A Pajé trace: one existing file (a `.trace` or `.paje` file, or any

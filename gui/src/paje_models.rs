@@ -496,4 +496,17 @@ impl Analysis for PajeTab {
     fn has_second_graph(&self) -> bool {
         false
     }
+
+    fn type_toggles(&self) -> Vec<(&'static str, String, bool)> {
+        self.legend()
+            .into_iter()
+            .map(|(e, on)| (e.kind, e.name, on))
+            .collect()
+    }
+
+    fn set_type_shown(&mut self, i: usize, shown: bool) {
+        if let Some((e, _)) = self.legend().into_iter().nth(i) {
+            PajeTab::set_type_shown(self, e.type_id, shown);
+        }
+    }
 }

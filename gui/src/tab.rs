@@ -325,16 +325,61 @@ impl Tab {
             return;
         }
         self.control_flow.set_title("Container");
-        let title = self
-            .layout
-            .frame(0)
-            .label_widget()
+        let bar = self.layout.frame(0).label_widget();
+        let title = bar
+            .as_ref()
             .and_then(|bar| bar.first_child())
             .and_downcast::<gtk::Label>();
-        if let Some(l) = title {
+        if let (Some(bar), Some(l)) = (bar.and_downcast::<gtk::Box>(), title) {
             l.set_markup("<b>Containers</b>");
+            bar.insert_child_after(&self.types_button(), Some(&l));
         }
         self.layout.show(1, false);
+    }
+
+    /// The legend's show/hide menu: a check button per entity type of
+    /// the trace (ViTE's wished-for filter), filled when opened.
+    fn types_button(&self) -> gtk::MenuButton {
+        let button = gtk::MenuButton::new();
+        button.set_label("Types");
+        button.set_tooltip_text(Some(
+            "Show or hide states, events, links, variables by type",
+        ));
+        let popover = gtk::Popover::new();
+        let list = gtk::Box::new(gtk::Orientation::Vertical, 2);
+        popover.set_child(Some(&list));
+        button.set_popover(Some(&popover));
+        let me = self.me.borrow().clone();
+        popover.connect_show(move |_| {
+            let Some(tab) = me.upgrade() else { return };
+            while let Some(c) = list.first_child() {
+                list.remove(&c);
+            }
+            for (i, (kind, name, on)) in tab.type_toggles().into_iter().enumerate() {
+                let check = gtk::CheckButton::with_label(&format!("{kind}: {name}"));
+                check.set_active(on);
+                let me = me.clone();
+                check.connect_toggled(move |c| {
+                    if let Some(tab) = me.upgrade() {
+                        tab.set_type_shown(i, c.is_active());
+                    }
+                });
+                list.append(&check);
+            }
+        });
+        button
+    }
+
+    /// The entity types the legend menu lists: `(kind, name, shown)`.
+    pub fn type_toggles(&self) -> Vec<(&'static str, String, bool)> {
+        self.state.borrow().analysis.type_toggles()
+    }
+
+    /// Shows or hides type `i` of [`type_toggles`](Self::type_toggles) in
+    /// the views.
+    pub fn set_type_shown(&self, i: usize, shown: bool) {
+        self.state.borrow_mut().analysis.set_type_shown(i, shown);
+        self.request_visible();
     }
 
     /// Whether the tab shows a Pajé trace.

@@ -224,6 +224,44 @@ fn interactions(out: &mut Outcome, name: &str) {
         },
     );
 
+    // The legend's menu hides a type's entities and shows them again.
+    let arrows = |tab: &Tab| {
+        tab.control_flow.render().map_or(0, |r| {
+            r.arrow_series()
+                .iter()
+                .map(|a| a.arrows.len())
+                .sum::<usize>()
+        })
+    };
+    let links: Vec<usize> = tab
+        .type_toggles()
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.0 == "Link")
+        .map(|(i, _)| i)
+        .collect();
+    let shown = arrows(&tab);
+    for &i in &links {
+        tab.set_type_shown(i, false);
+    }
+    settle(&tab);
+    let hidden = arrows(&tab);
+    for &i in &links {
+        tab.set_type_shown(i, true);
+    }
+    settle(&tab);
+    out.check(
+        &format!("paje_{stem}_legend_hides_and_shows_types"),
+        !links.is_empty() && shown > 0 && hidden == 0 && arrows(&tab) == shown,
+        || {
+            format!(
+                "{} link types: arrows {shown} → {hidden} → {}",
+                links.len(),
+                arrows(&tab)
+            )
+        },
+    );
+
     // A selection: the per-container statistics of that range.
     let span = tab.span();
     let before = stats_rows(&tab);

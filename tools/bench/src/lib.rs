@@ -11,7 +11,9 @@
 //!   whole-trace statistics, the analysis's memory ([`viewers`]), and the
 //!   analysis store's rows ([`store`]);
 //! * `traceloom-bench paje FILE.trace`: Pajé read and simulation against
-//!   `pj_dump` ([`paje`]).
+//!   `pj_dump` ([`paje`]);
+//! * `traceloom-bench vite FILE.trace`: ViTE's export against traceloom's,
+//!   and the window's Pajé pass alone ([`vite`]).
 //!
 //! A missed target makes the command exit with status 1.
 
@@ -28,6 +30,7 @@ pub mod paje;
 pub mod sizes;
 pub mod store;
 pub mod viewers;
+pub mod vite;
 
 /// Why a benchmark failed.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +70,9 @@ pub enum BenchCommand {
     /// Control flow and resources renders (full range, 1 ms windows),
     /// whole-trace statistics, and the analysis's memory.
     Viewers(viewers::ViewersBenchArgs),
+    /// A Pajé trace: ViTE's export against traceloom's, and the window's
+    /// Pajé pass alone.
+    Vite(vite::ViteBenchArgs),
 }
 
 /// Runs the benchmark that `args` (the program name first) names, writing
@@ -83,5 +89,6 @@ where
         BenchCommand::Engine(a) => engine::run(a, out),
         BenchCommand::Paje(a) => paje::run(a, out),
         BenchCommand::Viewers(a) => viewers::run(a, out),
+        BenchCommand::Vite(a) => vite::run(a, out),
     }
 }

@@ -14,6 +14,7 @@ fn main() {
         BenchCommand::Engine(a) => traceloom_bench::engine::run(a, &mut out),
         BenchCommand::Paje(a) => traceloom_bench::paje::run(a, &mut out),
         BenchCommand::Viewers(a) => traceloom_bench::viewers::run(a, &mut out),
+        BenchCommand::Vite(a) => traceloom_bench::vite::run(a, &mut out),
     };
     let _ = out.flush();
     if let Err(e) = result {
