@@ -39,6 +39,19 @@ use crate::worker::{Job, JobState};
 
 /// Problems of a trace shown in the window; the rest are counted.
 const SHOWN_DIAGNOSTICS: usize = 3;
+/// Shortest interval between two statistics of the same range while the
+/// pass runs: each walks the range's states, on a core the pass needs.
+const STATS_INTERVAL: Duration = Duration::from_secs(3);
+/// A snapshot costs O(series), partial chunks copied: the next one waits
+/// at least this many times as long as the last took, so that snapshots
+/// take a small part of the main thread whatever the trace.
+const SNAPSHOT_COST_FACTOR: u32 = 20;
+/// Each snapshot is rendered (and its statistics computed) on worker
+/// threads, on the cores the pass reads with: while the pass runs, the
+/// next snapshot waits at least this many times as long as the last
+/// render took, and statistics of the same range this many times as long
+/// as the last took.
+const JOB_COST_FACTOR: u32 = 4;
 
 /// What a render shows: window, width, data generation, view generation.
 type RenderKey = (TimeRange, u32, u64, u64);
@@ -53,6 +66,11 @@ pub struct PajeTab {
     data: Option<Arc<PajeData>>,
     generation: u64,
     last_snapshot: Option<Instant>,
+    /// What the last snapshot cost.
+    snapshot_cost: Duration,
+    /// What the last render and statistics jobs took.
+    render_cost: Duration,
+    stats_cost: Duration,
     update_interval: Duration,
     /// Legend choices, and their generation.
     view: PajeView,
@@ -61,9 +79,11 @@ pub struct PajeTab {
     presented: (usize, usize),
     window: Option<(TimeRange, u32)>,
     rendered: Option<RenderKey>,
-    graph_job: Option<(RenderKey, Job<TimeGraphRender>)>,
+    graph_job: Option<(RenderKey, Job<TimeGraphRender>, Instant)>,
     selection: Option<TimeRange>,
     stats_rendered: Option<RenderKey>,
+    /// When the last statistics were started.
+    stats_started: Option<Instant>,
     stats_job: Option<(RenderKey, Job<StatisticsRender>, String)>,
     histogram_bins: Option<u32>,
     histogram_rendered: Option<(u32, u64)>,
@@ -91,6 +111,9 @@ impl PajeTab {
             data: None,
             generation: 0,
             last_snapshot: None,
+            snapshot_cost: Duration::ZERO,
+            render_cost: Duration::ZERO,
+            stats_cost: Duration::ZERO,
             update_interval: SNAPSHOT_INTERVAL,
             view: PajeView::default(),
             view_generation: 0,
@@ -100,6 +123,7 @@ impl PajeTab {
             graph_job: None,
             selection: None,
             stats_rendered: None,
+            stats_started: None,
             stats_job: None,
             histogram_bins: None,
             histogram_rendered: None,
@@ -161,14 +185,18 @@ impl PajeTab {
             }
             return;
         }
-        let due = self
-            .last_snapshot
-            .is_none_or(|t| t.elapsed() >= self.update_interval);
+        let wait = self
+            .update_interval
+            .max(self.snapshot_cost * SNAPSHOT_COST_FACTOR)
+            .max(self.render_cost * JOB_COST_FACTOR);
+        let due = self.last_snapshot.is_none_or(|t| t.elapsed() >= wait);
         if !due || self.graph_job.is_some() {
             return;
         }
+        let started = Instant::now();
         if let Some(c) = self.session.peek::<PajeCollector>(id) {
             let d = c.snapshot();
+            self.snapshot_cost = started.elapsed();
             self.last_snapshot = Some(Instant::now());
             self.set_data(d);
         }
@@ -200,7 +228,7 @@ impl PajeTab {
     }
 
     fn poll_graph(&mut self, u: &mut Updates) {
-        if let Some((key, job)) = &self.graph_job {
+        if let Some((key, job, started)) = &self.graph_job {
             match job.try_take() {
                 JobState::Running => return,
                 JobState::Done(r) => {
@@ -209,6 +237,7 @@ impl PajeTab {
                 }
                 JobState::Failed => self.rendered = Some(*key),
             }
+            self.render_cost = started.elapsed();
             self.graph_job = None;
         }
         let (Some(data), Some((window, width))) = (&self.data, self.window) else {
@@ -222,7 +251,7 @@ impl PajeTab {
         if let Ok(job) = Job::spawn("traceloom-paje-render", move || {
             data.render(window, width, &view)
         }) {
-            self.graph_job = Some((key, job));
+            self.graph_job = Some((key, job, Instant::now()));
         }
     }
 
@@ -236,6 +265,9 @@ impl PajeTab {
                 }
                 JobState::Failed => self.stats_rendered = Some(*key),
             }
+            if let Some(t) = self.stats_started {
+                self.stats_cost = t.elapsed();
+            }
             self.stats_job = None;
         }
         let Some(data) = &self.data else { return };
@@ -248,13 +280,16 @@ impl PajeTab {
         if self.stats_rendered == Some(key) {
             return;
         }
-        // While the pass runs, statistics follow its snapshots at most at
-        // the update interval (they cost a walk over the range's states).
+        // While the pass runs, statistics of the same range follow its
+        // snapshots at most every STATS_INTERVAL (they walk the range's
+        // states); a new range is computed at once.
         if self.pass.is_some()
-            && self.stats_rendered.is_some_and(|k| k.0 == range)
             && self
-                .last_snapshot
-                .is_some_and(|t| t.elapsed() < self.update_interval)
+                .stats_rendered
+                .is_some_and(|k| k.0 == range && k.3 == key.3)
+            && self.stats_started.is_some_and(|t| {
+                t.elapsed() < STATS_INTERVAL.max(self.stats_cost * JOB_COST_FACTOR)
+            })
         {
             return;
         }
@@ -272,6 +307,7 @@ impl PajeTab {
         if let Ok(job) = Job::spawn("traceloom-paje-stats", move || {
             data.statistics(range, &view)
         }) {
+            self.stats_started = Some(Instant::now());
             self.stats_job = Some((key, job, caption));
         }
     }

@@ -335,6 +335,20 @@ impl Tab {
             bar.insert_child_after(&self.types_button(), Some(&l));
         }
         self.layout.show(1, false);
+        // The rows bar's filter, order and collapse apply to containers;
+        // its kernel switches (idle threads, wake-up and CPU arrows,
+        // following a thread) do not.
+        let bar = &self.rows_bar;
+        bar.filter
+            .set_placeholder_text(Some("Filter containers: name (regex)"));
+        for w in [
+            bar.hide_idle.upcast_ref::<gtk::Widget>(),
+            bar.wakeups.upcast_ref(),
+            bar.cpu_flow.upcast_ref(),
+            bar.follow.upcast_ref(),
+        ] {
+            w.set_visible(false);
+        }
     }
 
     /// The legend's show/hide menu: a check button per entity type of

@@ -12,18 +12,22 @@
 //! Types listed in [`PajeView::hidden`] are left out (the legend's
 //! show/hide).
 //!
+//! Renders cost O(rows × width), not O(entities): state lanes go through
+//! the shared step renderer (`steps.rs`), events and variable values are
+//! walked one pixel column at a time (galloping to the next column).
+//!
 //! Colours are the trace's own (`PajeDefineEntityValue`'s `Color`,
 //! `PajeDefineVariableType`'s); other keys — and lines given the
 //! background's own colour, invisible on it — get the presentation's
 //! stable hashed palette colour.
 
 use std::collections::{HashMap, HashSet};
-use traceloom_base::{Time, TimeRange};
+use traceloom_base::TimeRange;
 
 use traceloom_paje::{TypeId, TypeNature};
 
 use crate::model::paje_analysis::{ContainerData, PajeData};
-use crate::model::steps::{push_steps, Blocks, NONE};
+use crate::model::steps::{push_steps, Blocks};
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
@@ -32,7 +36,7 @@ use crate::style::{
     ArrowStyle, CounterStyle, DataConfig, EventStyle, LineStyle, PresentationConfig, Rgba,
     StateStyle, Symbol,
 };
-use crate::time::format_duration;
+use crate::time::{format_duration, PixelScale};
 
 /// What the view shows of the data: types hidden by the legend, and the
 /// tree's configuration (collapsed and hidden rows, order).
@@ -42,6 +46,40 @@ pub struct PajeView {
     pub hidden: HashSet<TypeId>,
     /// Tree configuration.
     pub data: DataConfig,
+}
+
+/// Values of a variable pushed per pixel column at most (besides its last).
+const COLUMN_SAMPLE: usize = 16;
+
+/// The first index in `from..n` for which `at` holds (`at` holding for a
+/// suffix), found by galloping from `from`: its probes stay near `from`
+/// when the answer is near, as it is column after column.
+fn gallop(from: usize, n: usize, at: impl Fn(usize) -> bool) -> usize {
+    if from >= n || at(from) {
+        return from;
+    }
+    let (mut lo, mut step) = (from, 1);
+    let mut hi = loop {
+        let probe = lo + step;
+        if probe >= n {
+            break n;
+        }
+        if at(probe) {
+            break probe;
+        }
+        lo = probe;
+        step *= 2;
+    };
+    // `at(lo)` is false, `at(hi)` true (or hi == n).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
 }
 
 /// What a row draws.
@@ -261,15 +299,30 @@ impl PajeData {
                     let v = &self.containers[c].variables[var];
                     let name = self.type_name(v.type_id).to_string();
                     let counter = b.counter(name.as_str(), Some(tr.id));
-                    let first = v
-                        .items
+                    let items = &v.items;
+                    let n = items.len();
+                    let mut k = items
                         .partition_point(|x| x.time < range.start)
                         .saturating_sub(1);
-                    for x in v.items.iter().skip(first) {
-                        if x.time > range.end {
-                            break;
+                    // Per pixel column: its values when few, else its
+                    // first and last and a bounded, evenly spaced sample
+                    // (whose extremes are the column's min and max as
+                    // drawn): O(width) however many values a column holds.
+                    while k < n && items[k].time <= range.end {
+                        let p = scale.pixel_of(items[k].time.max(range.start));
+                        let next = scale.time_of_pixel(p + 1);
+                        let stop = gallop(k, n, |i| items[i].time >= next);
+                        if stop - k <= COLUMN_SAMPLE {
+                            for x in (k..stop).map(|i| items[i]) {
+                                counter.push(x.time, x.value);
+                            }
+                        } else {
+                            let step = (stop - k) / COLUMN_SAMPLE;
+                            for i in (k..stop - 1).step_by(step).chain([stop - 1]) {
+                                counter.push(items[i].time, items[i].value);
+                            }
                         }
-                        counter.push(x.time, x.value);
+                        k = stop.max(k + 1);
                     }
                 }
                 None => {}
@@ -279,7 +332,7 @@ impl PajeData {
                 if let Some(ci) =
                     self.container_index(traceloom_paje::ContainerId((tr.id.0 >> 16) as u32))
                 {
-                    self.push_events(&self.containers[ci], range, view, b.events(i));
+                    self.push_events(&self.containers[ci], scale, view, b.events(i));
                 }
             }
         }
@@ -310,42 +363,54 @@ impl PajeData {
     fn push_events(
         &self,
         c: &ContainerData,
-        range: TimeRange,
+        scale: PixelScale,
         view: &PajeView,
         out: &mut crate::lod::RowEventsBuilder,
     ) {
+        let range = scale.range;
         for (t, items) in &c.events {
             if view.hidden.contains(t) {
                 continue;
             }
-            let first = items.partition_point(|x| x.time < range.start);
-            for x in items.iter().skip(first) {
-                if x.time > range.end {
-                    break;
-                }
+            let n = items.len();
+            let mut k = items.partition_point(|x| x.time < range.start);
+            // The first event of each pixel column, with the number it
+            // stands for: the level-of-detail builder draws one marker per
+            // column anyway, and a column can hold millions.
+            while k < n && items[k].time <= range.end {
+                let x = items[k];
+                let next = scale.time_of_pixel(scale.pixel_of(x.time) + 1);
+                let stop = gallop(k, n, |i| items[i].time >= next).max(k + 1);
+                let count = stop - k;
+                k = stop;
                 let key = self.value_key(x.value);
-                out.push(
-                    DrawnEvent::new(x.time, key.as_str(), key.clone()).with_properties(
-                        Properties::new([
-                            ("container", c.name.to_string()),
-                            ("type", self.type_name(*t).to_string()),
-                            ("value", key.to_string()),
-                            ("time", format!("{:.9}", x.time as f64 / 1e9)),
-                        ]),
-                    ),
+                let mut ev = DrawnEvent::new(x.time, key.as_str(), key.clone()).with_properties(
+                    Properties::new([
+                        ("container", c.name.to_string()),
+                        ("type", self.type_name(*t).to_string()),
+                        ("value", key.to_string()),
+                        ("time", format!("{:.9}", x.time as f64 / 1e9)),
+                    ]),
                 );
+                ev.count = u32::try_from(count).unwrap_or(u32::MAX);
+                out.push(ev);
             }
         }
     }
+}
 
-    /// The times at which lane changes and events of the whole trace
-    /// happen nearest to `t`, for tests: the start of the state drawn at
-    /// `t` in container row `row`, if any.
-    pub fn state_at(&self, row: RowId, t: Time) -> Option<(Time, String)> {
-        let ci = self.container_index(traceloom_paje::ContainerId((row.0 >> 16) as u32))?;
-        let lane = self.containers[ci].lanes.first()?;
-        let k = lane.times.partition_point(|&x| x <= t).checked_sub(1)?;
-        let code = lane.codes[k];
-        (code != NONE && t < lane.end).then(|| (lane.times[k], self.value_key(code).to_string()))
+#[cfg(test)]
+mod tests {
+    use super::gallop;
+
+    #[test]
+    fn gallop_finds_the_first_index_of_the_suffix() {
+        let v: Vec<i64> = (0..1000).map(|i| i / 3).collect();
+        for from in [0, 1, 5, 500, 998, 999, 1000] {
+            for bound in [-1, 0, 1, 7, 200, 332, 333, 334] {
+                let want = (from..v.len()).find(|&i| v[i] >= bound).unwrap_or(v.len());
+                assert_eq!(gallop(from, v.len(), |i| v[i] >= bound), want);
+            }
+        }
     }
 }
