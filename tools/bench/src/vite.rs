@@ -98,6 +98,13 @@ fn pass(trace: &Path) -> Result<Duration, BenchError> {
 pub fn run(args: &ViteBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
     let dir = out_dir()?;
     let tl = traceloom_program(args);
+    // ViTE runs in `dir`: the trace's path must not depend on the cwd.
+    let trace = std::fs::canonicalize(&args.trace)
+        .map_err(|e| BenchError::Trace(format!("{}: {e}", args.trace.display())))?;
+    let args = &ViteBenchArgs {
+        trace,
+        ..args.clone()
+    };
     let size = std::fs::metadata(&args.trace)
         .map_err(|e| BenchError::Trace(format!("{}: {e}", args.trace.display())))?
         .len();
@@ -114,6 +121,8 @@ pub fn run(args: &ViteBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> 
         vite.push(timed(
             "vite",
             Command::new(&args.vite)
+                // ViTE writes a log.txt where it runs.
+                .current_dir(&dir)
                 .env("QT_QPA_PLATFORM", "offscreen")
                 .arg("-f")
                 .arg(&args.trace)
