@@ -21,7 +21,11 @@ pub const SHORTCUTS: [(&str, &[Shortcut]); 4] = [
     (
         "Application",
         &[
-            key("<Control>o", "Open a trace"),
+            key(
+                "<Control>o",
+                "Open a trace file (Pajé, or a CTF metadata file)",
+            ),
+            key("<Control><Shift>o", "Open a CTF trace folder"),
             key("<Control>w", "Close the tab"),
             key("<Control>q", "Quit"),
             key("F1 <Control>question", "Keyboard shortcuts"),
