@@ -341,6 +341,9 @@ pub struct TabModels {
     /// The final snapshot of the completed kernel pass, taken (and the
     /// collector freed) on a thread: about 50 ms on a 1 GB trace.
     final_job: Option<Job<KernelData>>,
+    /// A partial snapshot of the pass having its statistics merged on a
+    /// thread (tens of ms on a trace of thousands of threads).
+    snapshot_job: Option<Job<KernelData>>,
     data: Option<Arc<KernelData>>,
     /// Bumped whenever `data` changes.
     generation: u64,
@@ -407,6 +410,7 @@ impl TabModels {
             last_snapshot: None,
             update_interval: SNAPSHOT_INTERVAL,
             final_job: None,
+            snapshot_job: None,
             data: None,
             generation: 0,
             graphs: None,
@@ -799,6 +803,7 @@ impl TabModels {
                 u.errors
                     .push("the whole-trace analysis ended without data".into());
             } else if self.graph_job.is_none()
+                && self.snapshot_job.is_none()
                 && self
                     .last_snapshot
                     .is_none_or(|t| t.elapsed() >= self.update_interval)
@@ -806,9 +811,31 @@ impl TabModels {
                 let damage = StreamDamage::all(session.errors());
                 if let Some(c) = session.peek::<KernelCollector>(id) {
                     c.set_damage(damage);
-                    new_data = Some(stalls::time("tab:snapshot", || c.snapshot()));
+                    let partial = stalls::time("tab:snapshot", || c.snapshot_deferred());
                     self.last_snapshot = Some(Instant::now());
+                    match Job::spawn("traceloom-snapshot", move || partial.finish()) {
+                        Ok(j) => self.snapshot_job = Some(j),
+                        Err(e) => u
+                            .errors
+                            .push(format!("cannot start a thread for a snapshot: {e}")),
+                    }
                 }
+            }
+        }
+        if let Some(job) = &self.snapshot_job {
+            match job.try_take() {
+                JobState::Running => {}
+                JobState::Done(d) => {
+                    self.snapshot_job = None;
+                    // A partial snapshot that lands after the final data
+                    // would show less than it.
+                    if self.kernel_pass.is_some() {
+                        new_data = Some(d);
+                    } else {
+                        drop_later(d);
+                    }
+                }
+                JobState::Failed => self.snapshot_job = None,
             }
         }
         if let Some(job) = &self.final_job {

@@ -978,6 +978,22 @@ impl KernelCollector {
             st.trace_names = self.trace_names.clone();
             self.result = Some(st);
         }
+        self.snapshot_deferred().finish()
+    }
+
+    /// [`snapshot`](Self::snapshot) without its costly part: the
+    /// statistics counted so far are copied, not yet merged into their
+    /// tree ([`PartialSnapshot::finish`] does it, on another thread if
+    /// the caller likes). What stays here is O(records).
+    pub fn snapshot_deferred(&mut self) -> PartialSnapshot {
+        let (stats, pending) = match (&self.result, &self.closed_stats, &self.stats) {
+            (Some(r), _, _) => (r.clone(), None),
+            (None, Some(closed), _) => (self.empty_stats(), Some(closed.clone())),
+            // While the pass runs: what was counted so far (the time of the
+            // intervals still open is charged once they close).
+            (None, None, Some(s)) => (self.empty_stats(), Some(s.clone().into_part(None))),
+            (None, None, None) => (self.empty_stats(), None),
+        };
         let threads = self
             .threads
             .iter()
@@ -1025,23 +1041,7 @@ impl KernelCollector {
             wakeups,
             max_wakeup_span: self.max_wakeup_span,
             switches: self.switches.snapshot(),
-            stats: self.result.clone().unwrap_or_else(|| match &self.stats {
-                // While the pass runs: what was counted so far (the time of
-                // the intervals still open is charged once they close).
-                Some(s) => {
-                    let mut st = stats::merge(vec![s.clone().into_part(None)]);
-                    st.trace_names = self.trace_names.clone();
-                    st
-                }
-                None => Statistics {
-                    begin: self.span.0,
-                    end: self.last_time,
-                    total_events: 0,
-                    per_name: Default::default(),
-                    cells: Vec::new(),
-                    trace_names: self.trace_names.clone(),
-                },
-            }),
+            stats,
             histogram: self.histogram.clone(),
             events: self.events,
             damage: self.damage.clone(),
@@ -1056,6 +1056,43 @@ impl KernelCollector {
             },
         );
         finalize(&mut d);
+        PartialSnapshot {
+            data: d,
+            stats: pending,
+        }
+    }
+
+    /// Statistics of nothing yet, over the span read so far.
+    fn empty_stats(&self) -> Statistics {
+        Statistics {
+            begin: self.span.0,
+            end: self.last_time,
+            total_events: 0,
+            per_name: Default::default(),
+            cells: Vec::new(),
+            trace_names: self.trace_names.clone(),
+        }
+    }
+}
+
+/// A [`KernelCollector::snapshot_deferred`]: the data with its statistics
+/// still to be merged.
+#[derive(Debug)]
+pub struct PartialSnapshot {
+    data: KernelData,
+    /// The statistics counted, to merge.
+    stats: Option<StatsPart>,
+}
+
+impl PartialSnapshot {
+    /// The snapshot, its statistics merged (tens of ms on a large trace).
+    pub fn finish(self) -> KernelData {
+        let mut d = self.data;
+        if let Some(part) = self.stats {
+            let names = std::mem::take(&mut d.stats.trace_names);
+            d.stats = stats::merge(vec![part]);
+            d.stats.trace_names = names;
+        }
         d
     }
 }
