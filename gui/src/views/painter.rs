@@ -120,12 +120,12 @@ impl<K: PartialEq + Clone + Send + 'static, L: Clone + Send + 'static> Painter<K
                 Ok((data, layout)) => {
                     // The old picture's key may hold the last reference to
                     // a large render.
-                    if let Some((old, _, _)) =
+                    if let Some((old, _, old_layout)) =
                         inner
                             .shown
                             .replace((key.clone(), data.into_inner(), layout))
                     {
-                        super::drop_later(old);
+                        super::drop_later((old, old_layout));
                     }
                 }
                 Err(e) => eprintln!("traceloom: warning: drawing failed: {e}"),

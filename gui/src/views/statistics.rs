@@ -25,10 +25,13 @@ use traceloom_viewers::{PresentationConfig, StatisticsRender};
 
 use super::painter::Painter;
 
-/// What a picture of the table shows.
+/// What a picture of the table shows: the render, as arranged, at a
+/// size. The arrangement is compared by its version (bumped on each
+/// change), so that a draw compares no strings.
 #[derive(Clone)]
 struct Picture {
     render: Arc<StatisticsRender>,
+    version: u64,
     opts: StatisticsOptions,
     size: (i32, i32, i32),
 }
@@ -36,9 +39,45 @@ struct Picture {
 impl PartialEq for Picture {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.render, &other.render)
+            && self.version == other.version
             && self.opts == other.opts
             && self.size == other.size
     }
+}
+
+/// A render as arranged (collapsed, sorted), with each row's path: made
+/// on the painting thread (tens of ms for a large trace's thousands of
+/// rows), kept for clicks.
+#[derive(Clone)]
+struct Arranged {
+    render: Arc<StatisticsRender>,
+    version: u64,
+    shown: Arc<StatisticsRender>,
+    paths: Arc<Vec<String>>,
+}
+
+impl Arranged {
+    fn new(
+        render: &Arc<StatisticsRender>,
+        arrangement: &StatisticsArrangement,
+        version: u64,
+    ) -> Self {
+        let (shown, paths) = render.arranged(arrangement);
+        Arranged {
+            render: render.clone(),
+            version,
+            shown: Arc::new(shown),
+            paths: Arc::new(paths),
+        }
+    }
+}
+
+/// What a painting returns: the arrangement painted and its natural
+/// height (which sizes the scrollbar).
+#[derive(Clone)]
+struct Painted {
+    arranged: Arranged,
+    height: f64,
 }
 
 struct State {
@@ -46,16 +85,29 @@ struct State {
     config: PresentationConfig,
     opts: StatisticsOptions,
     arrangement: StatisticsArrangement,
-    /// `render` as arranged (collapsed, sorted), and each row's path.
-    shown: Option<(Arc<StatisticsRender>, Vec<String>)>,
+    /// Bumped whenever `arrangement` changes.
+    version: u64,
+    /// The last arrangement made (painted, or asked by a click).
+    arranged: Option<Arranged>,
 }
 
 impl State {
-    fn arrange(&mut self) {
-        self.shown = self.render.as_ref().map(|r| {
-            let (shown, paths) = r.arranged(&self.arrangement);
-            (Arc::new(shown), paths)
-        });
+    /// The current render as arranged now (made here if the last painting
+    /// did not).
+    fn arranged(&mut self) -> Option<Arranged> {
+        let render = self.render.as_ref()?;
+        let current = self
+            .arranged
+            .as_ref()
+            .filter(|a| Arc::ptr_eq(&a.render, render) && a.version == self.version);
+        if current.is_none() {
+            self.arranged = Some(Arranged::new(render, &self.arrangement, self.version));
+        }
+        self.arranged.clone()
+    }
+
+    fn rearranged(&mut self) {
+        self.version += 1;
     }
 }
 
@@ -93,39 +145,55 @@ impl StatisticsView {
             config,
             opts: StatisticsOptions::default(),
             arrangement: StatisticsArrangement::default(),
-            shown: None,
+            version: 0,
+            arranged: None,
         }));
-        let painter = Painter::<Picture, f64>::new(&area);
+        let painter = Painter::<Picture, Painted>::new(&area);
         let (s, adj, p) = (state.clone(), adjustment.clone(), painter.clone());
         area.set_draw_func(move |area, cr, w, h| {
             crate::stalls::time("draw:statistics", || {
                 let mut s = s.borrow_mut();
                 cr.set_source_rgb(1.0, 1.0, 1.0);
                 cr.paint().ok();
-                let Some((render, _)) = s.shown.clone() else {
+                let Some(render) = s.render.clone() else {
                     return;
                 };
                 s.opts.scroll_y = adj.value();
-                // The table is painted off the main thread (a large trace's
-                // has thousands of rows); the last picture is shown
-                // meanwhile, and its natural height sizes the scrollbar.
+                // The table is arranged and painted off the main thread (a
+                // large trace's has thousands of rows); the last picture is
+                // shown meanwhile, and its natural height sizes the
+                // scrollbar.
                 let scale = area.scale_factor();
                 let want = Picture {
                     render: render.clone(),
+                    version: s.version,
                     opts: s.opts.clone(),
                     size: (w, h, scale),
                 };
-                let (config, opts) = (s.config.clone(), s.opts.clone());
+                let (config, opts, version) = (s.config.clone(), s.opts.clone(), s.version);
+                let arrangement = s.arrangement.clone();
                 let shown = p.draw(cr, &want, (w, h, scale), move |cr, w, h| {
-                    draw_statistics(cr, &render, &config, &opts, w, h)
+                    let arranged = Arranged::new(&render, &arrangement, version);
+                    draw_statistics(cr, &arranged.shown, &config, &opts, w, h)
                         .map_err(|e| e.to_string())?;
-                    Ok(StatisticsLayout::natural_height(&render, &opts))
+                    let height = StatisticsLayout::natural_height(&arranged.shown, &opts);
+                    Ok(Painted { arranged, height })
                 });
-                if let Some((_, total)) = shown {
+                if let Some((_, painted)) = shown {
+                    let total = painted.height;
                     let h = h as f64;
                     let value = adj.value().min((total - h).max(0.0));
                     if adj.upper() != total || adj.page_size() != h || adj.value() != value {
                         adj.configure(value, 0.0, total, 20.0, h * 0.9, h);
+                    }
+                    let fresh = s
+                        .arranged
+                        .as_ref()
+                        .is_none_or(|a| !Arc::ptr_eq(&a.shown, &painted.arranged.shown));
+                    if fresh {
+                        if let Some(old) = s.arranged.replace(painted.arranged) {
+                            super::drop_later(old);
+                        }
                     }
                 }
             })
@@ -157,7 +225,7 @@ impl StatisticsView {
     /// collapses or expands it; on a value column's title, sorts by it.
     pub fn click(&self, x: f64, y: f64) {
         let mut s = self.state.borrow_mut();
-        let Some((shown, paths)) = s.shown.clone() else {
+        let Some(Arranged { shown, paths, .. }) = s.arranged() else {
             return;
         };
         let Ok(m) = CairoMeasure::new() else {
@@ -189,14 +257,14 @@ impl StatisticsView {
                 s.arrangement.collapsed.insert(path);
             }
         }
-        s.arrange();
+        s.rearranged();
         drop(s);
         self.area.queue_draw();
     }
 
-    /// The table as shown (collapsed rows, sort), with each row's path.
+    /// The table as shown (collapsed rows, sort).
     pub fn shown(&self) -> Option<Arc<StatisticsRender>> {
-        self.state.borrow().shown.as_ref().map(|(r, _)| r.clone())
+        self.state.borrow_mut().arranged().map(|a| a.shown)
     }
 
     /// Collapses or expands the row at `path` (labels from the root joined
@@ -206,7 +274,7 @@ impl StatisticsView {
         if !s.arrangement.collapsed.remove(path) {
             s.arrangement.collapsed.insert(path.to_owned());
         }
-        s.arrange();
+        s.rearranged();
         drop(s);
         self.area.queue_draw();
     }
@@ -215,11 +283,8 @@ impl StatisticsView {
     pub fn set_render(&self, render: Arc<StatisticsRender>, caption: &str) {
         let mut s = self.state.borrow_mut();
         let old = s.render.replace(render);
-        let old_shown = s.shown.take();
-        s.arrange();
         drop(s);
         super::drop_later(old);
-        super::drop_later(old_shown);
         // A new text lays the window out again: only when it changed.
         if self.caption.text() != caption {
             self.caption.set_text(caption);
