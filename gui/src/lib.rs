@@ -12,6 +12,7 @@ pub mod app;
 pub mod config;
 pub mod layout;
 pub mod models;
+pub mod pacing;
 pub mod paje_models;
 pub mod screenshot;
 pub mod shortcuts;
@@ -70,7 +71,9 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
     let stalls = std::env::var_os("TRACELOOM_GUI_STALLS").is_some_and(|v| v == "1");
     if stalls {
         stalls::start();
+        stalls::report_from_now();
     }
+    quit_on_signals();
     app.run::<app::App>(app::AppInit { paths });
     if stalls {
         let (per_source, _) = stalls::stop();
@@ -80,6 +83,33 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
         );
     }
     0
+}
+
+/// Set by SIGINT or SIGTERM.
+static QUIT_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn ask_quit(_: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    QUIT_ASKED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Ctrl+C in the terminal (or a `kill`) ends the application as its Quit
+/// does, so that what closing does (the stall summary) still happens.
+fn quit_on_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores into an atomic.
+        unsafe {
+            libc::signal(signal, ask_quit as *const () as libc::sighandler_t);
+        }
+    }
+    glib::timeout_add_local(std::time::Duration::from_millis(250), || {
+        if QUIT_ASKED.load(std::sync::atomic::Ordering::Relaxed) {
+            use gtk4::prelude::ApplicationExt;
+            relm4::main_application().quit();
+            return glib::ControlFlow::Break;
+        }
+        glib::ControlFlow::Continue
+    });
 }
 
 #[cfg(test)]

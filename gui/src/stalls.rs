@@ -89,9 +89,32 @@ thread_local! {
     static LOG: RefCell<Option<Log>> = const { RefCell::new(None) };
 }
 
+thread_local! {
+    /// When the window started, if `TRACELOOM_GUI_STALLS=1` asked for
+    /// [`report_done`]'s line.
+    static REPORT_FROM: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
 /// Starts recording (clearing what was recorded).
 pub fn start() {
     LOG.with(|l| *l.borrow_mut() = Some(Log::default()));
+}
+
+/// Makes [`report_done`] print, with times counted from now.
+pub fn report_from_now() {
+    REPORT_FROM.with(|r| r.set(Some(Instant::now())));
+}
+
+/// Prints on standard error when a tab's background work (its requests
+/// and jobs) is done, counted from [`report_from_now`]: what a user waits
+/// for after opening a trace. Silent unless asked.
+pub fn report_done(title: &str) {
+    if let Some(t0) = REPORT_FROM.with(|r| r.get()) {
+        eprintln!(
+            "traceloom: {title}: background work done {:.2} s after start",
+            t0.elapsed().as_secs_f64()
+        );
+    }
 }
 
 /// Whether recording is on.

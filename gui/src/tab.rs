@@ -40,6 +40,7 @@ use crate::analysis::{self, Analysis, KernelTab};
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::layout::{Layout, SavedLayout};
 use crate::models::{ListPage, Search};
+use crate::pacing::Pacing;
 use crate::paje_models::PajeTab;
 use crate::stalls;
 use crate::time_text::{format_time, parse_time};
@@ -53,9 +54,6 @@ use crate::worker::SERVICE_BUDGET;
 
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
-/// Shortest interval between two progress bar updates (GTK lays the
-/// window out again at each).
-const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// Longest wait for a tab's first frame before the whole-trace analysis
 /// starts anyway (a tab never shown still gets analysed).
 const FIRST_FRAME_WAIT: Duration = Duration::from_secs(2);
@@ -140,8 +138,8 @@ pub struct Tab {
     /// Input reached the tab since the servicing last looked
     /// ([`watch_input`]).
     input: Rc<Cell<bool>>,
-    /// What a frame of the window costs lately ([`watch_frame_cost`]).
-    frame_cost: Rc<Cell<Duration>>,
+    /// How often background updates may come, by what their frames cost.
+    pacing: Rc<Pacing>,
 }
 
 /// `window` zoomed by `factor` around `anchor`, kept at least [`MIN_SPAN`]
@@ -580,6 +578,7 @@ impl Tab {
                 Turn::Again => glib::ControlFlow::Continue,
                 Turn::Done => {
                     tab.state.borrow_mut().idle = None;
+                    stalls::report_done(&tab.title());
                     glib::ControlFlow::Break
                 }
                 Turn::Sleep => {
@@ -608,8 +607,7 @@ impl Tab {
         let (status, updates, list) = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
-            st.analysis
-                .set_update_interval(background_interval(self.frame_cost.get()));
+            st.analysis.set_update_interval(self.pacing.interval());
             let mut updates = stalls::time("tab:poll", || st.analysis.poll());
             // The poll's snapshot counts against the turn's budget; with
             // none left, servicing waits for the next turn.
@@ -660,8 +658,8 @@ impl Tab {
         }
     }
 
-    /// Shows the whole-trace pass's progress, at most every
-    /// [`PROGRESS_INTERVAL`] while it runs.
+    /// Shows the whole-trace pass's progress, at most once per
+    /// [`Pacing::interval`] while it runs.
     fn update_progress(&self, busy: bool) {
         let now = Instant::now();
         let progress = {
@@ -669,7 +667,7 @@ impl Tab {
             if busy
                 && st
                     .last_progress
-                    .is_some_and(|t| now - t < background_interval(self.frame_cost.get()))
+                    .is_some_and(|t| now - t < self.pacing.interval())
             {
                 return;
             }
@@ -694,6 +692,12 @@ impl Tab {
     }
 
     fn apply_updates(&self, u: crate::models::Updates) {
+        // One control-flow render per snapshot of the pass (the other
+        // views' renders of the same snapshot follow): the frames until
+        // the next one are this update's.
+        if u.control_flow.is_some() {
+            self.pacing.updated();
+        }
         if let Some(p) = u.presentation {
             self.control_flow.set_config(p);
         }
@@ -1131,8 +1135,7 @@ fn build(
     let widget = gtk::Box::new(gtk::Orientation::Vertical, 4);
     let input = Rc::new(Cell::new(false));
     watch_input(&widget, input.clone());
-    let frame_cost = Rc::new(Cell::new(Duration::ZERO));
-    watch_frame_cost(&widget, frame_cost.clone());
+    let pacing = Pacing::watch(&widget);
 
     // Time bar.
     let timebar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
@@ -1338,43 +1341,8 @@ fn build(
         me: RefCell::new(me),
         pushing: Cell::new(false),
         input,
-        frame_cost,
+        pacing,
     }
-}
-
-/// Keeps in `cost` a moving average of the wall time of the frames of
-/// `widget`'s window (from the frame clock's before-paint to after-paint:
-/// update, layout, drawing and rendering). With GTK's GL renderer on a
-/// software rasterizer a frame of a large window takes a good part of a
-/// second, on the cores the trace is read with: background updates are
-/// spaced accordingly ([`background_interval`]).
-fn watch_frame_cost(widget: &impl IsA<gtk::Widget>, cost: Rc<Cell<Duration>>) {
-    widget.as_ref().connect_realize(move |w| {
-        let Some(clock) = w.frame_clock() else {
-            return;
-        };
-        let began: Rc<Cell<Option<Instant>>> = Rc::default();
-        let b = began.clone();
-        clock.connect_before_paint(move |_| b.set(Some(Instant::now())));
-        let cost = cost.clone();
-        clock.connect_after_paint(move |_| {
-            if let Some(t) = began.take() {
-                let d = t.elapsed();
-                // A moving average: one slow frame (the first one sets the
-                // renderer up) does not space the updates for long.
-                cost.set((cost.get() * 3 + d) / 4);
-            }
-        });
-    });
-}
-
-/// Shortest interval between two background updates of the views (new
-/// renders of the whole-trace pass, progress): about ten frames' cost, so
-/// that the frames they cause take a tenth of the main thread at most,
-/// between [`PROGRESS_INTERVAL`] and a second (the views must still follow
-/// the pass).
-pub fn background_interval(frame_cost: Duration) -> Duration {
-    (frame_cost * 10).clamp(PROGRESS_INTERVAL, Duration::from_secs(1))
 }
 
 /// Records, in `flag`, every input event (key, button, scroll, pointer
