@@ -68,6 +68,9 @@ pub struct SourceStats {
     pub runs: u64,
     /// Time spent in all runs.
     pub total: Duration,
+    /// The main thread's CPU time in all runs (less than `total` when it
+    /// waited: for a CPU, or for the GL renderer's threads).
+    pub total_cpu: Duration,
     /// Longest run.
     pub worst: Duration,
     /// Most CPU time of the main thread in one run.
@@ -132,6 +135,7 @@ pub fn record(source: &'static str, start: Mark) {
             let s = log.per_source.entry(source).or_default();
             s.runs += 1;
             s.total += duration;
+            s.total_cpu += cpu;
             s.worst = s.worst.max(duration);
             s.worst_cpu = s.worst_cpu.max(cpu);
             if duration > STALL {
@@ -173,13 +177,15 @@ pub fn stop() -> (BTreeMap<&'static str, SourceStats>, Vec<Stall>) {
 pub fn summary(per_source: &BTreeMap<&'static str, SourceStats>) -> String {
     let mut rows: Vec<_> = per_source.iter().collect();
     rows.sort_by_key(|(_, s)| std::cmp::Reverse(s.worst));
-    let mut out =
-        String::from("source                 runs   total ms  worst ms  worst CPU ms  >16 ms\n");
+    let mut out = String::from(
+        "source                 runs   total ms    CPU ms  worst ms  worst CPU ms  >16 ms\n",
+    );
     for (name, s) in rows {
         out.push_str(&format!(
-            "{name:<22} {:>5} {:>10.1} {:>9.1} {:>13.1} {:>7}\n",
+            "{name:<22} {:>5} {:>10.1} {:>9.1} {:>9.1} {:>13.1} {:>7}\n",
             s.runs,
             s.total.as_secs_f64() * 1e3,
+            s.total_cpu.as_secs_f64() * 1e3,
             s.worst.as_secs_f64() * 1e3,
             s.worst_cpu.as_secs_f64() * 1e3,
             s.stalls
