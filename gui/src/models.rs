@@ -57,6 +57,9 @@ use crate::worker::{Job, JobState};
 
 /// Shortest interval between two partial renders of the kernel pass.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
+/// Longest a render of the pass waits for the other renders of its
+/// snapshot.
+const BACKGROUND_HOLD: Duration = Duration::from_millis(500);
 
 /// What [`TabModels::poll`] collected for the views.
 #[derive(Default)]
@@ -344,6 +347,9 @@ pub struct TabModels {
     /// A partial snapshot of the pass having its statistics merged on a
     /// thread (tens of ms on a trace of thousands of threads).
     snapshot_job: Option<Job<KernelData>>,
+    /// Renders of the pass's latest snapshot held until the others of the
+    /// same snapshot land, and since when ([`BACKGROUND_HOLD`]).
+    held: Option<(Updates, Instant)>,
     data: Option<Arc<KernelData>>,
     /// Bumped whenever `data` changes.
     generation: u64,
@@ -411,6 +417,7 @@ impl TabModels {
             update_interval: SNAPSHOT_INTERVAL,
             final_job: None,
             snapshot_job: None,
+            held: None,
             data: None,
             generation: 0,
             graphs: None,
@@ -863,13 +870,47 @@ impl TabModels {
 
         self.pass_reached = self.pass_position(session);
         self.poll_window_pass(session);
-        self.poll_graphs(&mut u);
+        let moved = self.poll_graphs(&mut u);
         self.poll_histogram(&mut u);
         self.poll_statistics(session, &mut u);
+        self.hold_background(&mut u, moved);
 
         self.poll_search(session, &mut u);
         self.poll_damage(session, &mut u);
         u
+    }
+
+    /// While the pass runs, the renders of one snapshot (time graphs,
+    /// histogram, statistics: separate jobs) are shown together, so that
+    /// they cost the window one frame, not one each (with a software GL
+    /// renderer a frame of a large window blocks the main thread for tens
+    /// of ms). A render that follows the user (`moved`: another window or
+    /// rows) is never held.
+    fn hold_background(&mut self, u: &mut Updates, moved: bool) {
+        let running = self.kernel_pass.is_some();
+        let renders = Updates {
+            control_flow: u.control_flow.take(),
+            resources: u.resources.take(),
+            histogram: u.histogram.take(),
+            statistics: u.statistics.take(),
+            ..Updates::default()
+        };
+        if renders.is_empty() && self.held.is_none() {
+            return;
+        }
+        let (held, since) = self
+            .held
+            .get_or_insert_with(|| (Updates::default(), Instant::now()));
+        held.merge(renders);
+        let pending = self.graph_job.is_some()
+            || self.stats_job.is_some()
+            || self.stats_next.is_some()
+            || self.snapshot_job.is_some();
+        if !running || moved || !pending || since.elapsed() >= BACKGROUND_HOLD {
+            if let Some((held, _)) = self.held.take() {
+                u.merge(held);
+            }
+        }
     }
 
     /// Makes `d` the data the views show.
@@ -915,11 +956,12 @@ impl TabModels {
 
     /// Collects a time-graph job's result, and starts one when the window
     /// or the data changed since the last render.
-    fn poll_graphs(&mut self, u: &mut Updates) {
+    fn poll_graphs(&mut self, u: &mut Updates) -> bool {
+        let mut moved = false;
         if let Some((what, job)) = &self.graph_job {
             let what = *what;
             match job.try_take() {
-                JobState::Running => return,
+                JobState::Running => return false,
                 JobState::Done((graphs, cf, res)) => {
                     u.control_flow = Some(Arc::new(cf));
                     u.resources = Some(Arc::new(res));
@@ -940,16 +982,19 @@ impl TabModels {
                     u.errors.push("rendering the time graphs failed".into());
                 }
             }
+            moved = self
+                .rendered
+                .is_none_or(|r| r.window != what.window || r.rows != what.rows);
             self.rendered = Some(what);
             self.graph_job = None;
         }
-        let Some(w) = self.window else { return };
+        let Some(w) = self.window else { return moved };
         // The window analysed alone when the pass has not reached it, else
         // the pass's data.
         let (generation, data) = match (&self.window_data, &self.data) {
             (Some((r, g, d)), _) if *r == w.0 && !self.covers(w.0) => (*g, d.clone()),
             (_, Some(d)) => (self.generation, d.clone()),
-            _ => return,
+            _ => return moved,
         };
         let rows = self.control_flow_rows.clone();
         let what = Rendered {
@@ -958,7 +1003,7 @@ impl TabModels {
             rows: rows.fingerprint(),
         };
         if self.rendered == Some(what) {
-            return;
+            return moved;
         }
         // Models of the current data are reused; else the job builds them
         // (tens of ms on a trace of thousands of threads).
@@ -986,6 +1031,7 @@ impl TabModels {
                 u.errors.push(format!("cannot start a render thread: {e}"));
             }
         }
+        moved
     }
 
     /// Whether the whole-trace data covers `window`: the pass is complete

@@ -22,7 +22,7 @@ use gtk4::prelude::*;
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// Longest interval between two background updates (the views must still
 /// follow the pass).
-pub const MAX_INTERVAL: Duration = Duration::from_secs(3);
+pub const MAX_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The frame time of a window and what each background update costs in
 /// it.

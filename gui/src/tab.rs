@@ -1367,6 +1367,7 @@ fn watch_input(widget: &impl IsA<gtk::Widget>, flag: Rc<Cell<bool>>) {
                 | T::TouchEnd
         ) {
             flag.set(true);
+            crate::views::painter::note_input();
         }
         glib::Propagation::Proceed
     });

@@ -72,12 +72,56 @@ impl Arranged {
     }
 }
 
+/// The picture of `render` that `s` asks for at `size`, and how to
+/// arrange and paint it (on a painting thread).
+#[allow(clippy::type_complexity)]
+fn picture_job(
+    s: &State,
+    render: Arc<StatisticsRender>,
+    size: (i32, i32, i32),
+) -> (
+    Picture,
+    impl FnOnce(&cairo::Context, f64, f64) -> Result<Painted, String> + Send + 'static,
+) {
+    let want = Picture {
+        render: render.clone(),
+        version: s.version,
+        opts: s.opts.clone(),
+        size,
+    };
+    let (config, opts, version) = (s.config.clone(), s.opts.clone(), s.version);
+    let arrangement = s.arrangement.clone();
+    let paint = move |cr: &cairo::Context, w: f64, h: f64| {
+        let arranged = Arranged::new(&render, &arrangement, version);
+        draw_statistics(cr, &arranged.shown, &config, &opts, w, h).map_err(|e| e.to_string())?;
+        let height = StatisticsLayout::natural_height(&arranged.shown, &opts);
+        Ok(Painted {
+            arranged,
+            height,
+            page: h,
+        })
+    };
+    (want, paint)
+}
+
+/// Sizes the table's scrollbar for a painted picture (only when something
+/// changed: a change redraws).
+fn size_scrollbar(adj: &gtk::Adjustment, painted: &Painted) {
+    let (total, h) = (painted.height, painted.page);
+    let value = adj.value().min((total - h).max(0.0));
+    if adj.upper() != total || adj.page_size() != h || adj.value() != value {
+        adj.configure(value, 0.0, total, 20.0, h * 0.9, h);
+    }
+}
+
 /// What a painting returns: the arrangement painted and its natural
 /// height (which sizes the scrollbar).
 #[derive(Clone)]
 struct Painted {
     arranged: Arranged,
     height: f64,
+    /// Height of the picture (the scrollbar's page).
+    page: f64,
 }
 
 struct State {
@@ -89,6 +133,8 @@ struct State {
     version: u64,
     /// The last arrangement made (painted, or asked by a click).
     arranged: Option<Arranged>,
+    /// Size of the last drawing (width, height, scale factor).
+    size: Option<(i32, i32, i32)>,
 }
 
 impl State {
@@ -119,6 +165,7 @@ pub struct StatisticsView {
     caption: gtk::Label,
     area: gtk::DrawingArea,
     state: Rc<RefCell<State>>,
+    painter: Painter<Picture, Painted>,
 }
 
 impl StatisticsView {
@@ -147,8 +194,12 @@ impl StatisticsView {
             arrangement: StatisticsArrangement::default(),
             version: 0,
             arranged: None,
+            size: None,
         }));
         let painter = Painter::<Picture, Painted>::new(&area);
+        // A landing picture sizes the scrollbar in the frame that shows it.
+        let a = adjustment.clone();
+        painter.on_land(move |painted| size_scrollbar(&a, painted));
         let (s, adj, p) = (state.clone(), adjustment.clone(), painter.clone());
         area.set_draw_func(move |area, cr, w, h| {
             crate::stalls::time("draw:statistics", || {
@@ -163,29 +214,12 @@ impl StatisticsView {
                 // large trace's has thousands of rows); the last picture is
                 // shown meanwhile, and its natural height sizes the
                 // scrollbar.
-                let scale = area.scale_factor();
-                let want = Picture {
-                    render: render.clone(),
-                    version: s.version,
-                    opts: s.opts.clone(),
-                    size: (w, h, scale),
-                };
-                let (config, opts, version) = (s.config.clone(), s.opts.clone(), s.version);
-                let arrangement = s.arrangement.clone();
-                let shown = p.draw(cr, &want, (w, h, scale), move |cr, w, h| {
-                    let arranged = Arranged::new(&render, &arrangement, version);
-                    draw_statistics(cr, &arranged.shown, &config, &opts, w, h)
-                        .map_err(|e| e.to_string())?;
-                    let height = StatisticsLayout::natural_height(&arranged.shown, &opts);
-                    Ok(Painted { arranged, height })
-                });
+                let size = (w, h, area.scale_factor());
+                s.size = Some(size);
+                let (want, paint) = picture_job(&s, render, size);
+                let shown = p.draw(cr, &want, size, paint);
                 if let Some((_, painted)) = shown {
-                    let total = painted.height;
-                    let h = h as f64;
-                    let value = adj.value().min((total - h).max(0.0));
-                    if adj.upper() != total || adj.page_size() != h || adj.value() != value {
-                        adj.configure(value, 0.0, total, 20.0, h * 0.9, h);
-                    }
+                    size_scrollbar(&adj, &painted);
                     let fresh = s
                         .arranged
                         .as_ref()
@@ -213,6 +247,7 @@ impl StatisticsView {
             caption,
             area,
             state,
+            painter,
         };
         let click = gtk::GestureClick::new();
         let v = view.clone();
@@ -282,14 +317,25 @@ impl StatisticsView {
     /// Shows `render`, described by `caption` (e.g. which range it covers).
     pub fn set_render(&self, render: Arc<StatisticsRender>, caption: &str) {
         let mut s = self.state.borrow_mut();
-        let old = s.render.replace(render);
+        let old = s.render.replace(render.clone());
+        // Arranged and painted at once at the last size, shown when it
+        // lands: no frame until then (see the time graphs' `set_render`).
+        let started = match s.size {
+            Some(size) => {
+                let (want, paint) = picture_job(&s, render, size);
+                self.painter.prepare(&want, size, paint)
+            }
+            None => false,
+        };
         drop(s);
         super::drop_later(old);
         // A new text lays the window out again: only when it changed.
         if self.caption.text() != caption {
             self.caption.set_text(caption);
         }
-        self.area.queue_draw();
+        if !started {
+            self.area.queue_draw();
+        }
     }
 
     /// The render shown.

@@ -56,6 +56,9 @@ struct State {
     rows: DataConfig,
     /// Whether the rows can be collapsed (the model renders `rows`).
     rows_configurable: bool,
+    /// Size of the last drawing (width, height, scale factor): a new
+    /// render is painted at it before any frame.
+    size: Option<(i32, i32, i32)>,
 }
 
 /// What a picture of the graph shows: the render, the drawing options and
@@ -116,6 +119,7 @@ impl TimeGraphView {
             shown: None,
             rows: DataConfig::default(),
             rows_configurable: false,
+            size: None,
         }));
         let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, None::<&gtk::Adjustment>);
         let widget = gtk::Box::new(gtk::Orientation::Horizontal, 0);
@@ -279,9 +283,27 @@ impl TimeGraphView {
 
     /// Shows `render` (a new model output).
     pub fn set_render(&self, render: Arc<TimeGraphRender>) {
-        let old = self.state.borrow_mut().render.replace(render);
+        let old = self.state.borrow_mut().render.replace(render.clone());
         super::drop_later(old);
-        self.area.queue_draw();
+        // Painted at once at the last size, and shown when it lands: no
+        // frame until then (with a software GL renderer each frame of a
+        // large window costs tens of ms of the main thread). Before the
+        // first drawing, or while another picture is painted, the next
+        // frame asks for it.
+        let started = {
+            let s = self.state.borrow();
+            let painter = self.painter.borrow();
+            match (s.size, painter.as_ref()) {
+                (Some(size), Some(p)) => {
+                    let (want, paint) = picture_job(&s, render, size);
+                    p.prepare(&want, size, paint)
+                }
+                _ => false,
+            }
+        };
+        if !started {
+            self.area.queue_draw();
+        }
     }
 
     /// Draws with `config` from now on (a Pajé trace's colours).
@@ -370,6 +392,11 @@ impl TimeGraphView {
             "draw:resources"
         };
         let painter = Painter::<Picture, TimeGraphLayout>::new(&self.area);
+        let (st, bar) = (self.state.clone(), self.scrollbar.clone());
+        painter.on_land(move |layout| {
+            let scroll = st.borrow().opts.scroll_y;
+            size_scrollbar(&bar, layout, scroll);
+        });
         self.painter.replace(Some(painter.clone()));
         let scrollbar = self.scrollbar.clone();
         self.area.set_draw_func(move |area, cr, w, h| {
@@ -388,16 +415,10 @@ impl TimeGraphView {
                 };
                 // The graph itself is painted off the main thread; the
                 // last picture is shown meanwhile.
-                let scale = area.scale_factor();
-                let want = Picture {
-                    render: render.clone(),
-                    opts: s.opts.clone(),
-                    size: (w, h, scale),
-                };
-                let (config, opts) = (s.config.clone(), s.opts.clone());
-                let shown = painter.draw(cr, &want, (w, h, scale), move |cr, w, h| {
-                    draw_time_graph(cr, &render, &config, &opts, w, h).map_err(|e| e.to_string())
-                });
+                let size = (w, h, area.scale_factor());
+                s.size = Some(size);
+                let (want, paint) = picture_job(&s, render, size);
+                let shown = painter.draw(cr, &want, size, paint);
                 let Some((picture, layout)) = shown else {
                     s.layout = None;
                     s.shown = None;
@@ -427,22 +448,17 @@ impl TimeGraphView {
                     glib::idle_add_local_once(move || nav(Nav::Resized));
                 }
                 // The scrollbar follows the rows (after the drawing: its
-                // signal redraws, which must not borrow the state).
-                let rows_h = layout.row_count() as f64 * layout.row_height;
-                let (page, scroll) = (layout.graph.h, s.opts.scroll_y);
+                // signal redraws, which must not borrow the state). A
+                // landing picture sized it already (`on_land`), in the
+                // frame that shows it; this catches the other changes.
+                let scroll = s.opts.scroll_y;
+                let bar = scrollbar.clone();
+                let l = layout.clone();
                 s.layout = Some(layout);
                 let old = s.shown.replace(picture.render);
                 super::drop_later(old);
                 drop(s);
-                let bar = scrollbar.clone();
-                glib::idle_add_local_once(move || {
-                    let adj = bar.adjustment();
-                    let upper = rows_h.max(page);
-                    if adj.upper() != upper || adj.page_size() != page || adj.value() != scroll {
-                        adj.configure(scroll, 0.0, upper, 20.0, (page - 20.0).max(20.0), page);
-                    }
-                    bar.set_visible(rows_h > page);
-                });
+                glib::idle_add_local_once(move || size_scrollbar(&bar, &l, scroll));
             })
         });
     }
@@ -612,4 +628,40 @@ fn legend_text(config: &PresentationConfig) -> String {
         }
     }
     text
+}
+
+/// The picture of `render` that `s` asks for at `size`, and how to paint
+/// it (on a painting thread).
+#[allow(clippy::type_complexity)]
+fn picture_job(
+    s: &State,
+    render: Arc<TimeGraphRender>,
+    size: (i32, i32, i32),
+) -> (
+    Picture,
+    impl FnOnce(&cairo::Context, f64, f64) -> Result<TimeGraphLayout, String> + Send + 'static,
+) {
+    let want = Picture {
+        render: render.clone(),
+        opts: s.opts.clone(),
+        size,
+    };
+    let (config, opts) = (s.config.clone(), s.opts.clone());
+    let paint = move |cr: &cairo::Context, w: f64, h: f64| {
+        draw_time_graph(cr, &render, &config, &opts, w, h).map_err(|e| e.to_string())
+    };
+    (want, paint)
+}
+
+/// Sizes the rows' scrollbar for `layout`, scrolled to `scroll` pixels
+/// (only when something changed: a change redraws).
+fn size_scrollbar(bar: &gtk::Scrollbar, layout: &TimeGraphLayout, scroll: f64) {
+    let rows_h = layout.row_count() as f64 * layout.row_height;
+    let page = layout.graph.h;
+    let adj = bar.adjustment();
+    let upper = rows_h.max(page);
+    if adj.upper() != upper || adj.page_size() != page || adj.value() != scroll {
+        adj.configure(scroll, 0.0, upper, 20.0, (page - 20.0).max(20.0), page);
+    }
+    bar.set_visible(rows_h > page);
 }
