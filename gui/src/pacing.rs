@@ -24,7 +24,8 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// follow the pass).
 pub const MAX_INTERVAL: Duration = Duration::from_secs(5);
 
-/// The frame time of a window and what each background update costs in
+/// The frame time of a window (and the main thread's other work for the
+/// updates, [`Pacing::charge`]) and what each background update costs in
 /// it.
 #[derive(Debug, Default)]
 pub struct Pacing {
@@ -58,6 +59,12 @@ impl Pacing {
             });
         });
         pacing
+    }
+
+    /// Charges `d` of main-thread work done for the updates (taking a
+    /// snapshot of the pass) to the current one, as frame time is.
+    pub fn charge(&self, d: Duration) {
+        self.frames.set(self.frames.get() + d);
     }
 
     /// A background update was applied: the frames since the previous one

@@ -609,6 +609,9 @@ impl Tab {
             let st = &mut *st;
             st.analysis.set_update_interval(self.pacing.interval());
             let mut updates = stalls::time("tab:poll", || st.analysis.poll());
+            // Snapshots of the pass are taken in the poll: their cost
+            // spaces the updates as their frames' does.
+            self.pacing.charge(started.elapsed());
             // The poll's snapshot counts against the turn's budget; with
             // none left, servicing waits for the next turn.
             let budget = SERVICE_BUDGET.saturating_sub(started.elapsed());

@@ -591,3 +591,43 @@ fn parallel_statistics_equal_single_pass() {
     let p = generated(dir.path(), 60_000, 3);
     check_parallel_statistics(&[p]);
 }
+
+/// A partial snapshot's statistics (`StatsCollector::partial_part`, which
+/// leaves out the collector's lookup tables) merge to what a full copy of
+/// the collector merges to, mid-pass, on every kernel trace.
+#[test]
+fn partial_statistics_equal_a_full_copy() {
+    use traceloom_engine::request::{Budget, Start};
+    use traceloom_hooks::{Flow, Priority};
+    use traceloom_viewers::model::stats::merge;
+    use traceloom_viewers::model::{KernelRequest, Payload, StatsCollector};
+    for path in kernel_traces() {
+        let name = path.display().to_string();
+        let mut session = Session::open(std::slice::from_ref(&path)).unwrap();
+        let owner = session.new_owner();
+        let mut req = KernelRequest::new(
+            owner,
+            Start::Time(0),
+            Box::new(StatsCollector::new(None, None)) as Payload,
+        );
+        req.event.add(Priority::HIGH, |ctx| {
+            if let Some(c) = ctx.data.downcast_mut::<StatsCollector>() {
+                c.on_event(ctx.event, ctx.state);
+            }
+            Flow::Continue
+        });
+        let id = session.add(req);
+        let mut checked = 0;
+        for _ in 0..4 {
+            session.service(Budget::events(1500), || false);
+            let Some(c) = session.peek::<StatsCollector>(id) else {
+                break;
+            };
+            let (lean, full) = (c.partial_part(), c.clone().into_part(None));
+            assert_eq!(lean.events(), full.events(), "{name}");
+            assert_eq!(merge(vec![lean]), merge(vec![full]), "{name}");
+            checked += 1;
+        }
+        assert!(checked > 0, "{name}: the pass was seen mid-way");
+    }
+}

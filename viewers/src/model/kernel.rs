@@ -991,7 +991,7 @@ impl KernelCollector {
             (None, Some(closed), _) => (self.empty_stats(), Some(closed.clone())),
             // While the pass runs: what was counted so far (the time of the
             // intervals still open is charged once they close).
-            (None, None, Some(s)) => (self.empty_stats(), Some(s.clone().into_part(None))),
+            (None, None, Some(s)) => (self.empty_stats(), Some(s.partial_part())),
             (None, None, None) => (self.empty_stats(), None),
         };
         let threads = self
