@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use traceloom_base::Time;
+use traceloom_engine::checkpoint::{self, Checkpoints};
+use traceloom_viewers::model::checkpoint_pass;
 use traceloom_viewers::model::{KernelAnalysis, KernelData, Session};
 use traceloom_viewers::store::identity::{FileStamp, TracesetIdentity};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome, Summary};
@@ -87,11 +90,33 @@ fn mib(bytes: u64) -> String {
 /// Runs the kernel pass on `session` with a progress bar on stderr when
 /// `progress` (stderr is a terminal).
 pub fn analyse(session: &mut Session, progress: bool) -> Arc<KernelData> {
+    with_bar(session, progress, |s, p| {
+        KernelAnalysis::run_with_progress(s, p)
+    })
+}
+
+/// [`analyse`] with the checkpoint pass joined to it.
+fn analyse_with_checkpoints(
+    session: &mut Session,
+    progress: bool,
+) -> (Arc<KernelData>, Checkpoints) {
+    with_bar(session, progress, |s, p| {
+        checkpoint_pass::analyse_with_checkpoints(s, p)
+    })
+}
+
+/// Runs `pass` on `session`, feeding its progress to a bar on stderr when
+/// `progress`.
+fn with_bar<R>(
+    session: &mut Session,
+    progress: bool,
+    pass: impl FnOnce(&mut Session, &mut dyn FnMut(u64, Time)) -> R,
+) -> R {
     let span = session.time_span().unwrap_or((0, 0));
     let mut bar = Progress::new(progress, "analysing", span);
-    let data = KernelAnalysis::run_with_progress(session, |n, t| bar.update(Some(n), t));
+    let r = pass(session, &mut |n, t| bar.update(Some(n), t));
     bar.finish();
-    data
+    r
 }
 
 /// The whole-trace analysis of `session`'s traces for `export`: from the
@@ -192,9 +217,33 @@ pub fn run_index(
             "no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir".into(),
         ));
     };
-    let (data, outcome) = store::load_or_build_with(&mut session, &dir, |s| analyse(s, progress));
+    // The checkpoints go to the cache too (joined to the analysis when it
+    // is made), so that the window opened next seeks at once instead of
+    // reading the whole trace again for them.
+    let traceset = session.traceset().clone();
+    let want_checkpoints = !checkpoint::is_cached(&dir, &traceset);
+    let mut checkpoints = None;
+    let (data, outcome) = store::load_or_build_with(&mut session, &dir, |s| {
+        if !want_checkpoints {
+            return analyse(s, progress);
+        }
+        let (data, c) = analyse_with_checkpoints(s, progress);
+        checkpoints = Some(c);
+        data
+    });
     for w in outcome.warnings() {
         writeln!(err, "traceloom: warning: {w}")?;
+    }
+    if want_checkpoints {
+        let c = checkpoints.unwrap_or_else(|| {
+            checkpoint::build(traceset.clone(), checkpoint_pass::interval(&traceset))
+        });
+        if let Err(e) = checkpoint::save(&dir, &traceset, c) {
+            writeln!(
+                err,
+                "traceloom: warning: the checkpoints were not stored: {e}"
+            )?;
+        }
     }
     let identity = TracesetIdentity::of(session.traceset());
     let path = store::identity::store_path(&dir, &identity);
@@ -332,7 +381,6 @@ fn clear(dir: &Path, path: Option<&Path>, out: &mut dyn Write) -> Result<(), Cli
             // Checkpoint caches are named by the traces' fingerprint: the
             // traces must open to find theirs.
             if let Ok(ts) = traceloom_ctf::Traceset::open(&[p.to_path_buf()]) {
-                use traceloom_engine::checkpoint;
                 let f = checkpoint::cache_path(dir, checkpoint::fingerprint(&ts));
                 if f.exists() {
                     std::fs::remove_file(&f).map_err(io)?;

@@ -48,6 +48,8 @@ fn index_list_use_and_clear() {
         "{out}"
     );
     assert!(out.contains("1 analysis store(s)"), "{out}");
+    // `index` caches the checkpoints too (the window then reads no pass).
+    assert!(out.contains("1 checkpoint cache(s)"), "{out}");
 
     // With the store: the same tree, and said so.
     let (code, stored, err) = run(&["stats", trace, "--cache-dir", cache, "--verbose"]);
@@ -115,14 +117,15 @@ fn index_list_use_and_clear() {
     run(&["index", s(&other), "--cache-dir", cache]);
     let (code, out, _) = run(&["cache", "clear", trace, "--cache-dir", cache]);
     assert_eq!(code, 0);
-    assert!(out.contains("1 file(s) removed"), "{out}");
+    // Its store and its checkpoints.
+    assert!(out.contains("2 file(s) removed"), "{out}");
     let (_, out, _) = run(&["cache", "list", "--cache-dir", cache]);
     assert!(
         out.contains("1 analysis store(s)") && out.contains("flipping"),
         "{out}"
     );
     let (_, out, _) = run(&["cache", "clear", "--cache-dir", cache]);
-    assert!(out.contains("1 file(s) removed"), "{out}");
+    assert!(out.contains("2 file(s) removed"), "{out}");
     let (_, out, _) = run(&["cache", "list", "--cache-dir", cache]);
     assert!(out.contains("0 analysis store(s)"), "{out}");
 }

@@ -406,6 +406,25 @@ pub fn store(path: &Path, fingerprint: u64, checkpoints: &Checkpoints) -> Result
     fs::rename(&tmp, path).map_err(io)
 }
 
+/// Caches `checkpoints` of `traceset` in `dir`: thinned to fit
+/// [`CACHE_BUDGET`] of the traces, written atomically.
+pub fn save(
+    dir: &Path,
+    traceset: &Traceset,
+    mut checkpoints: Checkpoints,
+) -> Result<(), CacheError> {
+    let fp = fingerprint(traceset);
+    let budget = traceset.total_bytes() as f64 * CACHE_BUDGET;
+    fit_to_budget(&mut checkpoints, budget as u64);
+    store(&cache_path(dir, fp), fp, &checkpoints)
+}
+
+/// Whether `dir` holds a valid checkpoint cache for `traceset`.
+pub fn is_cached(dir: &Path, traceset: &Traceset) -> bool {
+    let fp = fingerprint(traceset);
+    load(&cache_path(dir, fp), fp).is_ok()
+}
+
 /// Reads the checkpoints of a traceset with `fingerprint` from `path`.
 pub fn load(path: &Path, fingerprint: u64) -> Result<Checkpoints, CacheError> {
     let bytes = match fs::read(path) {

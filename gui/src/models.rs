@@ -29,11 +29,12 @@ use traceloom_base::Time;
 use traceloom_base::TimeRange;
 
 use traceloom_ctf::Traceset;
-use traceloom_engine::checkpoint::{self, CheckpointBuild, Checkpoints, DEFAULT_INTERVAL};
+use traceloom_engine::checkpoint::{self, CheckpointBuild, Checkpoints};
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
+use traceloom_viewers::model::checkpoint_pass;
 use traceloom_viewers::model::damage::StreamDamage;
 use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::histogram::lost_events;
@@ -514,19 +515,8 @@ impl TabModels {
     /// The checkpoint pass (LOW, from the start: added with the kernel
     /// pass, which starts there too, the two join in one read).
     fn start_checkpoint_pass(&mut self, session: &mut Session) {
-        let mut req = KernelRequest::new(
-            self.owner,
-            Start::Time(Time::MIN),
-            Box::new(CheckpointBuild::new(checkpoint_interval(session))) as Payload,
-        );
-        req.priority = Priority::LOW;
-        req.event.add(Priority::HIGH, |ctx| {
-            if let Some(b) = ctx.data.downcast_mut::<CheckpointBuild>() {
-                b.observe(ctx.event, ctx.position, ctx.state);
-            }
-            Flow::Continue
-        });
-        self.checkpoint_pass = Some(session.add(req));
+        let every = checkpoint_pass::interval(session.traceset());
+        self.checkpoint_pass = Some(session.add(checkpoint_pass::request(self.owner, every)));
     }
 
     /// The checkpoint pass completed: its checkpoints serve this session's
@@ -568,11 +558,8 @@ impl TabModels {
                     warnings.push(format!("The analysis was not stored: {e}"));
                 }
             }
-            if let Some(mut c) = cps {
-                let fp = checkpoint::fingerprint(&traceset);
-                let budget = traceset.total_bytes() as f64 * checkpoint::CACHE_BUDGET;
-                checkpoint::fit_to_budget(&mut c, budget as u64);
-                if let Err(e) = checkpoint::store(&checkpoint::cache_path(&dir, fp), fp, &c) {
+            if let Some(c) = cps {
+                if let Err(e) = checkpoint::save(&dir, &traceset, c) {
                     warnings.push(format!("The checkpoints were not stored: {e}"));
                 }
             }
@@ -1191,16 +1178,6 @@ impl BackSearch {
     fn window_start(&self) -> Time {
         self.anchor.saturating_sub(self.offset)
     }
-}
-
-/// Events between two checkpoints of the window's checkpoint pass: the
-/// engine's default, or more on a large trace so that it keeps about 512
-/// of them (each is a whole state: thousands of threads), estimating ~20
-/// bytes an event. A seek then replays at most some 100,000 events on a
-/// 1 GB trace (~15 ms).
-fn checkpoint_interval(session: &Session) -> u64 {
-    let events = session.traceset().total_bytes() / 20;
-    (events / 512).max(DEFAULT_INTERVAL)
 }
 
 /// A window analysed alone: its request, then the job taking its

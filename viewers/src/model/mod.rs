@@ -31,6 +31,7 @@
 //!   heap stays bounded);
 //! - [`steps`]: rendering change lists at a pixel scale.
 
+pub mod checkpoint_pass;
 pub mod column;
 pub mod controlflow;
 pub mod damage;
