@@ -80,6 +80,10 @@ pub struct PajeTab {
     window: Option<(TimeRange, u32)>,
     rendered: Option<RenderKey>,
     graph_job: Option<(RenderKey, Job<TimeGraphRender>, Instant)>,
+    /// The final snapshot of the completed pass, taken (and the collector
+    /// freed) on a thread: hundreds of ms of copies and frees on the 1 GB
+    /// generated trace.
+    final_job: Option<Job<PajeData>>,
     selection: Option<TimeRange>,
     stats_rendered: Option<RenderKey>,
     /// When the last statistics were started.
@@ -121,6 +125,7 @@ impl PajeTab {
             window: None,
             rendered: None,
             graph_job: None,
+            final_job: None,
             selection: None,
             stats_rendered: None,
             stats_started: None,
@@ -177,11 +182,24 @@ impl PajeTab {
 
     /// Takes a snapshot of the pass when one is due, or its final data.
     fn poll_pass(&mut self) {
+        if let Some(job) = &self.final_job {
+            match job.try_take() {
+                JobState::Running => {}
+                JobState::Done(d) => {
+                    self.final_job = None;
+                    self.set_data(d);
+                }
+                JobState::Failed => self.final_job = None,
+            }
+        }
         let Some(id) = self.pass else { return };
         if self.session.is_complete(id) {
             self.pass = None;
             if let Some(c) = self.session.take::<PajeCollector>(id) {
-                self.set_data(c.into_snapshot());
+                match Job::spawn("traceloom-final", move || c.into_snapshot()) {
+                    Ok(j) => self.final_job = Some(j),
+                    Err(e) => eprintln!("traceloom: warning: cannot start a thread: {e}"),
+                }
             }
             return;
         }
@@ -210,7 +228,7 @@ impl PajeTab {
             .iter()
             .map(|d| d.to_string())
             .collect();
-        if self.pass.is_none() {
+        if self.pass.is_none() && self.final_job.is_none() {
             if let Some(d) = &self.data {
                 found.extend(d.diagnostics.iter().map(|d| d.to_string()));
             }
@@ -283,7 +301,7 @@ impl PajeTab {
         // While the pass runs, statistics of the same range follow its
         // snapshots at most every STATS_INTERVAL (they walk the range's
         // states); a new range is computed at once.
-        if self.pass.is_some()
+        if (self.pass.is_some() || self.final_job.is_some())
             && self
                 .stats_rendered
                 .is_some_and(|k| k.0 == range && k.3 == key.3)
@@ -386,7 +404,7 @@ impl Analysis for PajeTab {
     }
 
     fn start_background(&mut self) {
-        if self.pass.is_none() && self.data.is_none() {
+        if self.pass.is_none() && self.final_job.is_none() && self.data.is_none() {
             self.pass = Some(PajeAnalysis::request(&mut self.session, self.owner));
         }
     }
@@ -426,6 +444,7 @@ impl Analysis for PajeTab {
     fn busy(&mut self) -> bool {
         self.session.scheduler().pending() > 0
             || self.graph_job.is_some()
+            || self.final_job.is_some()
             || self.stats_job.is_some()
             // A snapshot not rendered yet: the next turn renders it.
             || (self.window.is_some()
