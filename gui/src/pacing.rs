@@ -7,9 +7,12 @@
 //! software rasterizer (llvmpipe under Xvfb, or a machine without a GPU)
 //! a frame of a large window blocks the main thread for tens of ms and
 //! takes both cores while it renders; eight of them per update once a
-//! second left the trace's read a fifth of the main thread. So the frame
-//! time that follows an update is charged to it, and updates are spaced
-//! so that frames take about a tenth of the time.
+//! second left the trace's read a fifth of the main thread. And each
+//! update's renders and paintings take the other core for tens to
+//! hundreds of ms on a trace of thousands of threads. So the frame time
+//! and the background threads' CPU time that follow an update are charged
+//! to it, and updates are spaced so that they take about a tenth of the
+//! time.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -32,8 +35,9 @@ pub struct Pacing {
     /// Wall time of every frame so far (frame clock's before-paint to
     /// after-paint).
     frames: Cell<Duration>,
-    /// `frames` at the last update, once there was one.
-    at_update: Cell<Option<Duration>>,
+    /// `frames` and the background threads' CPU time at the last update,
+    /// once there was one.
+    at_update: Cell<Option<(Duration, Duration)>>,
     /// Moving average of the frame time between two updates.
     per_update: Cell<Duration>,
 }
@@ -67,12 +71,14 @@ impl Pacing {
         self.frames.set(self.frames.get() + d);
     }
 
-    /// A background update was applied: the frames since the previous one
-    /// are charged to that one.
-    pub fn updated(&self) {
-        let now = self.frames.get();
+    /// A background update was applied: the frames since the previous one,
+    /// and what the background threads (`background_cpu`, a running
+    /// total: rendering and painting the updates) used meanwhile, are
+    /// charged to that one.
+    pub fn updated(&self, background_cpu: Duration) {
+        let now = (self.frames.get(), background_cpu);
         if let Some(before) = self.at_update.replace(Some(now)) {
-            let cost = now.saturating_sub(before);
+            let cost = now.0.saturating_sub(before.0) + now.1.saturating_sub(before.1);
             // A moving average: one slow frame (the first one sets the
             // renderer up) does not space the updates for long.
             self.per_update.set((self.per_update.get() * 3 + cost) / 4);
@@ -97,22 +103,23 @@ mod tests {
         assert_eq!(p.interval(), MIN_INTERVAL);
         // The frames before the first update are not charged.
         p.frames.set(Duration::from_secs(2));
-        p.updated();
+        p.updated(Duration::from_secs(1));
         assert_eq!(p.interval(), MIN_INTERVAL);
         // Eight frames of 80 ms after an update: 640 ms, a quarter of it
         // in the average, ten times that.
-        p.frames.set(p.frames.get() + Duration::from_millis(640));
-        p.updated();
+        // Four frames of 80 ms and 320 ms of rendering on other threads.
+        p.frames.set(p.frames.get() + Duration::from_millis(320));
+        p.updated(Duration::from_millis(1320));
         assert_eq!(p.interval(), Duration::from_millis(1600));
         for _ in 0..20 {
             p.frames.set(p.frames.get() + Duration::from_millis(640));
-            p.updated();
+            p.updated(Duration::from_millis(1320));
         }
         assert_eq!(p.interval(), MAX_INTERVAL);
         // Cheap frames bring the interval back down.
         for _ in 0..40 {
             p.frames.set(p.frames.get() + Duration::from_millis(5));
-            p.updated();
+            p.updated(Duration::from_millis(1320));
         }
         assert!(
             p.interval() <= Duration::from_millis(100),

@@ -46,7 +46,7 @@ impl Mark {
 }
 
 /// CPU time the calling thread has used.
-fn thread_cpu_time() -> Duration {
+pub(crate) fn thread_cpu_time() -> Duration {
     #[cfg(target_os = "linux")]
     {
         let mut ts = libc::timespec {

@@ -699,7 +699,7 @@ impl Tab {
         // views' renders of the same snapshot follow): the frames until
         // the next one are this update's.
         if u.control_flow.is_some() {
-            self.pacing.updated();
+            self.pacing.updated(crate::worker::background_cpu());
         }
         if let Some(p) = u.presentation {
             self.control_flow.set_config(p);

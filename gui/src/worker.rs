@@ -14,6 +14,7 @@
 //! threads, a statistics render about 15 ms, a time-graph render of a large
 //! window more than a frame.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -40,6 +41,26 @@ pub fn lower_priority() {
             );
         }
     }
+}
+
+/// CPU time of the background threads (jobs, painting, freeing), in ns.
+static BACKGROUND_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `f`, adding the calling thread's CPU time in it to
+/// [`background_cpu`].
+pub fn charged<R>(f: impl FnOnce() -> R) -> R {
+    let t0 = crate::stalls::thread_cpu_time();
+    let r = f();
+    let d = crate::stalls::thread_cpu_time().saturating_sub(t0);
+    BACKGROUND_CPU_NS.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    r
+}
+
+/// CPU time the background threads (jobs, painting, freeing) have used so
+/// far: what following a pass costs beside the main thread's frames, on
+/// the cores the read needs too.
+pub fn background_cpu() -> Duration {
+    Duration::from_nanos(BACKGROUND_CPU_NS.load(Ordering::Relaxed))
 }
 
 /// A job running on a thread of its own; its result is picked up with
@@ -69,7 +90,7 @@ impl<T: Send + 'static> Job<T> {
                 // A job whose result is no longer wanted was dropped: its
                 // receiver is gone, and the result is dropped here, off
                 // the main loop.
-                let _ = tx.send(f());
+                let _ = tx.send(charged(f));
             })?;
         Ok(Job { rx })
     }

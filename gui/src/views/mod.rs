@@ -125,7 +125,7 @@ pub fn drop_later<T: Send + 'static>(value: T) {
                 crate::worker::lower_priority();
                 let mut trimmed = Instant::now();
                 while let Ok(garbage) = rx.recv() {
-                    drop(garbage);
+                    crate::worker::charged(|| drop(garbage));
                     // Freed pages stay in the allocator's arenas (one per
                     // job thread): on the 1 GB trace half the window's
                     // anonymous memory after the pass (1.1 GB → 0.65 GB

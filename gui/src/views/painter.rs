@@ -208,7 +208,9 @@ impl<K: PartialEq + Clone + Send + 'static, L: Clone + Send + 'static> Painter<K
             .name("traceloom-paint".into())
             .spawn(move || {
                 crate::worker::lower_priority();
-                let _ = tx.send(paint_surface(width, height, scale, paint));
+                let _ = tx.send(crate::worker::charged(|| {
+                    paint_surface(width, height, scale, paint)
+                }));
             });
         if let Err(e) = spawned {
             eprintln!("traceloom: warning: cannot start a painting thread: {e}");
