@@ -32,7 +32,13 @@ impl PixelScale {
     /// to the border columns).
     pub fn pixel_of(&self, t: Time) -> u32 {
         let rel = (t as i128 - self.range.start as i128).max(0);
-        let p = rel * self.width as i128 / self.range.span() as i128;
+        let span = self.range.span();
+        // The same quotient in 64 bits when it fits (a 128-bit division is
+        // a slow library call, and renders convert once per pixel column).
+        if rel < span as i128 && span.checked_mul(u64::from(self.width)).is_some() {
+            return (rel as u64 * u64::from(self.width) / span) as u32;
+        }
+        let p = rel * self.width as i128 / span as i128;
         p.min(self.width as i128 - 1) as u32
     }
 
@@ -48,6 +54,11 @@ impl PixelScale {
 
     /// First time of pixel column `p`.
     pub fn time_of_pixel(&self, p: u32) -> Time {
+        let span = self.range.span();
+        if p <= self.width && span.checked_mul(u64::from(self.width)).is_some() {
+            let off = u64::from(p) * span / u64::from(self.width);
+            return (self.range.start as i128 + off as i128) as Time;
+        }
         let off = p as i128 * self.range.span() as i128 / self.width as i128;
         (self.range.start as i128 + off) as Time
     }
@@ -310,6 +321,30 @@ mod tests {
         assert_eq!(r.span(), 1);
         let r = TimeRange::new(10, 2);
         assert_eq!((r.start, r.end), (2, 10));
+    }
+
+    proptest::proptest! {
+        /// The 64-bit shortcuts give the 128-bit quotients.
+        #[test]
+        fn conversions_equal_the_wide_arithmetic(
+            start in proptest::prelude::any::<i64>(),
+            span_bits in 1u32..63,
+            span_raw in proptest::prelude::any::<u64>(),
+            width in 1u32..100_000,
+            t in proptest::prelude::any::<i64>(),
+            p in 0u32..100_001,
+        ) {
+            // Spans of any magnitude, most small enough for the shortcuts.
+            let span = (span_raw >> (64 - span_bits)).max(1);
+            let end = start.saturating_add(span as i64);
+            let s = PixelScale::new(TimeRange::new(start, end), width);
+            let span = s.range.span() as i128;
+            let rel = (t as i128 - s.range.start as i128).max(0);
+            let px = (rel * width as i128 / span).min(width as i128 - 1) as u32;
+            proptest::prop_assert_eq!(s.pixel_of(t), px);
+            let time = (s.range.start as i128 + p as i128 * span / width as i128) as Time;
+            proptest::prop_assert_eq!(s.time_of_pixel(p), time);
+        }
     }
 
     #[test]
