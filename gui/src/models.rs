@@ -160,6 +160,33 @@ pub struct ListPage {
     pub top: Option<Time>,
 }
 
+impl ListPage {
+    /// The page of `rows`, with its status line: how many events from when
+    /// to when (marked filtered when `filtered`), "reading…" while the
+    /// move is `pending`. While a move is under way the scrollbar stays
+    /// where the user put it (`top` is `None`): setting it back to the
+    /// rows shown would fight a drag.
+    pub fn new(rows: Vec<ListRow>, filtered: bool, pending: bool, top: Option<Time>) -> Self {
+        let filtered = if filtered { " (filtered)" } else { "" };
+        let reading = if pending { " — reading…" } else { "" };
+        let status = match (rows.first(), rows.last()) {
+            (Some(a), Some(b)) => format!(
+                "{} events from {} to {}{filtered}{reading}",
+                rows.len(),
+                format_time(a.time),
+                format_time(b.time),
+            ),
+            _ if pending => "Reading…".to_string(),
+            _ => "No event".to_string(),
+        };
+        ListPage {
+            rows,
+            status,
+            top: if pending { None } else { top },
+        }
+    }
+}
+
 /// Data of a search request: the match found.
 struct SearchData(Option<Time>);
 
@@ -260,37 +287,12 @@ impl ListModels {
             .iter()
             .map(|r| list_row(r, threads))
             .collect();
-        let filtered = if self.filter.is_some() {
-            " (filtered)"
-        } else {
-            ""
-        };
-        let reading = if self.list.is_pending() {
-            " — reading…"
-        } else {
-            ""
-        };
-        let status = match (rows.first(), rows.last()) {
-            (Some(a), Some(b)) => format!(
-                "{} events from {} to {}{filtered}{reading}",
-                rows.len(),
-                format_time(a.time),
-                format_time(b.time),
-            ),
-            _ if self.list.is_pending() => "Reading…".to_string(),
-            _ => "No event".to_string(),
-        };
-        ListPage {
+        ListPage::new(
             rows,
-            status,
-            // While a move is under way the scrollbar stays where the user
-            // put it: setting it back to the rows shown would fight a drag.
-            top: if self.list.is_pending() {
-                None
-            } else {
-                self.list.scrollbar_value()
-            },
-        }
+            self.filter.is_some(),
+            self.list.is_pending(),
+            self.list.scrollbar_value(),
+        )
     }
 }
 

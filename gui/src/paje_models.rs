@@ -348,30 +348,12 @@ impl PajeTab {
             .iter()
             .map(|r| list_row(r, &self.names))
             .collect();
-        let reading = if self.list.is_pending() {
-            " — reading…"
-        } else {
-            ""
-        };
-        let status = match (rows.first(), rows.last()) {
-            (Some(a), Some(b)) => format!(
-                "{} events from {} to {}{reading}",
-                rows.len(),
-                format_time(a.time),
-                format_time(b.time)
-            ),
-            _ if self.list.is_pending() => "Reading…".into(),
-            _ => "No event".into(),
-        };
-        ListPage {
+        ListPage::new(
             rows,
-            status,
-            top: if self.list.is_pending() {
-                None
-            } else {
-                self.list.scrollbar_value()
-            },
-        }
+            false,
+            self.list.is_pending(),
+            self.list.scrollbar_value(),
+        )
     }
 }
 
