@@ -431,10 +431,25 @@ impl<T: Copy> SeriesBuilder<T> {
         }
     }
 
-    /// Appends `items`.
-    pub fn extend_from_slice(&mut self, items: &[T]) {
-        for &x in items {
-            self.push(x);
+    /// Appends `items` (a chunk's worth at a time: the packed bytes of
+    /// the kernel pass come this way, hundreds of millions on a large
+    /// trace).
+    pub fn extend_from_slice(&mut self, mut items: &[T]) {
+        self.frozen = None;
+        while !items.is_empty() {
+            if self.tail.capacity() == 0 {
+                self.tail.reserve_exact(CHUNK.min(16));
+            }
+            // (A tail taken back from a full chunk by `set_last` can hold
+            // a chunk's worth already.)
+            let n = CHUNK.saturating_sub(self.tail.len()).min(items.len());
+            self.tail.extend_from_slice(&items[..n]);
+            items = &items[n..];
+            if self.tail.len() >= CHUNK {
+                let rest = self.tail.split_off(CHUNK);
+                let chunk = Tail::owned(Arc::from(std::mem::replace(&mut self.tail, rest)));
+                Arc::make_mut(&mut self.full).push(chunk);
+            }
         }
     }
 
@@ -532,6 +547,12 @@ mod tests {
                     4 if x % 8 == 0 => b.spill(&arena),
                     1 => { b.set_last(x); if let Some(l) = v.last_mut() { *l = x; } }
                     2 => snaps.push((b.snapshot(), v.clone())),
+                    3 if x % 4 == 0 => {
+                        // Up to two chunks at once, across chunk edges.
+                        let items: Vec<u32> = (0..x % (2 * CHUNK as u32)).map(|i| x ^ i).collect();
+                        b.extend_from_slice(&items);
+                        v.extend_from_slice(&items);
+                    }
                     _ => { b.push(x); v.push(x); }
                 }
                 prop_assert_eq!(b.len(), v.len());
