@@ -407,6 +407,24 @@ impl<T: Item> ColumnBuilder<T> {
         }
     }
 
+    /// Appends `items` (what many [`push`](Self::push)es would give, a
+    /// block at a time).
+    pub fn extend_from_slice(&mut self, items: &[T]) {
+        self.frozen = None;
+        self.tail.extend_from_slice(items);
+        let mut packed = 0;
+        while self.tail.len() - packed >= 2 * BLOCK {
+            let block = &self.tail[packed..packed + BLOCK];
+            self.scratch.clear();
+            T::encode(block, &mut self.scratch);
+            self.locs.push(self.bytes.len() as u64);
+            self.firsts.push(block[0]);
+            self.bytes.extend_from_slice(&self.scratch);
+            packed += BLOCK;
+        }
+        self.tail.drain(..packed);
+    }
+
     /// The tail, holding the last item if any (the last block unpacked
     /// back when it is empty: only after many pops).
     fn tail_mut(&mut self) -> &mut Vec<T> {
@@ -481,6 +499,13 @@ mod tests {
                     0 => { prop_assert_eq!(b.pop(), v.pop()); }
                     1 => { b.set_last(x); if let Some(l) = v.last_mut() { *l = x; } }
                     2 => snaps.push((b.snapshot(), v.clone())),
+                    3 if x % 3 == 0 => {
+                        // Up to a few blocks at once.
+                        let items: Vec<i64> = (0..x / 3).map(|i| t + i * 7).collect();
+                        t += x / 3 * 7;
+                        b.extend_from_slice(&items);
+                        v.extend_from_slice(&items);
+                    }
                     _ => { t += x; b.push(t); v.push(t); }
                 }
                 prop_assert_eq!(b.len(), v.len());
