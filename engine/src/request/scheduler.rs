@@ -408,6 +408,29 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         self.list_out.get(&id).or_else(|| self.paused.get(&id))
     }
 
+    /// Brings the end of a pending (or paused) request forward to
+    /// position `end` (exclusive), unless it has already read past it;
+    /// whether it did. A reader that learns where to stop only while it
+    /// reads (a part of a parallel pass whose successor's start is found
+    /// by another thread) sets it between two service calls.
+    pub fn set_end_position(&mut self, id: RequestId, end: PositionOf<Src>) -> bool {
+        let r = match self.list_out.get_mut(&id) {
+            Some(r) => r,
+            None => match self.paused.get_mut(&id) {
+                Some(r) => r,
+                None => return false,
+            },
+        };
+        if matches!(&r.start, Start::Position(p) if *p > end) {
+            return false;
+        }
+        r.end_position = Some(match r.end_position.take() {
+            Some(e) => e.min(end),
+            None => end,
+        });
+        true
+    }
+
     /// The data of a pending (or paused) request.
     pub fn data_mut(&mut self, id: RequestId) -> Option<&mut D> {
         match self.list_out.get_mut(&id) {

@@ -230,6 +230,23 @@ fn position_request_end_position_is_exclusive() {
 }
 
 #[test]
+fn end_position_set_while_reading_ends_there_unless_passed() {
+    let mut s = sched(linear(60), true);
+    let id = s.add(recorder(Start::Time(0), Priority::DEFAULT));
+    let r = s.service(Budget::events(10), || false);
+    assert!(r.completed.is_empty());
+    // Read up to event 10: an end behind it is refused, one ahead taken.
+    assert!(!s.set_end_position(id, pos(&s, 9)));
+    assert!(s.set_end_position(id, pos(&s, 40)));
+    // A later end does not move it back.
+    assert!(s.set_end_position(id, pos(&s, 50)));
+    let done = run_all(&mut s);
+    assert_eq!(done[0].data.events, range(0, 40));
+    assert_eq!(done[0].reason, EndReason::EndPosition);
+    assert!(!s.set_end_position(id, pos(&s, 45)), "no longer pending");
+}
+
+#[test]
 fn number_of_events_limits_delivery_including_zero() {
     let mut s = sched(linear(20), false);
     let mut r = recorder(Start::Time(0), Priority::DEFAULT);
