@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use traceloom_base::Time;
-use traceloom_engine::checkpoint::{self, Checkpoints};
+use traceloom_engine::checkpoint;
 use traceloom_viewers::model::checkpoint_pass;
-use traceloom_viewers::model::{KernelAnalysis, KernelData, Session};
+use traceloom_viewers::model::{KernelData, Session};
 use traceloom_viewers::store::identity::{FileStamp, TracesetIdentity};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome, Summary};
 
@@ -88,21 +88,44 @@ fn mib(bytes: u64) -> String {
 }
 
 /// Runs the kernel pass on `session` with a progress bar on stderr when
-/// `progress` (stderr is a terminal).
-pub fn analyse(session: &mut Session, progress: bool) -> Arc<KernelData> {
-    with_bar(session, progress, |s, p| {
-        KernelAnalysis::run_with_progress(s, p)
-    })
-}
-
-/// [`analyse`] with the checkpoint pass joined to it.
-fn analyse_with_checkpoints(
+/// `progress` (stderr is a terminal): in parallel parts, one per core,
+/// split at the checkpoints cached in `dir`, or at those of a checkpoint
+/// pass read first (then cached in `dir`; the warning to give when they
+/// cannot be is returned).
+pub fn analyse(
     session: &mut Session,
     progress: bool,
-) -> (Arc<KernelData>, Checkpoints) {
-    with_bar(session, progress, |s, p| {
-        checkpoint_pass::analyse_with_checkpoints(s, p)
-    })
+    dir: Option<&Path>,
+) -> (Arc<KernelData>, Option<String>) {
+    let traceset = session.traceset().clone();
+    let cached = dir.and_then(|d| {
+        let fp = checkpoint::fingerprint(&traceset);
+        checkpoint::load(&checkpoint::cache_path(d, fp), fp).ok()
+    });
+    let had = cached.is_some();
+    let parts = jobs();
+    let (data, checkpoints) = with_bar(session, progress, |s, p| {
+        checkpoint_pass::analyse_in_parts(s, cached, parts, p)
+    });
+    let mut warning = None;
+    if let (Some(dir), false) = (dir, had) {
+        // The checkpoints go to the cache too, so that the window opened
+        // next seeks at once instead of reading the whole trace for them.
+        if let Err(e) = checkpoint::save(dir, &traceset, checkpoints) {
+            warning = Some(format!("the checkpoints were not stored: {e}"));
+        }
+    }
+    (data, warning)
+}
+
+/// Threads for the kernel pass: `TRACELOOM_JOBS` when set to a number
+/// (1: the single pass, to compare), else one per core.
+fn jobs() -> usize {
+    std::env::var("TRACELOOM_JOBS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Runs `pass` on `session`, feeding its progress to a bar on stderr when
@@ -135,9 +158,17 @@ pub fn analysis(
                 "traceloom: no cache directory (no HOME): store not used"
             )?;
         }
-        return Ok(analyse(session, progress));
+        return Ok(analyse(session, progress, None).0);
     };
-    let (data, outcome) = store::load_or_build_with(session, &dir, |s| analyse(s, progress));
+    let mut warning = None;
+    let (data, outcome) = store::load_or_build_with(session, &dir, |s| {
+        let (data, w) = analyse(s, progress, Some(&dir));
+        warning = w;
+        data
+    });
+    if let Some(w) = warning {
+        writeln!(err, "traceloom: warning: {w}")?;
+    }
     for w in outcome.warnings() {
         writeln!(err, "traceloom: warning: {w}")?;
     }
@@ -217,27 +248,20 @@ pub fn run_index(
             "no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir".into(),
         ));
     };
-    // The checkpoints go to the cache too (joined to the analysis when it
-    // is made), so that the window opened next seeks at once instead of
-    // reading the whole trace again for them.
     let traceset = session.traceset().clone();
-    let want_checkpoints = !checkpoint::is_cached(&dir, &traceset);
-    let mut checkpoints = None;
+    let mut warning = None;
     let (data, outcome) = store::load_or_build_with(&mut session, &dir, |s| {
-        if !want_checkpoints {
-            return analyse(s, progress);
-        }
-        let (data, c) = analyse_with_checkpoints(s, progress);
-        checkpoints = Some(c);
+        let (data, w) = analyse(s, progress, Some(&dir));
+        warning = w;
         data
     });
-    for w in outcome.warnings() {
+    for w in outcome.warnings().into_iter().chain(warning) {
         writeln!(err, "traceloom: warning: {w}")?;
     }
-    if want_checkpoints {
-        let c = checkpoints.unwrap_or_else(|| {
-            checkpoint::build(traceset.clone(), checkpoint_pass::interval(&traceset))
-        });
+    // A store already up to date: the checkpoints may still be missing
+    // (a cache cleared of them), and the window wants them.
+    if !checkpoint::is_cached(&dir, &traceset) {
+        let c = checkpoint::build(traceset.clone(), checkpoint_pass::interval(&traceset));
         if let Err(e) = checkpoint::save(&dir, &traceset, c) {
             writeln!(
                 err,

@@ -14,6 +14,7 @@ use traceloom_engine::request::{Budget, OwnerId, Start};
 use traceloom_hooks::{Flow, Priority};
 
 use super::kernel::{KernelAnalysis, KernelData};
+use super::parallel_pass;
 use super::session::{KernelRequest, Payload, Session};
 
 /// Events between two checkpoints of a whole-trace checkpoint pass: the
@@ -65,4 +66,30 @@ pub fn analyse_with_checkpoints(
         .map(CheckpointBuild::finish)
         .unwrap_or_default();
     (data, checkpoints)
+}
+
+/// The kernel pass of `session` in `parts` parallel parts
+/// ([`parallel_pass`]), split at `checkpoints` when given (a cache's),
+/// else at checkpoints a checkpoint pass finds while the first part reads
+/// ([`parallel_pass::analyse_cold`]); with those checkpoints. With one
+/// part, [`analyse_with_checkpoints`].
+pub fn analyse_in_parts(
+    session: &mut Session,
+    checkpoints: Option<Checkpoints>,
+    parts: usize,
+    progress: &mut dyn FnMut(u64, Time),
+) -> (Arc<KernelData>, Checkpoints) {
+    if parts <= 1 {
+        return match checkpoints {
+            Some(c) => (KernelAnalysis::run_with_progress(session, progress), c),
+            None => analyse_with_checkpoints(session, progress),
+        };
+    }
+    match checkpoints {
+        Some(c) => (parallel_pass::analyse(session, &c, parts, progress), c),
+        None => {
+            let every = interval(session.traceset());
+            parallel_pass::analyse_cold(session, parts, every, progress)
+        }
+    }
 }

@@ -384,17 +384,32 @@ pub fn payload_i64(e: &Event<'_>, name: &str) -> Option<i64> {
     e.scope(Scope::EventPayload)?.field(name)?.value()?.as_i64()
 }
 
+/// The row id of the record of thread `key` of trace `trace` that is the
+/// `generation`-th of its TID (the CPU disambiguates idle threads).
+pub(super) fn row_id(trace: u32, key: ThreadKey, generation: u16) -> RowId {
+    let disamb = if key.tid == 0 {
+        key.cpu as u64
+    } else {
+        generation as u64
+    };
+    RowId(
+        ((trace as u64 & 0x7FFF) << 48)
+            | ((key.tid as u64 & 0xFFFF_FFFF) << 16)
+            | (disamb & 0xFFFF),
+    )
+}
+
 /// The growing change lists of a thread record.
 #[derive(Debug, Default)]
-struct ThreadSeries {
-    times: ColumnBuilder<Time>,
-    codes: ColumnBuilder<u8>,
-    blocks: BlocksBuilder,
-    marks: ColumnBuilder<Mark>,
+pub(super) struct ThreadSeries {
+    pub(super) times: ColumnBuilder<Time>,
+    pub(super) codes: ColumnBuilder<u8>,
+    pub(super) blocks: BlocksBuilder,
+    pub(super) marks: ColumnBuilder<Mark>,
 }
 
 impl ThreadSeries {
-    fn sync(&mut self) {
+    pub(super) fn sync(&mut self) {
         let codes = &self.codes;
         self.blocks.sync(&self.times, |k| codes.get(k));
     }
@@ -402,15 +417,15 @@ impl ThreadSeries {
 
 /// The growing change lists of a CPU record.
 #[derive(Debug, Default)]
-struct CpuSeries {
-    times: ColumnBuilder<Time>,
-    threads: ColumnBuilder<u32>,
-    modes: ColumnBuilder<u8>,
-    blocks: BlocksBuilder,
+pub(super) struct CpuSeries {
+    pub(super) times: ColumnBuilder<Time>,
+    pub(super) threads: ColumnBuilder<u32>,
+    pub(super) modes: ColumnBuilder<u8>,
+    pub(super) blocks: BlocksBuilder,
 }
 
 impl CpuSeries {
-    fn sync(&mut self) {
+    pub(super) fn sync(&mut self) {
         let (threads, modes) = (&self.threads, &self.modes);
         self.blocks
             .sync(&self.times, |k| cpu_class(threads.get(k), modes.get(k)));
@@ -428,15 +443,15 @@ fn cpu_class(thread: u32, mode: u8) -> u8 {
 
 /// The growing change lists of a line record.
 #[derive(Debug, Default)]
-struct LineSeries {
-    times: ColumnBuilder<Time>,
-    codes: ColumnBuilder<u8>,
-    cpus: ColumnBuilder<u32>,
-    blocks: BlocksBuilder,
+pub(super) struct LineSeries {
+    pub(super) times: ColumnBuilder<Time>,
+    pub(super) codes: ColumnBuilder<u8>,
+    pub(super) cpus: ColumnBuilder<u32>,
+    pub(super) blocks: BlocksBuilder,
 }
 
 impl LineSeries {
-    fn sync(&mut self) {
+    pub(super) fn sync(&mut self) {
         let codes = &self.codes;
         self.blocks.sync(&self.times, |k| match codes.get(k) {
             0 => NO_CLASS,
@@ -459,36 +474,36 @@ impl LineSeries {
 #[derive(Debug)]
 pub struct KernelCollector {
     span: (Time, Time),
-    trace_names: Vec<String>,
+    pub(super) trace_names: Vec<String>,
     /// Records without their change lists (kept in `thread_series`).
-    threads: Vec<ThreadRecord>,
-    thread_series: Vec<ThreadSeries>,
-    cpus: Vec<CpuRecord>,
-    cpu_series: Vec<CpuSeries>,
-    lines: Vec<LineRecord>,
-    line_series: Vec<LineSeries>,
-    wakeups: ColumnBuilder<ArrowRecord>,
-    max_wakeup_span: Time,
-    switches: ColumnBuilder<ArrowRecord>,
-    alive: FastMap<(u32, ThreadKey), u32>,
-    generations: FastMap<(u32, i64), u16>,
+    pub(super) threads: Vec<ThreadRecord>,
+    pub(super) thread_series: Vec<ThreadSeries>,
+    pub(super) cpus: Vec<CpuRecord>,
+    pub(super) cpu_series: Vec<CpuSeries>,
+    pub(super) lines: Vec<LineRecord>,
+    pub(super) line_series: Vec<LineSeries>,
+    pub(super) wakeups: ColumnBuilder<ArrowRecord>,
+    pub(super) max_wakeup_span: Time,
+    pub(super) switches: ColumnBuilder<ArrowRecord>,
+    pub(super) alive: FastMap<(u32, ThreadKey), u32>,
+    pub(super) generations: FastMap<(u32, i64), u16>,
     /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
-    cpu_index: Vec<CpuMap<u32>>,
-    line_index: HashMap<(u32, LineKind, u64), u32>,
+    pub(super) cpu_index: Vec<CpuMap<u32>>,
+    pub(super) line_index: HashMap<(u32, LineKind, u64), u32>,
     kinds: FastMap<u64, Kind>,
     last_kind: Option<(u64, Kind)>,
     pre_running: Option<ThreadKey>,
-    pending_wakeups: FastMap<u32, Vec<(Time, u32)>>,
-    wakeup_events: u64,
-    stats: Option<StatsCollector>,
+    pub(super) pending_wakeups: FastMap<u32, Vec<(Time, u32)>>,
+    pub(super) wakeup_events: u64,
+    pub(super) stats: Option<StatsCollector>,
     /// The statistics once the pass ended, before their conversion (done
     /// by the next [`KernelCollector::snapshot`], off the main loop in the
     /// GUI).
-    closed_stats: Option<StatsPart>,
-    result: Option<Statistics>,
-    histogram: FineHistogram,
-    last_time: Time,
-    events: u64,
+    pub(super) closed_stats: Option<StatsPart>,
+    pub(super) result: Option<Statistics>,
+    pub(super) histogram: FineHistogram,
+    pub(super) last_time: Time,
+    pub(super) events: u64,
     damage: Vec<StreamDamage>,
     /// Where each damaged stream leaves rows without data.
     gaps: GapTracker,
@@ -499,10 +514,21 @@ pub struct KernelCollector {
     /// the state knows is seeded, at this time (the window's start, no
     /// event lying between it and the first event seen).
     seed_pending: Option<Time>,
+    /// A part of a parallel pass after the first: at its first event,
+    /// every thread of the state gets a placeholder record standing for
+    /// the record the parts before leave alive ([`crate::model::parallel_pass`]).
+    pub(super) placeholders_pending: bool,
+    /// Per thread record: whether it is such a placeholder, and whether
+    /// the part updated it (then its name and ids are the part's).
+    pub(super) placeholder: Vec<(bool, bool)>,
 }
 
 impl KernelCollector {
-    fn new(traceset: &Traceset, span: (Time, Time), arena: Option<(Arc<Arena>, u64)>) -> Self {
+    pub(super) fn new(
+        traceset: &Traceset,
+        span: (Time, Time),
+        arena: Option<(Arc<Arena>, u64)>,
+    ) -> Self {
         let (arena, spill_every) = match arena {
             Some((a, every)) => (Some(a), every.max(1)),
             None => (None, u64::MAX),
@@ -546,6 +572,8 @@ impl KernelCollector {
             arena,
             spill_every,
             seed_pending: None,
+            placeholders_pending: false,
+            placeholder: Vec::new(),
         }
     }
 
@@ -626,6 +654,9 @@ impl KernelCollector {
         if let Some(t) = self.seed_pending.take() {
             self.seed(state, t.min(ev.time()));
         }
+        if std::mem::take(&mut self.placeholders_pending) {
+            self.add_placeholders(state, ev.time());
+        }
         self.pre_running = None;
         if let Some(e) = ev.event() {
             if let Some(cpu) = e.cpu_id() {
@@ -641,23 +672,19 @@ impl KernelCollector {
         }
     }
 
-    fn create_thread(&mut self, trace: u32, key: ThreadKey, t: Time) -> u32 {
-        let generation = {
+    /// A new record for thread `key`, first seen at `t`; a placeholder
+    /// (see [`placeholder`](Self::placeholder)) takes no generation of the
+    /// TID: its row id is the record's it stands for.
+    fn create_thread(&mut self, trace: u32, key: ThreadKey, t: Time, placeholder: bool) -> u32 {
+        let generation = if placeholder {
+            0
+        } else {
             let g = self.generations.entry((trace, key.tid)).or_insert(0);
             let v = *g;
             *g = g.wrapping_add(1);
             v
         };
-        let disamb = if key.tid == 0 {
-            key.cpu as u64
-        } else {
-            generation as u64
-        };
-        let row = RowId(
-            ((trace as u64 & 0x7FFF) << 48)
-                | ((key.tid as u64 & 0xFFFF_FFFF) << 16)
-                | (disamb & 0xFFFF),
-        );
+        let row = row_id(trace, key, generation);
         let idx = self.threads.len() as u32;
         self.threads.push(ThreadRecord {
             trace,
@@ -675,8 +702,29 @@ impl KernelCollector {
             marks: Default::default(),
         });
         self.thread_series.push(ThreadSeries::default());
+        self.placeholder.push((placeholder, false));
         self.alive.insert((trace, key), idx);
         idx
+    }
+
+    /// A placeholder record for every thread of `state` (the first event
+    /// of a part after the first, at `t`): the part updates them as the
+    /// single pass would the records alive there, and the parts are
+    /// joined by them.
+    fn add_placeholders(&mut self, state: &TracesetState, t: Time) {
+        for (ti, ts) in state.traces.iter().enumerate() {
+            let mut keys: Vec<ThreadKey> = ts.threads.keys().copied().collect();
+            keys.sort_unstable();
+            for key in keys {
+                let rec = self.create_thread(ti as u32, key, t, true);
+                if let Some(th) = ts.threads.get(&key) {
+                    let r = &mut self.threads[rec as usize];
+                    r.name = th.name.clone();
+                    r.pid = th.pid;
+                    r.ppid = th.ppid;
+                }
+            }
+        }
     }
 
     /// Records the current state of thread `key` at `t`; returns its record.
@@ -696,8 +744,9 @@ impl KernelCollector {
         };
         let rec = match self.alive.get(&(trace, key)) {
             Some(&r) => r,
-            None => self.create_thread(trace, key, t),
+            None => self.create_thread(trace, key, t, false),
         };
+        self.placeholder[rec as usize].1 = true;
         let r = &mut self.threads[rec as usize];
         if !Arc::ptr_eq(&r.name, &th.name) && !th.name.is_empty() {
             r.name = th.name.clone();
@@ -1097,7 +1146,7 @@ impl PartialSnapshot {
     }
 }
 
-fn finalize(d: &mut KernelData) {
+pub(super) fn finalize(d: &mut KernelData) {
     let end = d.span.1;
     for t in &mut d.threads {
         if t.end == Time::MAX {
@@ -1110,7 +1159,7 @@ fn finalize(d: &mut KernelData) {
 
 /// The collector's two event hooks on `req`: at HIGH priority the state
 /// before the event, at DEFAULT the state after it.
-fn add_collector_hooks(req: &mut KernelRequest) {
+pub(super) fn add_collector_hooks(req: &mut KernelRequest) {
     req.event.add(Priority::HIGH, |ctx| {
         if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
             c.before(ctx.event, ctx.state);

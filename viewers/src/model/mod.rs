@@ -11,6 +11,8 @@
 //!   line's activity, wake-ups and CPU hand-offs, and the whole-trace
 //!   statistics; the control flow, resources and statistics models render
 //!   from it;
+//! - [`parallel_pass`]: the kernel pass in parts split at checkpoints,
+//!   on threads of their own, joined exactly;
 //! - [`controlflow`]: threads grouped under their process;
 //! - [`resources`]: one row per CPU, IRQ line and softirq vector;
 //! - [`stats`]: the statistics tree (whole trace, or a range at HIGH
@@ -46,6 +48,7 @@ pub mod paje_list;
 pub mod paje_render;
 pub mod paje_session;
 pub mod paje_stats;
+pub mod parallel_pass;
 
 pub mod resources;
 pub mod series;

@@ -470,6 +470,13 @@ pub struct StatsPart {
 }
 
 impl StatsPart {
+    /// The part as one that more parts follow (its end state dropped):
+    /// for a reader that learns only at its end whether it was the last.
+    pub fn without_end(mut self) -> StatsPart {
+        self.tail = None;
+        self
+    }
+
     /// Events counted in the part.
     pub fn events(&self) -> u64 {
         self.collector.events

@@ -1,0 +1,845 @@
+//! The kernel pass in parallel parts: the traceset is split at
+//! checkpoints, each part is analysed by a [`KernelCollector`] on a thread
+//! of its own (its own scheduler and reader, its state restored from the
+//! checkpoint), and the parts are joined in order into what the single
+//! pass ([`KernelAnalysis::run`]) gives.
+//!
+//! A part after the first starts with a *placeholder* record for every
+//! thread of the state at its first event; it updates them as the single
+//! pass updates the records the parts before leave alive. Joining a part
+//! to what precedes it:
+//!
+//! - a placeholder continues the alive record of its thread: its changes
+//!   are replayed onto that record's change list with the single pass's
+//!   rules (a change equal to the last one is no change; two changes at
+//!   one instant keep the last), which also completes the wake-ups still
+//!   pending at the boundary (at the thread's first run);
+//! - the part's other records are new: appended, their row ids given the
+//!   next generations of their TIDs;
+//! - CPU and line records continue theirs (their changes replayed, the
+//!   thread records they name renumbered), arrows are renumbered and
+//!   appended, statistics parts merged ([`stats::merge`]), histograms
+//!   added.
+//!
+//! What needs the parts before cannot be known in a part: a part that
+//! meets damaged streams makes the whole pass fall back to one part (the
+//! damage bookkeeping follows the streams across the trace).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use traceloom_base::Time;
+use traceloom_ctf::Traceset;
+use traceloom_engine::checkpoint::{CheckpointBuild, Checkpoints};
+use traceloom_engine::request::{Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, Start};
+use traceloom_engine::source::{CtfPosition, CtfSource};
+use traceloom_engine::state::{self, CpuMap, ThreadKey, ThreadStatus, TracesetState};
+use traceloom_hooks::{Flow, Priority};
+
+use super::column::{Column, ColumnBuilder};
+use super::kernel::{
+    add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
+    KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, ThreadSeries, NO_THREAD,
+};
+use super::pack::BLOCK;
+use super::session::{KernelRequest, KernelScheduler, Payload, Session};
+use super::spill::Arena;
+use super::stats::{self, StatsPart};
+use traceloom_base::hash::FastMap;
+
+/// A finished part: its collector and its statistics.
+struct Part {
+    collector: KernelCollector,
+    stats: StatsPart,
+}
+
+/// The states to split a pass of `parts` parts at: `parts - 1` of
+/// `checkpoints` (taken every so many events), evenly spread over them so
+/// that the parts hold about as many events; fewer when there are fewer
+/// checkpoints.
+pub fn split_at(checkpoints: &Checkpoints, parts: usize) -> Vec<(CtfPosition, TracesetState)> {
+    let m = checkpoints.states.len();
+    let p = parts.clamp(1, m + 1);
+    let mut picked: Vec<usize> = (1..p).map(|i| i * m / p).collect();
+    picked.dedup();
+    picked
+        .into_iter()
+        .map(|i| {
+            let c = &checkpoints.states[i];
+            (c.position, c.state.clone())
+        })
+        .collect()
+}
+
+/// The kernel pass of `session` ([`KernelAnalysis::run_with_progress`])
+/// in `parts` parts split at `checkpoints` (a whole-trace checkpoint
+/// pass's), read on as many threads; one pass on the session when there
+/// is nothing to split at, or when a part met damage. `progress` gets the
+/// events read by all the parts together, and the time of the traces'
+/// start (parts run out of order).
+pub fn analyse(
+    session: &mut Session,
+    checkpoints: &Checkpoints,
+    parts: usize,
+    progress: &mut dyn FnMut(u64, Time),
+) -> Arc<KernelData> {
+    let at = split_at(checkpoints, parts);
+    if !at.is_empty() && session.errors().is_empty() {
+        let plan = Plan::new(at.len() + 1);
+        for (k, (p, s)) in at.into_iter().enumerate() {
+            plan.split(k + 1, p, s, 0);
+        }
+        plan.close();
+        if let Some(d) = run(session, &plan, progress) {
+            return Arc::new(d);
+        }
+    }
+    KernelAnalysis::run_with_progress(session, progress)
+}
+
+/// The kernel pass of `session` in `parts` parts, on a traceset whose
+/// checkpoints are not known yet: a checkpoint pass (the state alone,
+/// several times faster than the analysis) reads ahead on a thread of its
+/// own and starts each part when it reaches the part's share of the
+/// traces' time span, while the first part reads from the start. Gives
+/// the analysis and the checkpoint pass's checkpoints (one every `every`
+/// events). One pass joined to the checkpoint pass
+/// ([`crate::model::checkpoint_pass::analyse_with_checkpoints`]) when
+/// `parts` is 1 or a part met damage.
+pub fn analyse_cold(
+    session: &mut Session,
+    parts: usize,
+    every: u64,
+    progress: &mut dyn FnMut(u64, Time),
+) -> (Arc<KernelData>, Checkpoints) {
+    let span = session.time_span().unwrap_or((0, 0));
+    if parts > 1 && session.errors().is_empty() && span.1 > span.0 {
+        let plan = Plan::new(parts);
+        let traceset = session.traceset().clone();
+        let (data, checkpoints) = std::thread::scope(|scope| {
+            let plan = &plan;
+            let splitter = std::thread::Builder::new()
+                .name("kernel pass splitter".into())
+                .spawn_scoped(scope, move || split_ahead(traceset, span, every, plan));
+            if splitter.is_err() {
+                plan.close();
+            }
+            let data = run(session, plan, progress);
+            let checkpoints = splitter.ok().and_then(|h| h.join().ok());
+            (data, checkpoints)
+        });
+        if let (Some(d), Some(c)) = (data, checkpoints) {
+            return (Arc::new(d), c);
+        }
+    }
+    super::checkpoint_pass::analyse_with_checkpoints(session, progress)
+}
+
+/// Where the parts of a pass start and end, as found: part `k` starts
+/// where part `k - 1` ends, at a checkpoint whose state it starts from.
+struct Plan {
+    /// Per part: its start, once found (never for the first), with the
+    /// number of events before it.
+    starts: Vec<Mutex<Option<Start_>>>,
+    /// Per part: its end, once found (the next part's start).
+    ends: Vec<OnceLock<CtfPosition>>,
+    /// No more start will be found (the parts without one do not run).
+    closed: AtomicBool,
+    ready: Condvar,
+    /// A part met damage or could not stop where the next part starts:
+    /// the pass is abandoned.
+    failed: AtomicBool,
+    /// Events the splitter has read and split at (a part whose end is
+    /// not known yet reads no further, so that it cannot pass it).
+    split_up_to: AtomicU64,
+}
+
+/// Where a part starts: a checkpoint's position, its state, and the
+/// number of events before it.
+type Start_ = (CtfPosition, TracesetState, u64);
+
+impl Plan {
+    fn new(parts: usize) -> Plan {
+        Plan {
+            starts: (0..parts).map(|_| Mutex::new(None)).collect(),
+            ends: (0..parts).map(|_| OnceLock::new()).collect(),
+            closed: AtomicBool::new(false),
+            ready: Condvar::new(),
+            failed: AtomicBool::new(false),
+            split_up_to: AtomicU64::new(0),
+        }
+    }
+
+    fn parts(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Part `k` starts at `position` with `state`; part `k - 1` ends
+    /// there.
+    fn split(&self, k: usize, position: CtfPosition, state: TracesetState, rank: u64) {
+        let _ = self.ends[k - 1].set(position);
+        *self.starts[k].lock().unwrap_or_else(|e| e.into_inner()) = Some((position, state, rank));
+        self.ready.notify_all();
+    }
+
+    /// No more split will come (or the pass failed): the parts waiting
+    /// for a start give up.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        // Taking each lock orders the flag with a waiter's check.
+        for s in &self.starts {
+            drop(s.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        self.ready.notify_all();
+    }
+
+    /// Abandons the pass.
+    fn fail(&self) {
+        self.failed.store(true, Ordering::Relaxed);
+        self.close();
+    }
+
+    /// Waits for the start of part `k` (`None`: it has none, the part
+    /// before reads to the end).
+    fn wait_start(&self, k: usize) -> Option<Start_> {
+        let mut g = self.starts[k].lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(s) = g.take() {
+                return Some(s);
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return None;
+            }
+            g = self.ready.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The checkpoint pass of the splitter: reads `traceset` with its state,
+/// keeping a checkpoint every `every` events, and splits `plan` at the
+/// first checkpoint past each part's share of `span`.
+fn split_ahead(
+    traceset: Arc<Traceset>,
+    span: (Time, Time),
+    every: u64,
+    plan: &Plan,
+) -> Checkpoints {
+    let n = traceset.traces().len();
+    let mut sched: KernelScheduler = Scheduler::new(
+        CtfSource::new(traceset),
+        state::computation(n),
+        SchedulerConfig {
+            checkpoint_interval: None,
+            ..SchedulerConfig::default()
+        },
+    );
+    let id = sched.add(super::checkpoint_pass::request(OwnerId(0), every));
+    let parts = plan.parts();
+    let share = |k: usize| span.0 + ((span.1 - span.0) as i128 * k as i128 / parts as i128) as Time;
+    let mut next = 1;
+    let mut seen = 0;
+    let mut read = 0;
+    let built = loop {
+        let report = sched.service(Budget::events(1 << 14), || false);
+        read += report.events_read;
+        if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
+            break c.data.downcast::<CheckpointBuild>().ok().map(|b| *b);
+        }
+        let Some(b) = sched
+            .data_mut(id)
+            .and_then(|d| d.downcast_mut::<CheckpointBuild>())
+        else {
+            break None;
+        };
+        while next < parts && seen < b.checkpoints.len() {
+            let c = &b.checkpoints[seen];
+            seen += 1;
+            if c.position.time >= share(next) {
+                plan.split(next, c.position, c.state.clone(), c.rank);
+                next += 1;
+            }
+        }
+        plan.split_up_to.store(read, Ordering::Release);
+        if next == parts {
+            plan.close();
+        }
+    };
+    plan.close();
+    built.map(CheckpointBuild::finish).unwrap_or_default()
+}
+
+/// Runs the parts of `plan` over `session`'s traceset, each on its own
+/// thread, and joins them; `progress` is called on this thread with the
+/// events read by all parts together.
+///
+/// `None` when a part met a damaged stream or could not stop where the
+/// next one starts: the caller runs the single pass instead.
+fn run(session: &Session, plan: &Plan, progress: &mut dyn FnMut(u64, Time)) -> Option<KernelData> {
+    let traceset = session.traceset();
+    let span = session.time_span().unwrap_or((0, 0));
+    let spill = session
+        .spill_dir()
+        .map(|d| (d.to_path_buf(), session.spill_every()));
+    let read = AtomicU64::new(0);
+    let parts: Vec<Option<Part>> = std::thread::scope(|scope| {
+        let read = &read;
+        let handles: Vec<_> = (0..plan.parts())
+            .map(|k| {
+                let arena = spill.as_ref().and_then(|(dir, every)| {
+                    Arena::create(dir).ok().map(|a| (Arc::new(a), *every))
+                });
+                let traceset = traceset.clone();
+                std::thread::Builder::new()
+                    .name(format!("kernel pass {k}"))
+                    .spawn_scoped(scope, move || {
+                        run_part(traceset, span, plan, k, arena, read)
+                    })
+            })
+            .collect();
+        if handles.iter().any(|h| h.is_err()) {
+            plan.fail();
+        }
+        while !handles
+            .iter()
+            .all(|h| h.as_ref().map_or(true, |h| h.is_finished()))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            progress(read.load(Ordering::Relaxed), span.0);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.ok().and_then(|h| h.join().ok().flatten()))
+            .collect()
+    });
+    if plan.failed.load(Ordering::Relaxed) {
+        return None;
+    }
+    // The parts that ran: those given a start (they follow each other).
+    let parts: Vec<Part> = parts.into_iter().map_while(|p| p).collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(join(parts))
+}
+
+/// Analyses part `k` of `plan` on a scheduler of its own; `None` when it
+/// has no start, or when it met damage or could not stop where the next
+/// part starts (then `plan` is marked failed).
+fn run_part(
+    traceset: Arc<Traceset>,
+    span: (Time, Time),
+    plan: &Plan,
+    k: usize,
+    arena: Option<(Arc<Arena>, u64)>,
+    progress: &AtomicU64,
+) -> Option<Part> {
+    let (from, rank) = if k == 0 {
+        (None, 0)
+    } else {
+        let (p, s, rank) = plan.wait_start(k)?;
+        (Some((p, s)), rank)
+    };
+    let n = traceset.traces().len();
+    let mut collector = KernelCollector::new(&traceset, span, arena);
+    collector.placeholders_pending = from.is_some();
+    let start = match &from {
+        Some((p, _)) => Start::Position(*p),
+        None => Start::Time(Time::MIN),
+    };
+    let mut sched: KernelScheduler = Scheduler::new(
+        CtfSource::new(traceset),
+        state::computation(n),
+        // The part reads once: checkpoints would only cost state copies.
+        SchedulerConfig {
+            checkpoint_interval: None,
+            ..SchedulerConfig::default()
+        },
+    );
+    sched.add_checkpoints(from);
+    let mut req = KernelRequest::new(OwnerId(0), start, Box::new(collector) as Payload);
+    req.priority = Priority::LOW;
+    add_collector_hooks(&mut req);
+    // Whether the part is the last is known only at its end: the end
+    // state is kept for the statistics, and dropped when a part follows.
+    req.after_traceset.add(Priority::DEFAULT, |ctx| {
+        if let Some(c) = ctx.data.downcast_mut::<KernelCollector>() {
+            if let Some(s) = c.stats.take() {
+                c.closed_stats = Some(s.into_part(Some(ctx.state)));
+            }
+        }
+        Flow::Continue
+    });
+    let id: RequestId = sched.add(req);
+    let mut end_set = false;
+    let mut seen = 0;
+    let fail = || {
+        plan.fail();
+        None
+    };
+    loop {
+        if !end_set {
+            if let Some(end) = plan.ends[k].get() {
+                if !sched.set_end_position(id, *end) {
+                    return fail();
+                }
+                end_set = true;
+            }
+        }
+        // Until its end is known, a part stays behind the splitter.
+        let mut budget = 1 << 16;
+        if !end_set && !plan.closed.load(Ordering::Acquire) {
+            let ahead = plan
+                .split_up_to
+                .load(Ordering::Acquire)
+                .saturating_sub(rank + seen);
+            if ahead < 1024 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+            budget = budget.min(ahead);
+        }
+        let report = sched.service(Budget::events(budget), || {
+            plan.failed.load(Ordering::Relaxed)
+        });
+        if !sched.source().errors().is_empty() {
+            return fail();
+        }
+        if plan.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
+            let mut collector = *c.data.downcast::<KernelCollector>().ok()?;
+            progress.fetch_add(collector.events - seen, Ordering::Relaxed);
+            let stats = collector.closed_stats.take()?;
+            let stats = if end_set {
+                stats.without_end()
+            } else if plan.ends[k].get().is_some() {
+                // Read to the end while a next part was started.
+                return fail();
+            } else {
+                stats
+            };
+            return Some(Part { collector, stats });
+        }
+        match sched
+            .data_mut(id)
+            .and_then(|d| d.downcast_mut::<KernelCollector>())
+        {
+            Some(c) => {
+                progress.fetch_add(c.events - seen, Ordering::Relaxed);
+                seen = c.events;
+            }
+            None => return fail(),
+        }
+    }
+}
+
+/// Joins the parts, in order, into the pass's result.
+fn join(parts: Vec<Part>) -> KernelData {
+    let mut parts = parts.into_iter();
+    let Some(first) = parts.next() else {
+        unreachable!("a pass has at least one part")
+    };
+    let mut whole = first.collector;
+    let mut stats_parts = vec![first.stats];
+    for p in parts {
+        absorb(&mut whole, p.collector);
+        stats_parts.push(p.stats);
+    }
+    let mut st = stats::merge(stats_parts);
+    st.trace_names = whole.trace_names.clone();
+    whole.result = Some(st);
+    whole.snapshot()
+}
+
+/// Appends `p`, the part that follows what `w` holds, to `w`.
+fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
+    // 1. Thread records: placeholders continue the records alive in `w`,
+    //    the others are new.
+    let n = p.threads.len();
+    let mut map = vec![NO_THREAD; n];
+    let mut continued = Vec::new();
+    let series = std::mem::take(&mut p.thread_series);
+    let mut series: Vec<Option<_>> = series.into_iter().map(Some).collect();
+    for i in 0..n {
+        let r = &p.threads[i];
+        let key = (
+            r.trace,
+            ThreadKey {
+                tid: r.tid,
+                cpu: r.cpu,
+            },
+        );
+        let (placeholder, touched) = p.placeholder[i];
+        if placeholder {
+            if let Some(&g) = w.alive.get(&key) {
+                map[i] = g;
+                continued.push((i, g, touched));
+                continue;
+            }
+            if !touched {
+                // Nothing the part did names it: not a row of the pass.
+                continue;
+            }
+        }
+        let g = w.threads.len() as u32;
+        map[i] = g;
+        let generation = {
+            let e = w.generations.entry((r.trace, r.tid)).or_insert(0);
+            let v = *e;
+            *e = e.wrapping_add(1);
+            v
+        };
+        let mut rec = r.clone();
+        rec.row = row_id(r.trace, key.1, generation);
+        w.threads.push(rec);
+        w.thread_series.push(
+            series[i]
+                .take()
+                .expect("each record's series is taken once"),
+        );
+        w.placeholder.push((false, true));
+    }
+    // 2. Continued records: their changes appended (the first by the
+    //    single pass's rules), the wake-ups pending at the boundary
+    //    completed, their marks appended; on every core, a share of the
+    //    records each.
+    let mut jobs: Vec<ThreadJob<'_>> = Vec::with_capacity(continued.len());
+    {
+        let mut of_record: FastMap<u32, (usize, bool)> = FastMap::default();
+        for &(i, g, touched) in &continued {
+            of_record.insert(g, (i, touched));
+        }
+        for (g, dst) in w.thread_series.iter_mut().enumerate() {
+            if let Some(&(i, _)) = of_record.get(&(g as u32)) {
+                jobs.push(ThreadJob {
+                    g: g as u32,
+                    dst,
+                    src: series[i]
+                        .take()
+                        .expect("each record's series is taken once"),
+                    pending: w
+                        .pending_wakeups
+                        .remove(&(g as u32))
+                        .filter(|l| !l.is_empty()),
+                    arrows: Vec::new(),
+                });
+            }
+        }
+    }
+    on_cores(&mut jobs, ThreadJob::run);
+    let mut carried_arrows = Vec::new();
+    for j in jobs {
+        carried_arrows.extend(j.arrows);
+        if let Some(list) = j.pending {
+            w.pending_wakeups.insert(j.g, list);
+        }
+    }
+    for a in &carried_arrows {
+        w.max_wakeup_span = w.max_wakeup_span.max(a.to_time.saturating_sub(a.from_time));
+    }
+    for &(i, g, touched) in &continued {
+        let r = &p.threads[i];
+        let dst = &mut w.threads[g as usize];
+        if touched {
+            dst.name = r.name.clone();
+            dst.pid = r.pid;
+            dst.ppid = r.ppid;
+        }
+        if r.end != Time::MAX {
+            dst.end = r.end;
+        }
+    }
+    // 3. What stays alive, and the wake-ups still pending. A record of
+    //    `w` no placeholder stood for (the state no longer had its thread)
+    //    stays alive, as the single pass keeps it; a continued record
+    //    that ended inside the part loses what was pending for it, as in
+    //    the single pass.
+    let still_alive: std::collections::HashSet<u32> = p.alive.values().copied().collect();
+    for &(i, g, _) in &continued {
+        let r = &p.threads[i];
+        w.alive.remove(&(
+            r.trace,
+            ThreadKey {
+                tid: r.tid,
+                cpu: r.cpu,
+            },
+        ));
+        if !still_alive.contains(&(i as u32)) {
+            w.pending_wakeups.remove(&g);
+        }
+    }
+    for (k, l) in p.alive.drain() {
+        if map[l as usize] != NO_THREAD {
+            w.alive.insert(k, map[l as usize]);
+        }
+    }
+    for (l, list) in p.pending_wakeups.drain() {
+        let g = map[l as usize];
+        if g == NO_THREAD {
+            continue;
+        }
+        let v = w.pending_wakeups.entry(g).or_default();
+        v.extend(list.into_iter().map(|(t, waker)| (t, map[waker as usize])));
+    }
+    // 4. CPUs and lines: continue theirs (on every core too).
+    let cpu_series = std::mem::take(&mut p.cpu_series);
+    let targets: Vec<usize> = p.cpus.iter().map(|c| cpu_record(w, c)).collect();
+    let mut srcs: Vec<Option<CpuSeries>> = cpu_series.into_iter().map(Some).collect();
+    let mut cpu_jobs: Vec<(&mut CpuSeries, CpuSeries)> = Vec::new();
+    for (g, dst) in w.cpu_series.iter_mut().enumerate() {
+        if let Some(k) = targets.iter().position(|&t| t == g) {
+            if let Some(src) = srcs[k].take() {
+                cpu_jobs.push((dst, src));
+            }
+        }
+    }
+    let map_ref = &map;
+    on_cores(&mut cpu_jobs, |(dst, src)| append_cpu(dst, src, map_ref));
+    let line_series = std::mem::take(&mut p.line_series);
+    let targets: Vec<usize> = p.lines.iter().map(|l| line_record(w, l)).collect();
+    for (g, src) in targets.into_iter().zip(line_series) {
+        append_line(&mut w.line_series[g], src);
+    }
+    // 5. Arrows: renumbered; the wake-ups completed at the join come
+    //    first among those of their instant, as the single pass finds them.
+    let renumber = |a: ArrowRecord| ArrowRecord {
+        from: map[a.from as usize],
+        to: map[a.to as usize],
+        ..a
+    };
+    for a in src_column(std::mem::take(&mut p.switches)).iter() {
+        w.switches.push(renumber(a));
+    }
+    let local: Vec<ArrowRecord> = src_column(std::mem::take(&mut p.wakeups))
+        .iter()
+        .map(renumber)
+        .collect();
+    carried_arrows.sort_by_key(|a| a.to_time);
+    let mut carried = carried_arrows.into_iter().peekable();
+    for a in local {
+        while let Some(c) = carried.next_if(|c| c.to_time <= a.to_time) {
+            w.wakeups.push(c);
+        }
+        w.wakeups.push(a);
+    }
+    for c in carried {
+        w.wakeups.push(c);
+    }
+    w.max_wakeup_span = w.max_wakeup_span.max(p.max_wakeup_span);
+    w.wakeup_events += p.wakeup_events;
+    // 6. Counts.
+    for (a, b) in w.histogram.counts.iter_mut().zip(&p.histogram.counts) {
+        *a += b;
+    }
+    w.events += p.events;
+    w.last_time = w.last_time.max(p.last_time);
+}
+
+/// The continuation of one thread record by a part.
+struct ThreadJob<'a> {
+    g: u32,
+    dst: &'a mut ThreadSeries,
+    src: ThreadSeries,
+    /// The wake-ups pending for it at the boundary, until it runs.
+    pending: Option<Vec<(Time, u32)>>,
+    /// The wake-ups it completed.
+    arrows: Vec<ArrowRecord>,
+}
+
+impl ThreadJob<'_> {
+    fn run(&mut self) {
+        let times = src_column(std::mem::take(&mut self.src.times)).to_vec();
+        let codes = src_column(std::mem::take(&mut self.src.codes)).to_vec();
+        let running = |c: u8| decode_thread_code(c).0 == ThreadStatus::Run;
+        let mut ran_at = None;
+        let dst = &mut *self.dst;
+        if let (Some(&t), Some(&code)) = (times.first(), codes.first()) {
+            // The first change, by the single pass's rules (it was decided
+            // without what precedes the part).
+            let prev = dst.codes.last();
+            if prev != Some(code) {
+                if dst.times.last() == Some(t) {
+                    dst.codes.pop();
+                    dst.times.pop();
+                    if dst.codes.last() != Some(code) {
+                        dst.times.push(t);
+                        dst.codes.push(code);
+                    }
+                } else {
+                    dst.times.push(t);
+                    dst.codes.push(code);
+                }
+                dst.sync();
+                if running(code) && !prev.is_some_and(running) {
+                    ran_at = Some(t);
+                }
+            }
+        }
+        if ran_at.is_none() && self.pending.is_some() {
+            // Its first run in the part, if any.
+            ran_at = (1..codes.len())
+                .find(|&k| running(codes[k]) && !running(codes[k - 1]))
+                .map(|k| times[k]);
+        }
+        // The others are the single pass's own: appended as they are.
+        let mut k = 1.min(times.len());
+        while k < times.len() {
+            let e = (k + BLOCK).min(times.len());
+            dst.times.extend_from_slice(&times[k..e]);
+            dst.codes.extend_from_slice(&codes[k..e]);
+            dst.sync();
+            k = e;
+        }
+        let marks = src_column(std::mem::take(&mut self.src.marks)).to_vec();
+        dst.marks.extend_from_slice(&marks);
+        // The wake-ups pending for it end at its first run.
+        if let (Some(t), Some(list)) = (ran_at, self.pending.take_if(|_| ran_at.is_some())) {
+            let to = self.g;
+            self.arrows
+                .extend(list.into_iter().map(|(wt, waker)| ArrowRecord {
+                    from_time: wt,
+                    from: waker,
+                    to_time: t,
+                    to,
+                }));
+        }
+    }
+}
+
+/// Appends a part's changes of a CPU, its thread records renumbered by
+/// `map`.
+fn append_cpu(dst: &mut CpuSeries, src: &mut CpuSeries, map: &[u32]) {
+    let times = src_column(std::mem::take(&mut src.times)).to_vec();
+    let modes = src_column(std::mem::take(&mut src.modes)).to_vec();
+    let threads: Vec<u32> = src_column(std::mem::take(&mut src.threads))
+        .iter()
+        .map(|th| {
+            if th == NO_THREAD {
+                NO_THREAD
+            } else {
+                map[th as usize]
+            }
+        })
+        .collect();
+    let mut from = 0;
+    if let (Some(&t), Some(&th), Some(&mode)) = (times.first(), threads.first(), modes.first()) {
+        from = 1;
+        // The first change by the single pass's rules; the others are its
+        // own (and may repeat a value, when a change at one instant was
+        // undone).
+        if dst.threads.last() != Some(th) || dst.modes.last() != Some(mode) {
+            if dst.times.last() == Some(t) {
+                dst.threads.set_last(th);
+                dst.modes.set_last(mode);
+            } else {
+                dst.times.push(t);
+                dst.threads.push(th);
+                dst.modes.push(mode);
+            }
+            dst.sync();
+        }
+    }
+    let mut k = from;
+    while k < times.len() {
+        let e = (k + BLOCK).min(times.len());
+        dst.times.extend_from_slice(&times[k..e]);
+        dst.threads.extend_from_slice(&threads[k..e]);
+        dst.modes.extend_from_slice(&modes[k..e]);
+        dst.sync();
+        k = e;
+    }
+}
+
+/// Appends a part's changes of an IRQ line or softirq vector.
+fn append_line(dst: &mut LineSeries, src: LineSeries) {
+    let times = src_column(src.times).to_vec();
+    let codes = src_column(src.codes).to_vec();
+    let cpus = src_column(src.cpus).to_vec();
+    let mut from = 0;
+    if let (Some(&t), Some(&code), Some(&cpu)) = (times.first(), codes.first(), cpus.first()) {
+        from = 1;
+        // As for the CPUs.
+        if dst.codes.last() != Some(code) || dst.cpus.last() != Some(cpu) {
+            if dst.times.last() == Some(t) {
+                dst.codes.set_last(code);
+                dst.cpus.set_last(cpu);
+            } else {
+                dst.times.push(t);
+                dst.codes.push(code);
+                dst.cpus.push(cpu);
+            }
+            dst.sync();
+        }
+    }
+    let mut k = from;
+    while k < times.len() {
+        let e = (k + BLOCK).min(times.len());
+        dst.times.extend_from_slice(&times[k..e]);
+        dst.codes.extend_from_slice(&codes[k..e]);
+        dst.cpus.extend_from_slice(&cpus[k..e]);
+        dst.sync();
+        k = e;
+    }
+}
+
+/// Runs `f` on every job, the jobs shared out between the cores.
+fn on_cores<J: Send>(jobs: &mut [J], f: impl Fn(&mut J) + Sync) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = jobs.len().div_ceil(cores.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let f = &f;
+        for share in jobs.chunks_mut(per) {
+            scope.spawn(move || share.iter_mut().for_each(f));
+        }
+    });
+}
+
+/// The items of a finished part's builder.
+fn src_column<T: super::pack::Item>(mut b: ColumnBuilder<T>) -> Column<T> {
+    b.snapshot()
+}
+
+/// The index in `w` of the record of `c`'s CPU, created when missing.
+fn cpu_record(w: &mut KernelCollector, c: &CpuRecord) -> usize {
+    let ti = c.trace as usize;
+    if w.cpu_index.len() <= ti {
+        w.cpu_index.resize_with(ti + 1, CpuMap::new);
+    }
+    let slot = w.cpu_index[ti].get_or_insert_with(c.cpu, || u32::MAX);
+    if *slot == u32::MAX {
+        *slot = w.cpus.len() as u32;
+        w.cpus.push(CpuRecord {
+            times: Default::default(),
+            threads: Default::default(),
+            modes: Default::default(),
+            blocks: Default::default(),
+            ..c.clone()
+        });
+        w.cpu_series.push(Default::default());
+    }
+    *slot as usize
+}
+
+/// The index in `w` of the record of `l`'s line, created when missing.
+fn line_record(w: &mut KernelCollector, l: &LineRecord) -> usize {
+    let key = (l.trace, l.kind, l.number);
+    if let Some(&g) = w.line_index.get(&key) {
+        let g = g as usize;
+        if w.lines[g].name.is_none() {
+            w.lines[g].name = l.name.clone();
+        }
+        return g;
+    }
+    let g = w.lines.len();
+    w.line_index.insert(key, g as u32);
+    w.lines.push(LineRecord {
+        times: Default::default(),
+        codes: Default::default(),
+        cpus: Default::default(),
+        blocks: Default::default(),
+        ..l.clone()
+    });
+    w.line_series.push(Default::default());
+    g
+}

@@ -1,0 +1,151 @@
+//! The kernel pass in parallel parts gives exactly what the single pass
+//! gives, on every bundled kernel trace and on generated ones (thread
+//! creation, TID reuse and wake-ups pending across the part boundaries).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use traceloom_engine::checkpoint;
+use traceloom_viewers::model::kernel::KernelData;
+use traceloom_viewers::model::{parallel_pass, KernelAnalysis, Session};
+
+fn kernel_traces() -> Vec<Vec<PathBuf>> {
+    vec![
+        vec![traceloom_testdata::sample_kernel()],
+        vec![traceloom_testdata::ctf("tracecompass/bug446190")],
+        vec![traceloom_testdata::ctf("tracecompass/flipping-endianness")],
+        vec![
+            traceloom_testdata::ctf("tracecompass/synctraces/scp_src"),
+            traceloom_testdata::ctf("tracecompass/synctraces/scp_dest"),
+        ],
+    ]
+}
+
+fn generated(dir: &Path, seed: u64, fork_rate: f64) -> PathBuf {
+    let cfg = traceloom_kernelgen::GeneratorConfig {
+        events: 80_000,
+        seed,
+        cpus: 3,
+        processes: 6,
+        threads_per_process: 3,
+        fork_rate,
+        overwrite: true,
+        ..Default::default()
+    };
+    let out = dir.join(format!("gen-{seed}"));
+    traceloom_kernelgen::generate(&cfg, &out).expect("generate");
+    out
+}
+
+/// Field by field, so that a failure says where the two differ.
+fn assert_same(single: &KernelData, parallel: &KernelData, what: &str) {
+    assert_eq!(single.span, parallel.span, "{what}: span");
+    assert_eq!(single.events, parallel.events, "{what}: events");
+    assert_eq!(
+        single.threads.len(),
+        parallel.threads.len(),
+        "{what}: thread records"
+    );
+    for (k, (a, b)) in single.threads.iter().zip(&parallel.threads).enumerate() {
+        assert_eq!(a, b, "{what}: thread record {k} (TID {})", a.tid);
+    }
+    assert_eq!(single.cpus, parallel.cpus, "{what}: CPU records");
+    assert_eq!(
+        single.lines, parallel.lines,
+        "{what}: IRQ and softirq records"
+    );
+    assert_eq!(single.switches, parallel.switches, "{what}: CPU hand-offs");
+    assert_eq!(single.wakeups, parallel.wakeups, "{what}: wake-ups");
+    assert_eq!(
+        single.max_wakeup_span, parallel.max_wakeup_span,
+        "{what}: longest wake-up"
+    );
+    assert_eq!(
+        single.wakeup_events, parallel.wakeup_events,
+        "{what}: wake-up events"
+    );
+    assert_eq!(single.histogram, parallel.histogram, "{what}: histogram");
+    assert_eq!(single.stats, parallel.stats, "{what}: statistics");
+    assert_eq!(single.damage, parallel.damage, "{what}: damage");
+    assert_eq!(single, parallel, "{what}");
+}
+
+fn check(paths: &[PathBuf]) {
+    let what = format!("{paths:?}");
+    let mut session = Session::open(paths).expect("open");
+    let single: Arc<KernelData> = KernelAnalysis::run(&mut session);
+    assert!(single.events > 0, "{what}: no event read");
+    // Checkpoints every 200 events: boundaries fall everywhere, also
+    // between events of one instant.
+    let checkpoints = checkpoint::build(session.traceset().clone(), 200);
+    assert!(
+        !checkpoints.states.is_empty(),
+        "{what}: no checkpoint to split at"
+    );
+    for parts in [2, 3, 7] {
+        let mut session = Session::open(paths).expect("open");
+        let mut reported = 0;
+        let parallel =
+            parallel_pass::analyse(&mut session, &checkpoints, parts, &mut |n, _| reported = n);
+        assert_same(&single, &parallel, &format!("{what} in {parts} parts"));
+        assert!(reported <= single.events, "{what}: progress past the end");
+    }
+    // Split where a checkpoint pass reading ahead finds the parts' starts;
+    // its checkpoints are those of a checkpoint pass alone.
+    for parts in [2, 4] {
+        let mut session = Session::open(paths).expect("open");
+        let (parallel, found) =
+            parallel_pass::analyse_cold(&mut session, parts, 200, &mut |_, _| {});
+        assert_same(
+            &single,
+            &parallel,
+            &format!("{what} in {parts} parts, cold"),
+        );
+        assert_eq!(
+            found.states.len(),
+            checkpoints.states.len(),
+            "{what}: checkpoints found while splitting"
+        );
+        for (a, b) in found.states.iter().zip(&checkpoints.states) {
+            assert_eq!(
+                (a.rank, a.position),
+                (b.rank, b.position),
+                "{what}: checkpoint"
+            );
+            assert!(a.state == b.state, "{what}: state at rank {}", a.rank);
+        }
+        assert_eq!(
+            found.seek_index, checkpoints.seek_index,
+            "{what}: seek index"
+        );
+    }
+}
+
+#[test]
+fn parallel_pass_equals_single_pass_on_bundled_traces() {
+    for paths in kernel_traces() {
+        check(&paths);
+    }
+}
+
+#[test]
+fn parallel_pass_equals_single_pass_on_generated_traces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (seed, fork_rate) in [(3, 0.0), (17, 0.002), (29, 0.02)] {
+        check(&[generated(dir.path(), seed, fork_rate)]);
+    }
+}
+
+#[test]
+fn split_points_spread_the_checkpoints() {
+    let paths = [traceloom_testdata::sample_kernel()];
+    let session = Session::open(&paths).expect("open");
+    let checkpoints = checkpoint::build(session.traceset().clone(), 1000);
+    let m = checkpoints.states.len();
+    assert!(m >= 8, "the sample trace gives {m} checkpoints");
+    let at = parallel_pass::split_at(&checkpoints, 4);
+    assert_eq!(at.len(), 3);
+    assert!(at.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(parallel_pass::split_at(&checkpoints, 1).is_empty());
+    assert_eq!(parallel_pass::split_at(&checkpoints, 10 * m).len(), m);
+}
