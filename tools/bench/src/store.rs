@@ -91,7 +91,7 @@ pub fn run(
     ok &= pass;
     writeln!(
         out,
-        "store: cold analysis to complete store: {:.2} s (pass {:.2} s on one thread + write {:.2} s) (target <= {:.0} s) {}",
+        "store: cold analysis to complete store: {:.2} s (pass {:.2} s + write {:.2} s) (target <= {:.0} s) {}",
         cold.as_secs_f64(),
         pass_time.as_secs_f64(),
         write.as_secs_f64(),

@@ -40,8 +40,9 @@ use traceloom_engine::request::Start;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::session::Payload;
 use traceloom_viewers::model::stats::{self, ParallelConfig, Statistics};
+use traceloom_viewers::model::{checkpoint_pass, parallel_pass};
 use traceloom_viewers::model::{
-    ControlFlowModel, KernelAnalysis, KernelData, KernelRequest, ResourcesModel, Session,
+    ControlFlowModel, KernelData, KernelRequest, ResourcesModel, Session,
 };
 
 use crate::measure::{load_average, median, pass_fail, rss_anon_bytes};
@@ -66,8 +67,8 @@ pub struct ViewersBenchArgs {
     #[arg(long, default_value_t = 5, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
-    /// Parts (threads) of the parallel statistics (default: the available
-    /// cores).
+    /// Parts (threads) of the parallel kernel pass and statistics
+    /// (default: the available cores; 1: the single pass).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parts: Option<u32>,
     /// Decoding threads of each part's reader (default: the application's,
@@ -193,19 +194,27 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchErro
     session.set_spill_dir(Some(store_dir.clone()));
     let rss0 = rss_anon_bytes();
     let mut peak = rss0;
-    let (t0, c0) = (Instant::now(), thread_cpu());
-    let data: Arc<KernelData> = KernelAnalysis::run_with_progress(&mut session, |_, _| {
-        peak = peak.max(rss_anon_bytes());
-    });
+    // As `traceloom index` runs it: in parallel parts, a checkpoint pass
+    // reading ahead to split them.
+    let parts = args.parts.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |p| p as usize,
+    );
+    let every = checkpoint_pass::interval(session.traceset());
+    let (t0, c0) = (Instant::now(), process_cpu());
+    let (data, _): (Arc<KernelData>, _) =
+        parallel_pass::analyse_cold(&mut session, parts, every, &mut |_, _| {
+            peak = peak.max(rss_anon_bytes());
+        });
     let pass_time = t0.elapsed();
-    let pass_cpu = thread_cpu() - c0;
+    let pass_cpu = process_cpu() - c0;
     let rss1 = rss_anon_bytes();
     let changes: usize = data.threads.iter().map(|t| t.times.len()).sum::<usize>()
         + data.cpus.iter().map(|c| c.times.len()).sum::<usize>()
         + data.lines.iter().map(|l| l.times.len()).sum::<usize>();
     writeln!(
         out,
-        "whole-trace analysis: {} events in {:.2} s wall ({:.2} s CPU) = {:.2} M events/s; {} threads, {} CPUs, {} lines, {changes} state changes, {} wake-up and {} CPU arrows",
+        "whole-trace analysis in {parts} parts: {} events in {:.2} s wall ({:.2} s CPU) = {:.2} M events/s; {} threads, {} CPUs, {} lines, {changes} state changes, {} wake-up and {} CPU arrows",
         data.events,
         pass_time.as_secs_f64(),
         pass_cpu.as_secs_f64(),
