@@ -413,6 +413,29 @@ impl ThreadSeries {
         let codes = &self.codes;
         self.blocks.sync(&self.times, |k| codes.get(k));
     }
+
+    /// Records that the thread's state code is `code` at `t`: a change
+    /// when it differs from the last (several at one instant: the last
+    /// wins). The code before, when it was a change.
+    pub(super) fn change(&mut self, t: Time, code: u8) -> Option<Option<u8>> {
+        let prev = self.codes.last();
+        if prev == Some(code) {
+            return None;
+        }
+        if self.times.last() == Some(t) {
+            self.codes.pop();
+            self.times.pop();
+            if self.codes.last() != Some(code) {
+                self.times.push(t);
+                self.codes.push(code);
+            }
+        } else {
+            self.times.push(t);
+            self.codes.push(code);
+        }
+        self.sync();
+        Some(prev)
+    }
 }
 
 /// The growing change lists of a CPU record.
@@ -429,6 +452,24 @@ impl CpuSeries {
         let (threads, modes) = (&self.threads, &self.modes);
         self.blocks
             .sync(&self.times, |k| cpu_class(threads.get(k), modes.get(k)));
+    }
+
+    /// Records that the CPU runs thread record `thread` in mode `mode` at
+    /// `t` (several at one instant: the last wins); whether it changed.
+    pub(super) fn change(&mut self, t: Time, thread: u32, mode: u8) -> bool {
+        if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
+            return false;
+        }
+        if self.times.last() == Some(t) {
+            self.threads.set_last(thread);
+            self.modes.set_last(mode);
+        } else {
+            self.times.push(t);
+            self.threads.push(thread);
+            self.modes.push(mode);
+        }
+        self.sync();
+        true
     }
 }
 
@@ -457,6 +498,24 @@ impl LineSeries {
             0 => NO_CLASS,
             c => c,
         });
+    }
+
+    /// Records that the line is in state `code`, serviced by `cpu`, at `t`
+    /// (several at one instant: the last wins); whether it changed.
+    pub(super) fn change(&mut self, t: Time, code: u8, cpu: u32) -> bool {
+        if self.codes.last() == Some(code) && self.cpus.last() == Some(cpu) {
+            return false;
+        }
+        if self.times.last() == Some(t) {
+            self.codes.set_last(code);
+            self.cpus.set_last(cpu);
+        } else {
+            self.times.push(t);
+            self.codes.push(code);
+            self.cpus.push(cpu);
+        }
+        self.sync();
+        true
     }
 }
 
@@ -753,23 +812,8 @@ impl KernelCollector {
         }
         r.pid = th.pid;
         r.ppid = th.ppid;
-        let r = &mut self.thread_series[rec as usize];
         let code = thread_code(th.status, th.mode());
-        let prev = r.codes.last();
-        if prev != Some(code) {
-            if r.times.last() == Some(t) {
-                // Several changes at one instant: keep the last.
-                r.codes.pop();
-                r.times.pop();
-                if r.codes.last() != Some(code) {
-                    r.times.push(t);
-                    r.codes.push(code);
-                }
-            } else {
-                r.times.push(t);
-                r.codes.push(code);
-            }
-            r.sync();
+        if let Some(prev) = self.thread_series[rec as usize].change(t, code) {
             self.gaps.thread_changed(rec);
             let was_running = prev.is_some_and(|c| decode_thread_code(c).0 == ThreadStatus::Run);
             if th.status == ThreadStatus::Run && !was_running {
@@ -816,17 +860,7 @@ impl KernelCollector {
             });
             self.cpu_series.push(CpuSeries::default());
         }
-        let r = &mut self.cpu_series[idx as usize];
-        if r.threads.last() != Some(running) || r.modes.last() != Some(mode) {
-            if r.times.last() == Some(t) {
-                r.threads.set_last(running);
-                r.modes.set_last(mode);
-            } else {
-                r.times.push(t);
-                r.threads.push(running);
-                r.modes.push(mode);
-            }
-            r.sync();
+        if self.cpu_series[idx as usize].change(t, running, mode) {
             self.gaps.cpu_changed(idx);
         }
     }
@@ -862,17 +896,7 @@ impl KernelCollector {
         if self.lines[idx as usize].name.is_none() {
             self.lines[idx as usize].name = line.name.clone();
         }
-        let r = &mut self.line_series[idx as usize];
-        if r.codes.last() != Some(code) || r.cpus.last() != Some(cpu) {
-            if r.times.last() == Some(t) {
-                r.codes.set_last(code);
-                r.cpus.set_last(cpu);
-            } else {
-                r.times.push(t);
-                r.codes.push(code);
-                r.cpus.push(cpu);
-            }
-            r.sync();
+        if self.line_series[idx as usize].change(t, code, cpu) {
             self.gaps.line_changed(idx);
         }
     }

@@ -31,9 +31,9 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use traceloom_base::Time;
 use traceloom_ctf::Traceset;
 use traceloom_engine::checkpoint::{CheckpointBuild, Checkpoints};
-use traceloom_engine::request::{Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, Start};
-use traceloom_engine::source::{CtfPosition, CtfSource};
-use traceloom_engine::state::{self, CpuMap, ThreadKey, ThreadStatus, TracesetState};
+use traceloom_engine::request::{Budget, OwnerId, RequestId, Start};
+use traceloom_engine::source::CtfPosition;
+use traceloom_engine::state::{CpuMap, ThreadKey, ThreadStatus, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
 use super::column::{Column, ColumnBuilder};
@@ -42,7 +42,7 @@ use super::kernel::{
     KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, ThreadSeries, NO_THREAD,
 };
 use super::pack::BLOCK;
-use super::session::{KernelRequest, KernelScheduler, Payload, Session};
+use super::session::{part_scheduler, KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, StatsPart};
 use traceloom_base::hash::FastMap;
@@ -224,15 +224,7 @@ fn split_ahead(
     every: u64,
     plan: &Plan,
 ) -> Checkpoints {
-    let n = traceset.traces().len();
-    let mut sched: KernelScheduler = Scheduler::new(
-        CtfSource::new(traceset),
-        state::computation(n),
-        SchedulerConfig {
-            checkpoint_interval: None,
-            ..SchedulerConfig::default()
-        },
-    );
+    let mut sched = part_scheduler(traceset, None);
     let id = sched.add(super::checkpoint_pass::request(OwnerId(0), every));
     let parts = plan.parts();
     let share = |k: usize| span.0 + ((span.1 - span.0) as i128 * k as i128 / parts as i128) as Time;
@@ -339,23 +331,13 @@ fn run_part(
         let (p, s, rank) = plan.wait_start(k)?;
         (Some((p, s)), rank)
     };
-    let n = traceset.traces().len();
     let mut collector = KernelCollector::new(&traceset, span, arena);
     collector.placeholders_pending = from.is_some();
     let start = match &from {
         Some((p, _)) => Start::Position(*p),
         None => Start::Time(Time::MIN),
     };
-    let mut sched: KernelScheduler = Scheduler::new(
-        CtfSource::new(traceset),
-        state::computation(n),
-        // The part reads once: checkpoints would only cost state copies.
-        SchedulerConfig {
-            checkpoint_interval: None,
-            ..SchedulerConfig::default()
-        },
-    );
-    sched.add_checkpoints(from);
+    let mut sched = part_scheduler(traceset, from);
     let mut req = KernelRequest::new(OwnerId(0), start, Box::new(collector) as Payload);
     req.priority = Priority::LOW;
     add_collector_hooks(&mut req);
@@ -657,20 +639,7 @@ impl ThreadJob<'_> {
         if let (Some(&t), Some(&code)) = (times.first(), codes.first()) {
             // The first change, by the single pass's rules (it was decided
             // without what precedes the part).
-            let prev = dst.codes.last();
-            if prev != Some(code) {
-                if dst.times.last() == Some(t) {
-                    dst.codes.pop();
-                    dst.times.pop();
-                    if dst.codes.last() != Some(code) {
-                        dst.times.push(t);
-                        dst.codes.push(code);
-                    }
-                } else {
-                    dst.times.push(t);
-                    dst.codes.push(code);
-                }
-                dst.sync();
+            if let Some(prev) = dst.change(t, code) {
                 if running(code) && !prev.is_some_and(running) {
                     ran_at = Some(t);
                 }
@@ -724,21 +693,11 @@ fn append_cpu(dst: &mut CpuSeries, src: &mut CpuSeries, map: &[u32]) {
         .collect();
     let mut from = 0;
     if let (Some(&t), Some(&th), Some(&mode)) = (times.first(), threads.first(), modes.first()) {
-        from = 1;
         // The first change by the single pass's rules; the others are its
         // own (and may repeat a value, when a change at one instant was
         // undone).
-        if dst.threads.last() != Some(th) || dst.modes.last() != Some(mode) {
-            if dst.times.last() == Some(t) {
-                dst.threads.set_last(th);
-                dst.modes.set_last(mode);
-            } else {
-                dst.times.push(t);
-                dst.threads.push(th);
-                dst.modes.push(mode);
-            }
-            dst.sync();
-        }
+        dst.change(t, th, mode);
+        from = 1;
     }
     let mut k = from;
     while k < times.len() {
@@ -758,19 +717,9 @@ fn append_line(dst: &mut LineSeries, src: LineSeries) {
     let cpus = src_column(src.cpus).to_vec();
     let mut from = 0;
     if let (Some(&t), Some(&code), Some(&cpu)) = (times.first(), codes.first(), cpus.first()) {
-        from = 1;
         // As for the CPUs.
-        if dst.codes.last() != Some(code) || dst.cpus.last() != Some(cpu) {
-            if dst.times.last() == Some(t) {
-                dst.codes.set_last(code);
-                dst.cpus.set_last(cpu);
-            } else {
-                dst.times.push(t);
-                dst.codes.push(code);
-                dst.cpus.push(cpu);
-            }
-            dst.sync();
-        }
+        dst.change(t, code, cpu);
+        from = 1;
     }
     let mut k = from;
     while k < times.len() {

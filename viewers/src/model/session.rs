@@ -28,6 +28,27 @@ pub type KernelScheduler = Scheduler<CtfSource, TracesetState, Payload>;
 /// A request on a [`KernelScheduler`].
 pub type KernelRequest = EventsRequest<CtfSource, TracesetState, Payload>;
 
+/// A scheduler of its own over `traceset` for a reader that reads one
+/// stretch once (a part of a parallel pass or of parallel statistics),
+/// starting from the checkpoint `from` when given: it keeps no
+/// checkpoints, which would only cost state copies.
+pub fn part_scheduler(
+    traceset: Arc<Traceset>,
+    from: Option<(CtfPosition, TracesetState)>,
+) -> KernelScheduler {
+    let n = traceset.traces().len();
+    let mut sched = Scheduler::new(
+        CtfSource::new(traceset),
+        state::computation(n),
+        SchedulerConfig {
+            checkpoint_interval: None,
+            ..SchedulerConfig::default()
+        },
+    );
+    sched.add_checkpoints(from);
+    sched
+}
+
 /// Why a traceset could not be opened.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

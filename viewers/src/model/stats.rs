@@ -33,14 +33,12 @@ use std::sync::{mpsc, Arc};
 use traceloom_base::Time;
 
 use traceloom_ctf::Event;
-use traceloom_engine::request::{
-    Budget, OwnerId, RequestId, Scheduler, SchedulerConfig, SourceEvent, Start,
-};
-use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
-use traceloom_engine::state::{self, CpuMap, CpuMode, ExecMode, Thread, TraceState, TracesetState};
+use traceloom_engine::request::{Budget, OwnerId, RequestId, SourceEvent, Start};
+use traceloom_engine::source::{CtfCurrent, CtfPosition};
+use traceloom_engine::state::{CpuMap, CpuMode, ExecMode, Thread, TraceState, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
-use super::session::{KernelRequest, KernelScheduler, Payload, Session};
+use super::session::{part_scheduler, KernelRequest, Payload, Session};
 use crate::render::{StatRow, StatValue, StatisticsRender};
 
 /// CPU number used for events that carry none.
@@ -1246,17 +1244,7 @@ fn run_part(
     end: Time,
     cancel: &AtomicBool,
 ) -> Option<StatsPart> {
-    let n = traceset.traces().len();
-    let mut sched: KernelScheduler = Scheduler::new(
-        CtfSource::new(traceset),
-        state::computation(n),
-        // The part reads once: checkpoints would only cost state copies.
-        SchedulerConfig {
-            checkpoint_interval: None,
-            ..SchedulerConfig::default()
-        },
-    );
-    sched.add_checkpoints(spec.from);
+    let mut sched = part_scheduler(traceset, spec.from);
     let id: RequestId = sched.add(part_request(
         OwnerId(0),
         spec.start,
