@@ -94,6 +94,10 @@ fn check(paths: &[PathBuf]) {
     // its checkpoints are those of a checkpoint pass alone.
     for parts in [2, 4] {
         let mut session = Session::open(paths).expect("open");
+        // The parts and the join move their full chunks to spill files.
+        let spill = tempfile::tempdir().expect("tempdir");
+        session.set_spill_dir(Some(spill.path().to_path_buf()));
+        session.set_spill_every(500);
         let (parallel, found) =
             parallel_pass::analyse_cold(&mut session, parts, 200, &mut |_, _| {});
         assert_same(

@@ -193,6 +193,16 @@ impl<T: Item> Column<T> {
             .chain(self.tail.iter().copied())
     }
 
+    /// The items a block at a time, in order (the last chunk is the
+    /// unpacked tail): what a copy of a long column decodes without
+    /// holding it all. Columns of the same length built in step (the
+    /// change lists of one record) give chunks of the same lengths.
+    pub fn chunks(&self) -> impl Iterator<Item = Vec<T>> + '_ {
+        (0..self.locs.len())
+            .map(|b| self.block_vec(b))
+            .chain(std::iter::once_with(|| self.tail.iter().copied().collect()))
+    }
+
     /// The items, copied into a vector.
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().collect()
@@ -518,6 +528,7 @@ mod tests {
             snaps.push((b.snapshot(), v.clone()));
             for (s, expect) in &snaps {
                 prop_assert_eq!(&s.to_vec(), expect);
+                prop_assert_eq!(&s.chunks().flatten().collect::<Vec<_>>(), expect);
                 prop_assert_eq!(s.last(), expect.last().copied());
                 prop_assert_eq!(s.first(), expect.first().copied());
                 let r = s.reader();

@@ -409,6 +409,14 @@ pub(super) struct ThreadSeries {
 }
 
 impl ThreadSeries {
+    /// Moves the full chunks to `arena`.
+    pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
+        self.times.spill(arena);
+        self.codes.spill(arena);
+        self.blocks.spill(arena);
+        self.marks.spill(arena);
+    }
+
     pub(super) fn sync(&mut self) {
         let codes = &self.codes;
         self.blocks.sync(&self.times, |k| codes.get(k));
@@ -448,6 +456,14 @@ pub(super) struct CpuSeries {
 }
 
 impl CpuSeries {
+    /// Moves the full chunks to `arena`.
+    pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
+        self.times.spill(arena);
+        self.threads.spill(arena);
+        self.modes.spill(arena);
+        self.blocks.spill(arena);
+    }
+
     pub(super) fn sync(&mut self) {
         let (threads, modes) = (&self.threads, &self.modes);
         self.blocks
@@ -492,6 +508,14 @@ pub(super) struct LineSeries {
 }
 
 impl LineSeries {
+    /// Moves the full chunks to `arena`.
+    pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
+        self.times.spill(arena);
+        self.codes.spill(arena);
+        self.cpus.spill(arena);
+        self.blocks.spill(arena);
+    }
+
     pub(super) fn sync(&mut self) {
         let codes = &self.codes;
         self.blocks.sync(&self.times, |k| match codes.get(k) {
@@ -567,7 +591,7 @@ pub struct KernelCollector {
     /// Where each damaged stream leaves rows without data.
     gaps: GapTracker,
     /// Where full chunks go every `spill_every` events, if anywhere.
-    arena: Option<Arc<Arena>>,
+    pub(super) arena: Option<Arc<Arena>>,
     spill_every: u64,
     /// A window's collector, not started at the first event: every row
     /// the state knows is seeded, at this time (the window's start, no
@@ -673,22 +697,13 @@ impl KernelCollector {
     fn spill(&mut self) {
         let Some(a) = &self.arena else { return };
         for s in &mut self.thread_series {
-            s.times.spill(a);
-            s.codes.spill(a);
-            s.blocks.spill(a);
-            s.marks.spill(a);
+            s.spill(a);
         }
         for s in &mut self.cpu_series {
-            s.times.spill(a);
-            s.threads.spill(a);
-            s.modes.spill(a);
-            s.blocks.spill(a);
+            s.spill(a);
         }
         for s in &mut self.line_series {
-            s.times.spill(a);
-            s.codes.spill(a);
-            s.cpus.spill(a);
-            s.blocks.spill(a);
+            s.spill(a);
         }
         self.wakeups.spill(a);
         self.switches.spill(a);

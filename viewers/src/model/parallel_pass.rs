@@ -41,7 +41,6 @@ use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
     KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, ThreadSeries, NO_THREAD,
 };
-use super::pack::BLOCK;
 use super::session::{part_scheduler, KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, StatsPart};
@@ -115,7 +114,7 @@ pub fn analyse_cold(
     let span = session.time_span().unwrap_or((0, 0));
     if parts > 1 && session.errors().is_empty() && span.1 > span.0 {
         let plan = Plan::new(parts);
-        let traceset = session.traceset().clone();
+        let traceset = Arc::new(session.traceset().with_decode_threads(0));
         let (data, checkpoints) = std::thread::scope(|scope| {
             let plan = &plan;
             let splitter = std::thread::Builder::new()
@@ -280,7 +279,9 @@ fn run(session: &Session, plan: &Plan, progress: &mut dyn FnMut(u64, Time)) -> O
                 let arena = spill.as_ref().and_then(|(dir, every)| {
                     Arena::create(dir).ok().map(|a| (Arc::new(a), *every))
                 });
-                let traceset = traceset.clone();
+                // Each part decodes its events itself: the parts already
+                // keep every core busy (as the parallel statistics do).
+                let traceset = Arc::new(traceset.with_decode_threads(0));
                 std::thread::Builder::new()
                     .name(format!("kernel pass {k}"))
                     .spawn_scoped(scope, move || {
@@ -486,6 +487,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     //    single pass's rules), the wake-ups pending at the boundary
     //    completed, their marks appended; on every core, a share of the
     //    records each.
+    let arena = w.arena.clone();
     let mut jobs: Vec<ThreadJob<'_>> = Vec::with_capacity(continued.len());
     {
         let mut of_record: FastMap<u32, (usize, bool)> = FastMap::default();
@@ -505,6 +507,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
                         .remove(&(g as u32))
                         .filter(|l| !l.is_empty()),
                     arrows: Vec::new(),
+                    arena: arena.clone(),
                 });
             }
         }
@@ -577,11 +580,17 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         }
     }
     let map_ref = &map;
-    on_cores(&mut cpu_jobs, |(dst, src)| append_cpu(dst, src, map_ref));
+    let arena_ref = arena.as_ref();
+    on_cores(&mut cpu_jobs, |(dst, src)| {
+        append_cpu(dst, src, map_ref, arena_ref)
+    });
     let line_series = std::mem::take(&mut p.line_series);
     let targets: Vec<usize> = p.lines.iter().map(|l| line_record(w, l)).collect();
     for (g, src) in targets.into_iter().zip(line_series) {
         append_line(&mut w.line_series[g], src);
+        if let Some(a) = &arena {
+            w.line_series[g].spill(a);
+        }
     }
     // 5. Arrows: renumbered; the wake-ups completed at the join come
     //    first among those of their instant, as the single pass finds them.
@@ -627,41 +636,58 @@ struct ThreadJob<'a> {
     pending: Option<Vec<(Time, u32)>>,
     /// The wake-ups it completed.
     arrows: Vec<ArrowRecord>,
+    /// Where the appended changes go as chunks fill (the join's heap
+    /// stays bounded as the pass's does).
+    arena: Option<Arc<Arena>>,
 }
 
 impl ThreadJob<'_> {
     fn run(&mut self) {
-        let times = src_column(std::mem::take(&mut self.src.times)).to_vec();
-        let codes = src_column(std::mem::take(&mut self.src.codes)).to_vec();
+        let times = src_column(std::mem::take(&mut self.src.times));
+        let codes = src_column(std::mem::take(&mut self.src.codes));
         let running = |c: u8| decode_thread_code(c).0 == ThreadStatus::Run;
         let mut ran_at = None;
         let dst = &mut *self.dst;
-        if let (Some(&t), Some(&code)) = (times.first(), codes.first()) {
-            // The first change, by the single pass's rules (it was decided
-            // without what precedes the part).
-            if let Some(prev) = dst.change(t, code) {
-                if running(code) && !prev.is_some_and(running) {
-                    ran_at = Some(t);
+        let mut last = None;
+        for (k, (t, c)) in times.chunks().zip(codes.chunks()).enumerate() {
+            let (mut t, mut c) = (&t[..], &c[..]);
+            if k == 0 {
+                let (Some(&t0), Some(&c0)) = (t.first(), c.first()) else {
+                    break;
+                };
+                // The first change, by the single pass's rules (it was
+                // decided without what precedes the part).
+                if let Some(prev) = dst.change(t0, c0) {
+                    if running(c0) && !prev.is_some_and(running) {
+                        ran_at = Some(t0);
+                    }
+                }
+                last = Some(c0);
+                (t, c) = (&t[1..], &c[1..]);
+            }
+            if ran_at.is_none() && self.pending.is_some() {
+                // Its first run in the part, if any.
+                let mut prev = last;
+                for (&ti, &ci) in t.iter().zip(c) {
+                    if running(ci) && !prev.is_some_and(running) {
+                        ran_at = Some(ti);
+                        break;
+                    }
+                    prev = Some(ci);
                 }
             }
-        }
-        if ran_at.is_none() && self.pending.is_some() {
-            // Its first run in the part, if any.
-            ran_at = (1..codes.len())
-                .find(|&k| running(codes[k]) && !running(codes[k - 1]))
-                .map(|k| times[k]);
-        }
-        // The others are the single pass's own: appended as they are.
-        let mut k = 1.min(times.len());
-        while k < times.len() {
-            let e = (k + BLOCK).min(times.len());
-            dst.times.extend_from_slice(&times[k..e]);
-            dst.codes.extend_from_slice(&codes[k..e]);
+            last = c.last().copied().or(last);
+            // The others are the single pass's own: appended as they are.
+            dst.times.extend_from_slice(t);
+            dst.codes.extend_from_slice(c);
             dst.sync();
-            k = e;
         }
-        let marks = src_column(std::mem::take(&mut self.src.marks)).to_vec();
-        dst.marks.extend_from_slice(&marks);
+        for m in src_column(std::mem::take(&mut self.src.marks)).chunks() {
+            dst.marks.extend_from_slice(&m);
+        }
+        if let Some(a) = &self.arena {
+            dst.spill(a);
+        }
         // The wake-ups pending for it end at its first run.
         if let (Some(t), Some(list)) = (ran_at, self.pending.take_if(|_| ran_at.is_some())) {
             let to = self.g;
@@ -677,58 +703,63 @@ impl ThreadJob<'_> {
 }
 
 /// Appends a part's changes of a CPU, its thread records renumbered by
-/// `map`.
-fn append_cpu(dst: &mut CpuSeries, src: &mut CpuSeries, map: &[u32]) {
-    let times = src_column(std::mem::take(&mut src.times)).to_vec();
-    let modes = src_column(std::mem::take(&mut src.modes)).to_vec();
-    let threads: Vec<u32> = src_column(std::mem::take(&mut src.threads))
-        .iter()
-        .map(|th| {
-            if th == NO_THREAD {
-                NO_THREAD
-            } else {
-                map[th as usize]
+/// `map`: the first by the single pass's rules, the others as they are
+/// (they are the single pass's own, and may repeat a value when a change
+/// at one instant was undone).
+fn append_cpu(dst: &mut CpuSeries, src: &mut CpuSeries, map: &[u32], arena: Option<&Arc<Arena>>) {
+    let times = src_column(std::mem::take(&mut src.times));
+    let threads = src_column(std::mem::take(&mut src.threads));
+    let modes = src_column(std::mem::take(&mut src.modes));
+    let chunks = times.chunks().zip(threads.chunks()).zip(modes.chunks());
+    for (k, ((t, mut th), m)) in chunks.enumerate() {
+        for x in &mut th {
+            if *x != NO_THREAD {
+                *x = map[*x as usize];
             }
-        })
-        .collect();
-    let mut from = 0;
-    if let (Some(&t), Some(&th), Some(&mode)) = (times.first(), threads.first(), modes.first()) {
-        // The first change by the single pass's rules; the others are its
-        // own (and may repeat a value, when a change at one instant was
-        // undone).
-        dst.change(t, th, mode);
-        from = 1;
-    }
-    let mut k = from;
-    while k < times.len() {
-        let e = (k + BLOCK).min(times.len());
-        dst.times.extend_from_slice(&times[k..e]);
-        dst.threads.extend_from_slice(&threads[k..e]);
-        dst.modes.extend_from_slice(&modes[k..e]);
+        }
+        let (mut t, mut th, mut m) = (&t[..], &th[..], &m[..]);
+        if k == 0 {
+            let (Some(&t0), Some(&th0), Some(&m0)) = (t.first(), th.first(), m.first()) else {
+                break;
+            };
+            dst.change(t0, th0, m0);
+            (t, th, m) = (&t[1..], &th[1..], &m[1..]);
+        }
+        dst.times.extend_from_slice(t);
+        dst.threads.extend_from_slice(th);
+        dst.modes.extend_from_slice(m);
         dst.sync();
-        k = e;
+        if let (Some(a), true) = (arena, k % 4096 == 4095) {
+            dst.spill(a);
+        }
+    }
+    if let Some(a) = arena {
+        dst.spill(a);
     }
 }
 
-/// Appends a part's changes of an IRQ line or softirq vector.
+/// Appends a part's changes of an IRQ line or softirq vector, as
+/// [`append_cpu`] does.
 fn append_line(dst: &mut LineSeries, src: LineSeries) {
-    let times = src_column(src.times).to_vec();
-    let codes = src_column(src.codes).to_vec();
-    let cpus = src_column(src.cpus).to_vec();
-    let mut from = 0;
-    if let (Some(&t), Some(&code), Some(&cpu)) = (times.first(), codes.first(), cpus.first()) {
-        // As for the CPUs.
-        dst.change(t, code, cpu);
-        from = 1;
-    }
-    let mut k = from;
-    while k < times.len() {
-        let e = (k + BLOCK).min(times.len());
-        dst.times.extend_from_slice(&times[k..e]);
-        dst.codes.extend_from_slice(&codes[k..e]);
-        dst.cpus.extend_from_slice(&cpus[k..e]);
+    let (times, codes, cpus) = (
+        src_column(src.times),
+        src_column(src.codes),
+        src_column(src.cpus),
+    );
+    let chunks = times.chunks().zip(codes.chunks()).zip(cpus.chunks());
+    for (k, ((t, c), p)) in chunks.enumerate() {
+        let (mut t, mut c, mut p) = (&t[..], &c[..], &p[..]);
+        if k == 0 {
+            let (Some(&t0), Some(&c0), Some(&p0)) = (t.first(), c.first(), p.first()) else {
+                break;
+            };
+            dst.change(t0, c0, p0);
+            (t, c, p) = (&t[1..], &c[1..], &p[1..]);
+        }
+        dst.times.extend_from_slice(t);
+        dst.codes.extend_from_slice(c);
+        dst.cpus.extend_from_slice(p);
         dst.sync();
-        k = e;
     }
 }
 
