@@ -13,7 +13,9 @@
 //! * `traceloom-bench paje FILE.trace`: Pajé read and simulation against
 //!   `pj_dump` ([`paje`]);
 //! * `traceloom-bench vite FILE.trace`: ViTE's export against traceloom's,
-//!   and the window's Pajé pass alone ([`vite`]).
+//!   and the window's Pajé pass alone ([`vite`]);
+//! * `traceloom-bench paje-store FILE.trace`: the Pajé pass's memory and
+//!   its analysis store ([`paje_store`]).
 //!
 //! A missed target makes the command exit with status 1.
 
@@ -27,6 +29,7 @@ pub mod decode;
 pub mod engine;
 pub mod measure;
 pub mod paje;
+pub mod paje_store;
 pub mod sizes;
 pub mod store;
 pub mod viewers;
@@ -73,6 +76,8 @@ pub enum BenchCommand {
     /// A Pajé trace: ViTE's export against traceloom's, and the window's
     /// Pajé pass alone.
     Vite(vite::ViteBenchArgs),
+    /// The Pajé pass's memory, and the Pajé analysis store.
+    PajeStore(paje_store::PajeStoreBenchArgs),
 }
 
 /// Runs the benchmark that `args` (the program name first) names, writing
@@ -88,6 +93,7 @@ where
         BenchCommand::Decode(a) => decode::run_decode_bench(a, out),
         BenchCommand::Engine(a) => engine::run(a, out),
         BenchCommand::Paje(a) => paje::run(a, out),
+        BenchCommand::PajeStore(a) => paje_store::run(a, out),
         BenchCommand::Viewers(a) => viewers::run(a, out),
         BenchCommand::Vite(a) => vite::run(a, out),
     }

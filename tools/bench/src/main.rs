@@ -13,6 +13,7 @@ fn main() {
         BenchCommand::Decode(a) => traceloom_bench::decode::run_decode_bench(a, &mut out),
         BenchCommand::Engine(a) => traceloom_bench::engine::run(a, &mut out),
         BenchCommand::Paje(a) => traceloom_bench::paje::run(a, &mut out),
+        BenchCommand::PajeStore(a) => traceloom_bench::paje_store::run(a, &mut out),
         BenchCommand::Viewers(a) => traceloom_bench::viewers::run(a, &mut out),
         BenchCommand::Vite(a) => traceloom_bench::vite::run(a, &mut out),
     };

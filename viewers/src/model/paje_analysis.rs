@@ -207,11 +207,65 @@ impl PajeData {
         Ok((data, diags))
     }
 
+    /// Bytes of heap held by the series, per kind (none for spilled or
+    /// mapped chunks; chunks shared with another snapshot counted too).
+    pub fn heap_bytes(&self) -> PajeHeap {
+        let mut h = PajeHeap::default();
+        for c in self.containers.iter() {
+            for l in &c.lanes {
+                h.lanes += l.times.heap_bytes() + l.codes.heap_bytes();
+                h.lane_changes += l.times.len();
+            }
+            for (_, e) in &c.events {
+                h.events += e.heap_bytes();
+                h.event_items += e.len();
+            }
+            for v in &c.variables {
+                h.variables += v.items.heap_bytes();
+                h.variable_items += v.items.len();
+            }
+        }
+        for l in self.links.iter() {
+            h.links += l.items.heap_bytes();
+            h.link_items += l.items.len();
+        }
+        h
+    }
+
     /// The container at index `i` of [`containers`](Self::containers) with
     /// id `id`, if shown.
     pub fn container_index(&self, id: ContainerId) -> Option<usize> {
         // Containers are stored in id order (the root excepted).
         self.containers.binary_search_by_key(&id.0, |c| c.id.0).ok()
+    }
+}
+
+/// Heap bytes of a [`PajeData`]'s series, per kind, and their items
+/// ([`PajeData::heap_bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PajeHeap {
+    /// State lanes (change times and values).
+    pub lanes: usize,
+    /// Changes of the lanes (states, and the gaps between them).
+    pub lane_changes: usize,
+    /// Events.
+    pub events: usize,
+    /// Events held.
+    pub event_items: usize,
+    /// Variable values.
+    pub variables: usize,
+    /// Values held.
+    pub variable_items: usize,
+    /// Links.
+    pub links: usize,
+    /// Links held.
+    pub link_items: usize,
+}
+
+impl PajeHeap {
+    /// Bytes of every kind.
+    pub fn total(&self) -> usize {
+        self.lanes + self.events + self.variables + self.links
     }
 }
 
