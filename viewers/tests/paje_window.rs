@@ -23,7 +23,7 @@ fn counts(d: &PajeData) -> (usize, usize, usize, usize, usize) {
         .containers
         .iter()
         .flat_map(|c| c.lanes.iter())
-        .map(|l| l.codes.iter().filter(|&&c| c != NONE).count())
+        .map(|l| l.codes.iter().filter(|&c| c != NONE).count())
         .sum();
     let vars = d
         .containers

@@ -2,7 +2,8 @@
 //! the window's Pajé pass (issue #21: "memory within the analysis store's
 //! budget"; issue #17's store for Pajé traces).
 //!
-//! 1. the pass (`PajeData::open`) in this process, its anonymous resident
+//! 1. the pass (`PajeData::analyse`, spilling to a temporary directory as
+//!    the store's build does) in this process, its anonymous resident
 //!    memory sampled every 20 ms on a thread for its peak growth, and the
 //!    heap its snapshot holds per kind of series (lanes, events,
 //!    variables, links), with the items of each.
@@ -17,7 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use traceloom_viewers::model::PajeData;
+use traceloom_viewers::model::session::OpenError;
+use traceloom_viewers::model::{PajeData, PajeSession};
 
 use crate::measure::{conclude, load_average, pass_fail, RssProbe};
 use crate::BenchError;
@@ -79,12 +81,20 @@ impl PeakSampler {
 pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
     let mut ok = true;
     writeln!(out, "load average before: {}", load_average())?;
+    let dir = tempfile::Builder::new()
+        .prefix("traceloom-paje-store-")
+        .tempdir()?;
     let rss = RssProbe::open();
     let rss_now = || rss.as_ref().and_then(RssProbe::bytes).unwrap_or(0);
     let rss0 = rss_now();
     let sampler = PeakSampler::start();
     let t0 = Instant::now();
-    let (data, _) = PajeData::open(&args.trace).map_err(|e| BenchError::Trace(e.to_string()))?;
+    let trace_err = |e: OpenError| BenchError::Trace(e.to_string());
+    let mut session = PajeSession::open(&args.trace).map_err(trace_err)?;
+    // As the store's build does: finished chunks to a spill file.
+    session.set_spill_dir(Some(dir.path().to_path_buf()));
+    let (data, _) = PajeData::analyse(&mut session).map_err(trace_err)?;
+    drop(session);
     let pass = t0.elapsed();
     let peak = sampler.map_or(0, PeakSampler::finish);
     let after = rss_now();

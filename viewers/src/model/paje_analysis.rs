@@ -10,10 +10,15 @@
 //! in start order, so each lane is an append-only step function), the
 //! events and the variables' values per type, the links per type (a link
 //! completes at its later end, so they come sorted by it), a fine
-//! histogram of the events. Everything is appended to chunked
-//! [`SeriesBuilder`]s, so [`PajeCollector::snapshot`] — what the window
-//! shows while the pass goes on — shares what it holds in O(lanes) and
-//! copies nothing else. At the end of the trace the containers still alive
+//! histogram of the events. Everything is appended to packed columns
+//! ([`ColumnBuilder`]s, as the kernel pass's change lists: blocks of 64
+//! items, delta-coded times, dictionary-coded values), so
+//! [`PajeCollector::snapshot`] — what the window shows while the pass goes
+//! on — shares what it holds in O(columns) and copies only their unpacked
+//! tails. Given a spill directory ([`PajeSession::set_spill_dir`]) the
+//! pass moves the full chunks of its columns to a mapped spill file every
+//! [`PajeSession::spill_every`] events, so that its heap stays bounded
+//! whatever the trace's size. At the end of the trace the containers still alive
 //! are destroyed as `pj_dump` does (the last states close then).
 //!
 //! The snapshot, [`PajeData`], is immutable and `Arc`-shared; it renders
@@ -32,25 +37,42 @@ use traceloom_paje::{
     ContainerId, Diagnostic, EventRecord, Model, StateRecord, TypeId, TypeNature, VariableRecord,
 };
 
+use crate::model::column::{Column, ColumnBuilder};
 use crate::model::histogram::FineHistogram;
 use crate::model::paje_session::{PajeRequest, PajeSession};
-use crate::model::series::{Series, SeriesBuilder};
 use crate::model::session::{OpenError, Payload};
+use crate::model::spill::Arena;
 use crate::model::steps::NONE;
 use crate::style::Rgba;
 
-/// An event of a container: its time and value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// An event of a container: its time and value (plain data of a fixed
+/// layout, packed in [`Column`]s and mapped back from a store as it is).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct EventItem {
     /// Time (ns).
     pub time: Time,
     /// Value id.
     pub value: u32,
+    /// Zero (explicit padding).
+    pub pad: u32,
+}
+
+impl EventItem {
+    /// The event of value `value` at `time`.
+    pub fn new(time: Time, value: u32) -> Self {
+        EventItem {
+            time,
+            value,
+            pad: 0,
+        }
+    }
 }
 
 /// A value of a variable, from `time` to the next item's time (or the
 /// variable's end).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct VarItem {
     /// Start (ns).
     pub time: Time,
@@ -59,21 +81,36 @@ pub struct VarItem {
 }
 
 /// A link between two containers.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct LinkItem {
-    /// Starting container.
-    pub from: u32,
-    /// Ending container.
-    pub to: u32,
     /// Start (ns).
     pub start: Time,
     /// End (ns).
     pub end: Time,
+    /// Starting container.
+    pub from: u32,
+    /// Ending container.
+    pub to: u32,
     /// Value id.
     pub value: u32,
+    /// Zero (explicit padding).
+    pub pad: u32,
 }
 
 impl LinkItem {
+    /// A link from container `from` at `start` to `to` at `end`.
+    pub fn new(from: u32, to: u32, start: Time, end: Time, value: u32) -> Self {
+        LinkItem {
+            start,
+            end,
+            from,
+            to,
+            value,
+            pad: 0,
+        }
+    }
+
     /// When the link completed: its later end (links are sorted by it).
     pub fn completed(&self) -> Time {
         self.start.max(self.end)
@@ -110,9 +147,9 @@ pub struct Lane {
     /// Nesting level (0: the bottom of the stack).
     pub level: u32,
     /// Change times.
-    pub times: Series<Time>,
+    pub times: Column<Time>,
     /// Value id per change ([`NONE`]: no state until the next change).
-    pub codes: Series<u32>,
+    pub codes: Column<u32>,
     /// End of the last state.
     pub end: Time,
 }
@@ -123,7 +160,7 @@ pub struct VarSeries {
     /// Variable type.
     pub type_id: TypeId,
     /// Values, by time.
-    pub items: Series<VarItem>,
+    pub items: Column<VarItem>,
     /// End of the last value.
     pub end: Time,
 }
@@ -148,7 +185,7 @@ pub struct ContainerData {
     /// State lanes, by (type, level).
     pub lanes: Vec<Lane>,
     /// Events, per event type, by time.
-    pub events: Vec<(TypeId, Series<EventItem>)>,
+    pub events: Vec<(TypeId, Column<EventItem>)>,
     /// Variables, per type.
     pub variables: Vec<VarSeries>,
 }
@@ -159,7 +196,7 @@ pub struct LinkSeries {
     /// Link type.
     pub type_id: TypeId,
     /// The links.
-    pub items: Series<LinkItem>,
+    pub items: Column<LinkItem>,
     /// Longest link (ns), to bound searches by start.
     pub longest: Time,
 }
@@ -195,8 +232,14 @@ impl PajeData {
     /// line's export; the window runs the same pass on its idle loop).
     pub fn open(path: &Path) -> Result<(PajeData, Vec<Diagnostic>), OpenError> {
         let mut session = PajeSession::open(path)?;
+        PajeData::analyse(&mut session)
+    }
+
+    /// Runs the whole-trace pass on `session` to its end (spilling to its
+    /// spill directory, if it has one), with the problems met.
+    pub fn analyse(session: &mut PajeSession) -> Result<(PajeData, Vec<Diagnostic>), OpenError> {
         let owner = session.new_owner();
-        let id = PajeAnalysis::request(&mut session, owner);
+        let id = PajeAnalysis::request(session, owner);
         let collector: PajeCollector = session
             .wait(id)
             .ok_or_else(|| OpenError("the Pajé pass was cancelled".into()))?;
@@ -274,15 +317,15 @@ impl PajeHeap {
 struct LaneBuilder {
     type_id: TypeId,
     level: u32,
-    times: SeriesBuilder<Time>,
-    codes: SeriesBuilder<u32>,
+    times: ColumnBuilder<Time>,
+    codes: ColumnBuilder<u32>,
     end: Time,
 }
 
 #[derive(Debug)]
 struct VarBuilder {
     type_id: TypeId,
-    items: SeriesBuilder<VarItem>,
+    items: ColumnBuilder<VarItem>,
     end: Time,
 }
 
@@ -296,14 +339,14 @@ struct ContainerBuilder {
     start: Time,
     end: Option<Time>,
     lanes: Vec<LaneBuilder>,
-    events: Vec<(TypeId, SeriesBuilder<EventItem>)>,
+    events: Vec<(TypeId, ColumnBuilder<EventItem>)>,
     variables: Vec<VarBuilder>,
 }
 
 #[derive(Debug)]
 struct LinkBuilder {
     type_id: TypeId,
-    items: SeriesBuilder<LinkItem>,
+    items: ColumnBuilder<LinkItem>,
     longest: Time,
 }
 
@@ -321,6 +364,9 @@ pub struct PajeCollector {
     histogram: FineHistogram,
     events_read: u64,
     diagnostics: Vec<Diagnostic>,
+    /// Where full chunks go every `spill_every` events, if anywhere.
+    arena: Option<Arc<Arena>>,
+    spill_every: u64,
 }
 
 fn text(b: &[u8]) -> Arc<str> {
@@ -346,6 +392,37 @@ impl PajeCollector {
             histogram: FineHistogram::new((span.start, span.end)),
             events_read: 0,
             diagnostics: Vec::new(),
+            arena: None,
+            spill_every: u64::MAX,
+        }
+    }
+
+    /// Moves the full chunks of the columns to `arena` every `every`
+    /// events (see the module doc).
+    pub fn with_spill(mut self, arena: Arc<Arena>, every: u64) -> Self {
+        self.arena = Some(arena);
+        self.spill_every = every.max(1);
+        self
+    }
+
+    /// Moves the full chunks of every column to the spill file (a walk
+    /// over the columns: a few ms).
+    fn spill(&mut self) {
+        let Some(a) = &self.arena else { return };
+        for c in self.containers.iter_mut().flatten() {
+            for l in &mut c.lanes {
+                l.times.spill(a);
+                l.codes.spill(a);
+            }
+            for (_, e) in &mut c.events {
+                e.spill(a);
+            }
+            for v in &mut c.variables {
+                v.items.spill(a);
+            }
+        }
+        for l in &mut self.links {
+            l.items.spill(a);
         }
     }
 
@@ -411,8 +488,8 @@ impl PajeCollector {
                 c.lanes.push(LaneBuilder {
                     type_id: s.type_id,
                     level: s.imbrication,
-                    times: SeriesBuilder::new(),
-                    codes: SeriesBuilder::new(),
+                    times: ColumnBuilder::new(),
+                    codes: ColumnBuilder::new(),
                     end: Time::MIN,
                 });
                 c.lanes.sort_by_key(|l| (l.type_id, l.level));
@@ -439,14 +516,11 @@ impl PajeCollector {
         let Some(c) = self.container(e.container) else {
             return;
         };
-        let item = EventItem {
-            time: seconds_to_ns(e.time),
-            value: e.value.0,
-        };
+        let item = EventItem::new(seconds_to_ns(e.time), e.value.0);
         match c.events.iter_mut().find(|(t, _)| *t == e.type_id) {
             Some((_, s)) => s.push(item),
             None => {
-                let mut s = SeriesBuilder::new();
+                let mut s = ColumnBuilder::new();
                 s.push(item);
                 c.events.push((e.type_id, s));
             }
@@ -468,7 +542,7 @@ impl PajeCollector {
                 s.end = end;
             }
             None => {
-                let mut items = SeriesBuilder::new();
+                let mut items = ColumnBuilder::new();
                 items.push(item);
                 c.variables.push(VarBuilder {
                     type_id: v.type_id,
@@ -487,19 +561,19 @@ impl PajeCollector {
         if l.start < 0.0 || l.end < 0.0 {
             return;
         }
-        let item = LinkItem {
-            from: a.0,
-            to: b.0,
-            start: seconds_to_ns(l.start),
-            end: seconds_to_ns(l.end),
-            value: l.value.0,
-        };
+        let item = LinkItem::new(
+            a.0,
+            b.0,
+            seconds_to_ns(l.start),
+            seconds_to_ns(l.end),
+            l.value.0,
+        );
         let k = match self.links.iter().position(|s| s.type_id == l.type_id) {
             Some(k) => k,
             None => {
                 self.links.push(LinkBuilder {
                     type_id: l.type_id,
-                    items: SeriesBuilder::new(),
+                    items: ColumnBuilder::new(),
                     longest: 0,
                 });
                 self.links.len() - 1
@@ -541,51 +615,23 @@ impl PajeCollector {
 
     /// What was collected so far (cheap: the series share their chunks).
     pub fn snapshot(&mut self) -> PajeData {
+        let containers = self
+            .containers
+            .iter_mut()
+            .flatten()
+            .map(ContainerBuilder::snapshot)
+            .collect();
+        self.snapshot_with(containers)
+    }
+
+    fn snapshot_with(&mut self, containers: Arc<[ContainerData]>) -> PajeData {
         PajeData {
             span: self.span,
             reached: self.reached,
             complete: self.complete,
             types: Arc::from(self.types.clone()),
             values: Arc::from(self.values.clone()),
-            containers: self
-                .containers
-                .iter_mut()
-                .flatten()
-                .map(|c| ContainerData {
-                    id: c.id,
-                    parent: c.parent,
-                    name: c.name.clone(),
-                    ident: c.ident.clone(),
-                    type_id: c.type_id,
-                    start: c.start,
-                    end: c.end,
-                    lanes: c
-                        .lanes
-                        .iter_mut()
-                        .map(|l| Lane {
-                            type_id: l.type_id,
-                            level: l.level,
-                            times: l.times.snapshot(),
-                            codes: l.codes.snapshot(),
-                            end: l.end,
-                        })
-                        .collect(),
-                    events: c
-                        .events
-                        .iter_mut()
-                        .map(|(t, s)| (*t, s.snapshot()))
-                        .collect(),
-                    variables: c
-                        .variables
-                        .iter_mut()
-                        .map(|v| VarSeries {
-                            type_id: v.type_id,
-                            items: v.items.snapshot(),
-                            end: v.end,
-                        })
-                        .collect(),
-                })
-                .collect(),
+            containers,
             links: self
                 .links
                 .iter_mut()
@@ -601,11 +647,59 @@ impl PajeCollector {
         }
     }
 
-    /// The final snapshot.
+    /// The final snapshot: each container's builders are dropped once
+    /// copied, so that the copies of the unpacked tails never all exist
+    /// twice.
     pub fn into_snapshot(mut self) -> PajeData {
-        self.snapshot()
+        let mut containers = Vec::with_capacity(self.containers.len());
+        for mut c in std::mem::take(&mut self.containers).into_iter().flatten() {
+            containers.push(c.snapshot());
+        }
+        self.snapshot_with(Arc::from(containers))
     }
+}
 
+impl ContainerBuilder {
+    fn snapshot(&mut self) -> ContainerData {
+        let c = self;
+        ContainerData {
+            id: c.id,
+            parent: c.parent,
+            name: c.name.clone(),
+            ident: c.ident.clone(),
+            type_id: c.type_id,
+            start: c.start,
+            end: c.end,
+            lanes: c
+                .lanes
+                .iter_mut()
+                .map(|l| Lane {
+                    type_id: l.type_id,
+                    level: l.level,
+                    times: l.times.snapshot(),
+                    codes: l.codes.snapshot(),
+                    end: l.end,
+                })
+                .collect(),
+            events: c
+                .events
+                .iter_mut()
+                .map(|(t, s)| (*t, s.snapshot()))
+                .collect(),
+            variables: c
+                .variables
+                .iter_mut()
+                .map(|v| VarSeries {
+                    type_id: v.type_id,
+                    items: v.items.snapshot(),
+                    end: v.end,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl PajeCollector {
     /// How far the pass read.
     pub fn reached(&self) -> Time {
         self.reached
@@ -638,17 +732,26 @@ impl PajeAnalysis {
             .time_span()
             .map(|(a, b)| TimeRange::new(a, b.max(a + 1)))
             .unwrap_or(TimeRange::new(0, 1));
+        let mut collector = PajeCollector::new(span);
+        // Without a spill file (none asked for, or it cannot be made) the
+        // columns stay on the heap, packed.
+        if let Some(a) = session.spill_dir().and_then(|d| Arena::create(d).ok()) {
+            collector = collector.with_spill(Arc::new(a), session.spill_every());
+        }
         let mut req = PajeRequest::new(
             owner,
             // From the very first line: definitions have no time.
             Start::Time(Time::MIN),
-            Box::new(PajeCollector::new(span)) as Payload,
+            Box::new(collector) as Payload,
         );
         req.priority = Priority::LOW;
         req.event.add(Priority::DEFAULT, |ctx: &mut Ctx<'_>| {
             if let Some(c) = ctx.data.downcast_mut::<PajeCollector>() {
                 let t = ctx.position.time;
                 c.events_read += 1;
+                if c.events_read.is_multiple_of(c.spill_every) {
+                    c.spill();
+                }
                 if t != Time::MIN {
                     c.histogram.add(t);
                     c.reached = t;

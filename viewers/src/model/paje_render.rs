@@ -269,8 +269,10 @@ impl PajeData {
                     let cd = &self.containers[c];
                     let l = &cd.lanes[lane];
                     let type_name = self.type_name(l.type_id);
+                    // Packed columns: readers keep the blocks last decoded.
+                    let codes = l.codes.reader();
                     push_steps(
-                        &l.times,
+                        &l.times.reader(),
                         l.end,
                         scale,
                         b.intervals(i),
@@ -278,10 +280,10 @@ impl PajeData {
                         // walk samples each pixel's changes instead.
                         &Blocks::default(),
                         |x| x as u32,
-                        |k| l.codes[k],
+                        |k| codes.at(k),
                         |v| self.value_key(v),
                         |k, s, e| {
-                            let key = self.value_key(l.codes[k]);
+                            let key = self.value_key(codes.at(k));
                             StateInterval::new(s, e, key.clone())
                                 .with_label(key.as_str())
                                 .with_properties(Properties::new([
@@ -299,27 +301,29 @@ impl PajeData {
                     let v = &self.containers[c].variables[var];
                     let name = self.type_name(v.type_id).to_string();
                     let counter = b.counter(name.as_str(), Some(tr.id));
-                    let items = &v.items;
-                    let n = items.len();
-                    let mut k = items
+                    let n = v.items.len();
+                    let mut k = v
+                        .items
                         .partition_point(|x| x.time < range.start)
                         .saturating_sub(1);
+                    let items = v.items.reader();
+                    let at = |i: usize| items.at(i);
                     // Per pixel column: its values when few, else its
                     // first and last and a bounded, evenly spaced sample
                     // (whose extremes are the column's min and max as
                     // drawn): O(width) however many values a column holds.
-                    while k < n && items[k].time <= range.end {
-                        let p = scale.pixel_of(items[k].time.max(range.start));
+                    while k < n && at(k).time <= range.end {
+                        let p = scale.pixel_of(at(k).time.max(range.start));
                         let next = scale.time_of_pixel(p + 1);
-                        let stop = gallop(k, n, |i| items[i].time >= next);
+                        let stop = gallop(k, n, |i| at(i).time >= next);
                         if stop - k <= COLUMN_SAMPLE {
-                            for x in (k..stop).map(|i| items[i]) {
+                            for x in (k..stop).map(at) {
                                 counter.push(x.time, x.value);
                             }
                         } else {
                             let step = (stop - k) / COLUMN_SAMPLE;
-                            for i in (k..stop - 1).step_by(step).chain([stop - 1]) {
-                                counter.push(items[i].time, items[i].value);
+                            for x in (k..stop - 1).step_by(step).chain([stop - 1]).map(at) {
+                                counter.push(x.time, x.value);
                             }
                         }
                         k = stop.max(k + 1);
@@ -343,7 +347,8 @@ impl PajeData {
             let name = self.type_name(l.type_id).to_string();
             let out = b.arrows(name.as_str());
             let first = l.items.partition_point(|x| x.completed() < range.start);
-            for x in l.items.iter().skip(first) {
+            let items = l.items.reader();
+            for x in (first..items.len()).map(|k| items.at(k)) {
                 if x.completed().saturating_sub(l.longest) > range.end {
                     break;
                 }
@@ -374,13 +379,15 @@ impl PajeData {
             }
             let n = items.len();
             let mut k = items.partition_point(|x| x.time < range.start);
+            let items = items.reader();
+            let at = |i: usize| items.at(i);
             // The first event of each pixel column, with the number it
             // stands for: the level-of-detail builder draws one marker per
             // column anyway, and a column can hold millions.
-            while k < n && items[k].time <= range.end {
-                let x = items[k];
+            while k < n && at(k).time <= range.end {
+                let x = at(k);
                 let next = scale.time_of_pixel(scale.pixel_of(x.time) + 1);
-                let stop = gallop(k, n, |i| items[i].time >= next).max(k + 1);
+                let stop = gallop(k, n, |i| at(i).time >= next).max(k + 1);
                 let count = stop - k;
                 k = stop;
                 let key = self.value_key(x.value);

@@ -8,7 +8,7 @@
 //! the entities the event completed.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use traceloom_base::Time;
 
 use traceloom_engine::paje_source::PajeSource;
@@ -44,6 +44,8 @@ pub struct PajeSession {
     next_owner: u64,
     span: Option<(Time, Time)>,
     diagnostics: Vec<Diagnostic>,
+    spill_dir: Option<PathBuf>,
+    spill_every: u64,
 }
 
 impl std::fmt::Debug for PajeSession {
@@ -76,12 +78,48 @@ impl PajeSession {
             next_owner: 1,
             span,
             diagnostics: Vec::new(),
+            spill_dir: None,
+            spill_every: 1 << 18,
         }
+    }
+
+    /// Where the Pajé passes started from now on move the finished chunks
+    /// of their columns (a spill file, see [`crate::model::spill`]),
+    /// `None` to keep them on the heap.
+    pub fn set_spill_dir(&mut self, dir: Option<PathBuf>) {
+        self.spill_dir = dir;
+    }
+
+    /// See [`set_spill_dir`](Self::set_spill_dir).
+    pub fn spill_dir(&self) -> Option<&Path> {
+        self.spill_dir.as_deref()
+    }
+
+    /// Events between two moves of the finished chunks to the spill file
+    /// (default 262,144: a walk over the columns costs a few ms).
+    pub fn set_spill_every(&mut self, events: u64) {
+        self.spill_every = events.max(1);
+    }
+
+    /// See [`set_spill_every`](Self::set_spill_every).
+    pub fn spill_every(&self) -> u64 {
+        self.spill_every
     }
 
     /// Times of the first and last timed events.
     pub fn time_span(&self) -> Option<(Time, Time)> {
         self.span
+    }
+
+    /// The trace's files: the main file, then the event files it names.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.scheduler
+            .source()
+            .files()
+            .files()
+            .iter()
+            .map(|f| f.path().to_path_buf())
+            .collect()
     }
 
     /// The trace's main file.

@@ -32,17 +32,14 @@ fn each_state(lane: &Lane, range: TimeRange, mut f: impl FnMut(Time, Time, u32))
         .times
         .partition_point(|&t| t <= range.start)
         .saturating_sub(1);
+    let (times, codes) = (lane.times.reader(), lane.codes.reader());
     while k < n {
-        let s = lane.times[k];
+        let s = times.at(k);
         if s > range.end {
             break;
         }
-        let e = if k + 1 < n {
-            lane.times[k + 1]
-        } else {
-            lane.end
-        };
-        let code = lane.codes[k];
+        let e = if k + 1 < n { times.at(k + 1) } else { lane.end };
+        let code = codes.at(k);
         let (cs, ce) = (s.max(range.start), e.min(range.end));
         if code != NONE && ce > cs {
             f(cs, ce, code);
@@ -54,8 +51,8 @@ fn each_state(lane: &Lane, range: TimeRange, mut f: impl FnMut(Time, Time, u32))
 /// The value of `lane` at `t`, if a state holds there.
 fn code_at(lane: &Lane, t: Time) -> Option<u32> {
     let k = lane.times.partition_point(|&x| x <= t).checked_sub(1)?;
-    let end = lane.times.get(k + 1).copied().unwrap_or(lane.end);
-    let c = lane.codes[k];
+    let end = lane.times.get(k + 1).unwrap_or(lane.end);
+    let c = lane.codes.at(k);
     (c != NONE && t < end).then_some(c)
 }
 
