@@ -15,7 +15,9 @@
 //!   modification times of every trace file), and the store's file name;
 //! - [`file`]: the container (header, checksummed columns and meta block,
 //!   atomic replacement by rename, memory map);
-//! - `codec`: [`KernelData`] to and from columns.
+//! - `codec`: [`KernelData`] to and from columns;
+//! - [`paje`]: a Pajé trace's analysis ([`crate::model::PajeData`]) in a
+//!   store of its own, same container and rules.
 //!
 //! A store is used only when its format version and byte order are this
 //! build's, its checksums hold and its identity equals the traces' as they
@@ -25,6 +27,7 @@
 
 pub mod file;
 pub mod identity;
+pub mod paje;
 
 mod codec;
 
