@@ -75,7 +75,8 @@ pub enum CacheCommand {
 /// Arguments of `traceloom index`.
 #[derive(Debug, Clone, Args)]
 pub struct IndexArgs {
-    /// CTF trace directories, or trees holding several traces.
+    /// CTF trace directories, or trees holding several traces; or a Pajé
+    /// trace file.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Cache options.
@@ -242,6 +243,9 @@ pub fn run_index(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if crate::export::is_paje(&args.paths) {
+        return crate::paje::run_index(&args.paths[0], &args.cache, out, err);
+    }
     let mut session = open_session(&args.paths, err)?;
     let Some(dir) = args.cache.dir() else {
         return Err(CliError::Trace(

@@ -13,7 +13,7 @@ use traceloom_viewers::export::{
     export_png, export_svg, Figure, HistogramFigure, StatisticsFigure, TimeGraphFigure,
 };
 use traceloom_viewers::model::histogram;
-use traceloom_viewers::model::{ControlFlowModel, PajeData, PajeView, ResourcesModel};
+use traceloom_viewers::model::{ControlFlowModel, PajeView, ResourcesModel};
 use traceloom_viewers::PresentationConfig;
 
 use crate::cache::{self, CacheOptions};
@@ -98,15 +98,6 @@ fn write_figure(figure: &dyn Figure, args: &ExportArgs, format: &Format) -> Resu
 /// Whether `paths` is one Pajé trace (a file, not a CTF directory).
 pub fn is_paje(paths: &[PathBuf]) -> bool {
     paths.len() == 1 && paths[0].is_file()
-}
-
-fn parse_seconds(t: Option<&str>) -> Result<Option<f64>, CliError> {
-    t.map(|s| {
-        s.trim()
-            .parse::<f64>()
-            .map_err(|_| CliError::Trace(format!("invalid Pajé time `{s}` (seconds expected)")))
-    })
-    .transpose()
 }
 
 /// A full-range histogram from the store's fine bins only when each pixel
@@ -223,12 +214,12 @@ fn export_paje(
         ));
     }
     let path = &args.paths[0];
-    // The window's Pajé pass and renders: an export is what the window
-    // shows of the same trace.
-    let (data, diagnostics) = PajeData::open(path).map_err(|e| CliError::Trace(e.to_string()))?;
+    // The window's Pajé pass and renders (or its store): an export is
+    // what the window shows of the same trace.
+    let (data, _) = crate::paje::analysis(path, &args.cache, err)?;
     let full = data.span;
-    let b = parse_seconds(args.begin.as_deref())?.map_or(full.start, |s| (s * 1e9).round() as i64);
-    let e = parse_seconds(args.end.as_deref())?.map_or(full.end, |s| (s * 1e9).round() as i64);
+    let b = crate::paje::parse_seconds(args.begin.as_deref())?.unwrap_or(full.start);
+    let e = crate::paje::parse_seconds(args.end.as_deref())?.unwrap_or(full.end);
     if b > e {
         return Err(CliError::EmptyRange { begin: b, end: e });
     }
@@ -239,18 +230,5 @@ fn export_paje(
     // As `dump --format pj_dump`: the problems with their file and line,
     // after the image of what could be read, and a failure if any is an
     // error.
-    for d in &diagnostics {
-        writeln!(err, "traceloom: {d}")?;
-    }
-    let errors = diagnostics
-        .iter()
-        .filter(|d| d.severity == traceloom_paje::Severity::Error)
-        .count();
-    match errors {
-        0 => Ok(()),
-        n => Err(CliError::Trace(format!(
-            "{}: {n} error(s) in the trace (reported above)",
-            path.display()
-        ))),
-    }
+    crate::paje::report_diagnostics(path, &data.diagnostics, err)
 }

@@ -24,6 +24,7 @@ pub mod clock;
 pub mod export;
 pub mod filter;
 pub mod num;
+pub mod paje;
 pub mod pretty;
 pub mod progress;
 mod session;

@@ -19,11 +19,12 @@ use traceloom_base::timespec;
 /// Arguments of `traceloom stats`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct StatsArgs {
-    /// CTF trace directories, or trees holding several traces.
+    /// CTF trace directories, or trees holding several traces; or a Pajé
+    /// trace file (per container and state type, the time per value).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Start of the range (babeltrace2's time syntax); the first event if
-    /// absent.
+    /// Start of the range (babeltrace2's time syntax; seconds for a Pajé
+    /// trace); the first event if absent.
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub begin: Option<String>,
     /// End of the range (inclusive); the last event if absent.
@@ -116,6 +117,9 @@ pub fn run_stats(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if crate::export::is_paje(&args.paths) {
+        return crate::paje::run_stats(args, out, err);
+    }
     let mut session = open_session(&args.paths, err)?;
     let Some(span) = session.time_span() else {
         writeln!(out, "no events")?;
