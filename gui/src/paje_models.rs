@@ -14,7 +14,12 @@
 //! * the event list ([`PajeListModel`]), whose moves are HIGH requests on
 //!   the same session, preempting the pass;
 //! * problems in the trace (bad lines, inconsistent events) reported to
-//!   the window with file and line, the first few of them.
+//!   the window with file and line, the first few of them;
+//! * the Pajé analysis store (`traceloom_viewers::store::paje`): read on a
+//!   thread at open, and when valid shown at once with no pass; otherwise
+//!   the pass spills its finished chunks to the cache directory, and once
+//!   complete its data is stored (on the final snapshot's thread) and read
+//!   back in place from the store.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -29,6 +34,7 @@ use traceloom_viewers::model::paje_render::LegendEntry;
 use traceloom_viewers::model::{
     PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession, PajeView,
 };
+use traceloom_viewers::store::{self, paje as paje_store, StoreError};
 use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
 
 use crate::analysis::Analysis;
@@ -82,8 +88,13 @@ pub struct PajeTab {
     graph_job: Option<(RenderKey, Job<TimeGraphRender>, Instant)>,
     /// The final snapshot of the completed pass, taken (and the collector
     /// freed) on a thread: hundreds of ms of copies and frees on the 1 GB
-    /// generated trace.
-    final_job: Option<Job<PajeData>>,
+    /// generated trace; then stored, and read back from the store (with
+    /// why not, if it could not be).
+    final_job: Option<Job<(PajeData, Option<String>)>>,
+    /// The analysis store being read at open (the data, or why not).
+    opening: Option<Job<Result<PajeData, Option<String>>>>,
+    /// Whether the data shown came from the store (no pass ran).
+    from_store: bool,
     selection: Option<TimeRange>,
     stats_rendered: Option<RenderKey>,
     /// When the last statistics were started.
@@ -126,6 +137,8 @@ impl PajeTab {
             rendered: None,
             graph_job: None,
             final_job: None,
+            opening: None,
+            from_store: false,
             selection: None,
             stats_rendered: None,
             stats_started: None,
@@ -180,13 +193,46 @@ impl PajeTab {
         self.generation += 1;
     }
 
+    /// The store read at open: its data, or the pass when there is none.
+    fn poll_opening(&mut self, u: &mut Updates) {
+        let Some(job) = &self.opening else { return };
+        let read = match job.try_take() {
+            JobState::Running => return,
+            JobState::Done(r) => r,
+            JobState::Failed => Err(None),
+        };
+        self.opening = None;
+        match read {
+            Ok(d) => {
+                self.from_store = true;
+                self.set_data(d);
+            }
+            Err(why) => {
+                u.errors.extend(why);
+                self.start_pass();
+            }
+        }
+    }
+
+    /// Adds the whole-trace pass, its finished chunks spilled to the cache
+    /// directory (tens of MB on the heap instead of hundreds on 1 GB).
+    fn start_pass(&mut self) {
+        if let Some(dir) = store::cache_dir() {
+            if std::fs::create_dir_all(&dir).is_ok() {
+                self.session.set_spill_dir(Some(dir));
+            }
+        }
+        self.pass = Some(PajeAnalysis::request(&mut self.session, self.owner));
+    }
+
     /// Takes a snapshot of the pass when one is due, or its final data.
-    fn poll_pass(&mut self) {
+    fn poll_pass(&mut self, u: &mut Updates) {
         if let Some(job) = &self.final_job {
             match job.try_take() {
                 JobState::Running => {}
-                JobState::Done(d) => {
+                JobState::Done((d, warning)) => {
                     self.final_job = None;
+                    u.errors.extend(warning);
                     self.set_data(d);
                 }
                 JobState::Failed => self.final_job = None,
@@ -196,7 +242,22 @@ impl PajeTab {
         if self.session.is_complete(id) {
             self.pass = None;
             if let Some(c) = self.session.take::<PajeCollector>(id) {
-                match Job::spawn("traceloom-final", move || c.into_snapshot()) {
+                let dir = store::cache_dir();
+                let identity = paje_store::identity(&self.session);
+                let finish = move || {
+                    let d = c.into_snapshot();
+                    let Some(dir) = dir else { return (d, None) };
+                    // Stored, then read back in place: the heap keeps
+                    // little of it, and the next open reads no trace.
+                    match paje_store::save(&dir, &identity, &d) {
+                        Ok((path, _)) => match paje_store::reopen(&path) {
+                            Ok(mapped) => (mapped, None),
+                            Err(_) => (d, None),
+                        },
+                        Err(e) => (d, Some(format!("The analysis was not stored: {e}"))),
+                    }
+                };
+                match Job::spawn("traceloom-final", finish) {
                     Ok(j) => self.final_job = Some(j),
                     Err(e) => eprintln!("traceloom: warning: cannot start a thread: {e}"),
                 }
@@ -386,8 +447,34 @@ impl Analysis for PajeTab {
     }
 
     fn start_background(&mut self) {
-        if self.pass.is_none() && self.final_job.is_none() && self.data.is_none() {
-            self.pass = Some(PajeAnalysis::request(&mut self.session, self.owner));
+        if self.pass.is_some()
+            || self.final_job.is_some()
+            || self.data.is_some()
+            || self.opening.is_some()
+        {
+            return;
+        }
+        let Some(dir) = store::cache_dir() else {
+            self.start_pass();
+            return;
+        };
+        let identity = paje_store::identity(&self.session);
+        // A missing store is no warning; a stale one is expected after the
+        // trace changed (stderr only); a damaged one is rebuilt.
+        let read = move || match paje_store::load(&dir, &identity) {
+            Ok(l) => Ok(l.data),
+            Err(StoreError::Missing(_)) => Err(None),
+            Err(e @ StoreError::Stale { .. }) => {
+                eprintln!("traceloom: warning: {e}; reading the trace again");
+                Err(None)
+            }
+            Err(e) => Err(Some(format!(
+                "The analysis store is unusable ({e}): reading the trace again"
+            ))),
+        };
+        match Job::spawn("traceloom-caches", read) {
+            Ok(j) => self.opening = Some(j),
+            Err(_) => self.start_pass(),
         }
     }
 
@@ -397,7 +484,8 @@ impl Analysis for PajeTab {
 
     fn poll(&mut self) -> Updates {
         let mut u = Updates::default();
-        self.poll_pass();
+        self.poll_opening(&mut u);
+        self.poll_pass(&mut u);
         let data = self.data.clone();
         if let Some(d) = data {
             let known = (d.types.len(), d.values.len());
@@ -427,6 +515,7 @@ impl Analysis for PajeTab {
         self.session.scheduler().pending() > 0
             || self.graph_job.is_some()
             || self.final_job.is_some()
+            || self.opening.is_some()
             || self.stats_job.is_some()
             // A snapshot not rendered yet: the next turn renders it.
             || (self.window.is_some()
@@ -523,7 +612,7 @@ impl Analysis for PajeTab {
     }
 
     fn analysis_from_store(&self) -> bool {
-        false
+        self.from_store
     }
 
     fn background_paused(&self) -> bool {

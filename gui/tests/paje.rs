@@ -342,8 +342,41 @@ fn bad_input_explained(out: &mut Outcome) {
     pump(50);
 }
 
+/// A second open of a Pajé trace shows what the first showed, from the
+/// analysis store (no pass), at once.
+fn reopen_from_the_store(out: &mut Outcome) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("simu-mardi.trace");
+    std::fs::copy(traceloom_testdata::paje("simu-mardi.trace"), &path).expect("copy");
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let (_c, window, tab) = open(&path);
+        let Some(tab) = tab else {
+            seen.push(None);
+            window.close();
+            continue;
+        };
+        settle(&tab);
+        seen.push(Some((
+            tab.analysis_from_store(),
+            shown(&tab),
+            stats_rows(&tab).len(),
+        )));
+        window.close();
+        pump(50);
+    }
+    let ok = match (&seen[0], &seen[1]) {
+        (Some((false, a, sa)), Some((true, b, sb))) => a == b && sa == sb && a.1 > 0 && *sa > 0,
+        _ => false,
+    };
+    out.check("paje_reopen_shows_the_stored_analysis", ok, || {
+        format!("(from store, (rows, states, arrows, counters), statistics rows): {seen:?}")
+    });
+}
+
 pub(crate) fn paje_window(out: &mut Outcome) {
     examples_shown(out);
+    reopen_from_the_store(out);
     for name in ["g5k.trace", "simu-mardi.trace"] {
         interactions(out, name);
     }
