@@ -9,9 +9,10 @@
 //! [`PajeData`] snapshot in O(states in the range × log), on the
 //! window's worker thread.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use traceloom_base::{Time, TimeRange};
 
+use crate::model::column::ColumnReader;
 use crate::model::paje_analysis::{Lane, PajeData};
 use crate::model::paje_render::PajeView;
 use crate::model::steps::NONE;
@@ -48,12 +49,53 @@ fn each_state(lane: &Lane, range: TimeRange, mut f: impl FnMut(Time, Time, u32))
     }
 }
 
-/// The value of `lane` at `t`, if a state holds there.
-fn code_at(lane: &Lane, t: Time) -> Option<u32> {
-    let k = lane.times.partition_point(|&x| x <= t).checked_sub(1)?;
-    let end = lane.times.get(k + 1).unwrap_or(lane.end);
-    let c = lane.codes.at(k);
-    (c != NONE && t < end).then_some(c)
+/// The value of a lane at increasing times: a forward walk over its
+/// packed columns (each block decoded once), not a search per time.
+struct CodeAt<'a> {
+    lane: &'a Lane,
+    times: ColumnReader<'a, Time>,
+    codes: ColumnReader<'a, u32>,
+    /// The change holding at the last time asked (`None`: before the
+    /// first), once found.
+    k: Option<Option<usize>>,
+}
+
+impl<'a> CodeAt<'a> {
+    fn new(lane: &'a Lane) -> Self {
+        CodeAt {
+            lane,
+            times: lane.times.reader(),
+            codes: lane.codes.reader(),
+            k: None,
+        }
+    }
+
+    /// The value at `t` (at least the last time asked), if a state holds
+    /// there.
+    fn at(&mut self, t: Time) -> Option<u32> {
+        let n = self.times.len();
+        let mut k = match self.k {
+            Some(k) => k,
+            None => self.lane.times.partition_point(|&x| x <= t).checked_sub(1),
+        };
+        loop {
+            let next = k.map_or(0, |k| k + 1);
+            if next < n && self.times.at(next) <= t {
+                k = Some(next);
+            } else {
+                break;
+            }
+        }
+        self.k = Some(k);
+        let k = k?;
+        let end = if k + 1 < n {
+            self.times.at(k + 1)
+        } else {
+            self.lane.end
+        };
+        let c = self.codes.at(k);
+        (c != NONE && t < end).then_some(c)
+    }
 }
 
 impl PajeData {
@@ -74,8 +116,29 @@ impl PajeData {
                     continue;
                 }
                 let lanes: Vec<&Lane> = c.lanes.iter().filter(|l| l.type_id == t).collect();
-                let mut stats = TypeStats::default();
+                // By value id first (no name per state), by name after.
+                let mut by_code: HashMap<u32, (i64, u64)> = HashMap::new();
                 let mut add = |code: u32, d: i64, n: u64| {
+                    let e = by_code.entry(code).or_default();
+                    e.0 += d;
+                    e.1 += n;
+                };
+                for (k, lane) in lanes.iter().enumerate() {
+                    // The level below, when this one is pushed on it.
+                    let mut below = k
+                        .checked_sub(1)
+                        .map(|j| lanes[j])
+                        .filter(|b| b.level + 1 == lane.level)
+                        .map(CodeAt::new);
+                    each_state(lane, range, |s, e, code| {
+                        add(code, e - s, 1);
+                        if let Some(parent) = below.as_mut().and_then(|b| b.at(s)) {
+                            add(parent, -(e - s), 0);
+                        }
+                    });
+                }
+                let mut stats = TypeStats::default();
+                for (code, (d, n)) in by_code {
                     let name = self
                         .values
                         .get(code as usize)
@@ -83,19 +146,6 @@ impl PajeData {
                     let e = stats.values.entry(name).or_default();
                     e.0 += d;
                     e.1 += n;
-                };
-                for (k, lane) in lanes.iter().enumerate() {
-                    // The level below, when this one is pushed on it.
-                    let below = k
-                        .checked_sub(1)
-                        .map(|j| lanes[j])
-                        .filter(|b| b.level + 1 == lane.level);
-                    each_state(lane, range, |s, e, code| {
-                        add(code, e - s, 1);
-                        if let Some(parent) = below.and_then(|b| code_at(b, s)) {
-                            add(parent, -(e - s), 0);
-                        }
-                    });
                 }
                 stats.values.retain(|_, v| v.1 > 0 || v.0 != 0);
                 if !stats.values.is_empty() {
