@@ -2,11 +2,14 @@
 //! the window's Pajé pass (issue #21: "memory within the analysis store's
 //! budget"; issue #17's store for Pajé traces).
 //!
-//! 1. the pass (`PajeData::analyse`, spilling to a temporary directory as
-//!    the store's build does) in this process, its anonymous resident
-//!    memory sampled every 20 ms on a thread for its peak growth, and the
-//!    heap its snapshot holds per kind of series (lanes, events,
-//!    variables, links), with the items of each.
+//! 1. cold: the pass (spilling to the store's directory, a temporary
+//!    one), the store written and read back in place
+//!    (`store::paje::load_or_build`, what `traceloom index` and the
+//!    window do), its anonymous resident memory sampled every 20 ms on a
+//!    thread for its peak growth; the heap the data holds afterwards per
+//!    kind of series, and the store's size against the trace's;
+//! 2. warm: the trace opened again, its store loaded and a first
+//!    full-range render; the whole-trace statistics from the store.
 //!
 //! Every heap figure is against the store's budget: at most
 //! [`HEAP_TARGET`] beyond the mapped files, during and after the pass.
@@ -19,9 +22,12 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use traceloom_viewers::model::session::OpenError;
-use traceloom_viewers::model::{PajeData, PajeSession};
+use traceloom_viewers::model::{PajeSession, PajeView};
+use traceloom_viewers::store::paje as paje_store;
+use traceloom_viewers::store::StoreOutcome;
 
 use crate::measure::{conclude, load_average, pass_fail, RssProbe};
+use crate::sizes::WIDTH;
 use crate::BenchError;
 
 /// Heap beyond the maps, during and after the pass, at most.
@@ -33,6 +39,10 @@ pub struct PajeStoreBenchArgs {
     /// The Pajé trace.
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
+    /// Keep the store in this directory (default: a temporary one, removed
+    /// after); a valid store there is used, and the cold rows are skipped.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 fn mb(b: u64) -> String {
@@ -81,34 +91,61 @@ impl PeakSampler {
 pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchError> {
     let mut ok = true;
     writeln!(out, "load average before: {}", load_average())?;
-    let dir = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix("traceloom-paje-store-")
         .tempdir()?;
+    let dir = args.cache_dir.as_deref().unwrap_or(tmp.path());
     let rss = RssProbe::open();
     let rss_now = || rss.as_ref().and_then(RssProbe::bytes).unwrap_or(0);
+    let trace_err = |e: OpenError| BenchError::Trace(e.to_string());
+
+    // 1. Cold: the pass (spilling to the store's directory), the store
+    //    written and read back in place, as `index` and the window do.
     let rss0 = rss_now();
     let sampler = PeakSampler::start();
     let t0 = Instant::now();
-    let trace_err = |e: OpenError| BenchError::Trace(e.to_string());
     let mut session = PajeSession::open(&args.trace).map_err(trace_err)?;
-    // As the store's build does: finished chunks to a spill file.
-    session.set_spill_dir(Some(dir.path().to_path_buf()));
-    let (data, _) = PajeData::analyse(&mut session).map_err(trace_err)?;
+    let (data, outcome) = paje_store::load_or_build(&mut session, dir).map_err(trace_err)?;
+    let cold = t0.elapsed();
     drop(session);
-    let pass = t0.elapsed();
     let peak = sampler.map_or(0, PeakSampler::finish);
+    // Free pages back to the system, as the window's dropping thread does
+    // when idle: what is left is what the data holds.
+    // SAFETY: malloc_trim only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     let after = rss_now();
+    let (path, bytes) = match &outcome {
+        StoreOutcome::Loaded { path, bytes } => {
+            writeln!(
+                out,
+                "cold: skipped, the store in {} is valid",
+                dir.display()
+            )?;
+            (path.clone(), *bytes)
+        }
+        StoreOutcome::Built(None) => {
+            let p = paje_store::store_path(
+                dir,
+                &paje_store::identity_of_files(std::slice::from_ref(&args.trace)),
+            );
+            let b = std::fs::metadata(&p).map_or(0, |m| m.len());
+            (p, b)
+        }
+        other => return Err(BenchError::Failed(format!("store not built: {other:?}"))),
+    };
+    writeln!(
+        out,
+        "cold: {} events, {} containers: pass + store written + read back {:.2} s",
+        data.events_read,
+        data.containers.len(),
+        cold.as_secs_f64()
+    )?;
     let h = data.heap_bytes();
     writeln!(
         out,
-        "pass: {} events in {:.2} s; {} containers",
-        data.events_read,
-        pass.as_secs_f64(),
-        data.containers.len()
-    )?;
-    writeln!(
-        out,
-        "pass: heap of its data {}: lanes {} ({} changes), events {} ({}), variables {} ({}), links {} ({})",
+        "after: heap of the data {} (lanes {} for {} changes, events {} for {}, variables {} for {}, links {} for {})",
         mb(h.total() as u64),
         mb(h.lanes as u64),
         h.lane_changes,
@@ -124,7 +161,7 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
     ok &= pass_during;
     writeln!(
         out,
-        "pass: RssAnon peak growth during the pass {} (target <= {}) {}",
+        "heap during the pass: RssAnon peak growth {} (target <= {}) {}",
         mb(during),
         mb(HEAP_TARGET),
         pass_fail(pass_during)
@@ -134,11 +171,57 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
     ok &= pass_after;
     writeln!(
         out,
-        "pass: RssAnon growth after the pass, its data kept {} (target <= {}) {}",
+        "heap after the pass, data kept (mapped): RssAnon growth {} (target <= {}) {}",
         mb(kept),
         mb(HEAP_TARGET),
         pass_fail(pass_after)
     )?;
+    let trace_bytes = std::fs::metadata(&args.trace).map_or(1, |m| m.len().max(1));
+    writeln!(
+        out,
+        "store: {} = {:.1} % of the trace's {} ({})",
+        mb(bytes),
+        100.0 * bytes as f64 / trace_bytes as f64,
+        mb(trace_bytes),
+        path.display()
+    )?;
     drop(data);
+
+    // 2. Warm: the trace opened again, its store loaded (checksums, meta
+    //    block, map) and a first full-range render at WIDTH pixels.
+    let rss1 = rss_now();
+    let t0 = Instant::now();
+    let mut session = PajeSession::open(&args.trace).map_err(trace_err)?;
+    let opened = t0.elapsed();
+    let (data, outcome) = paje_store::load_or_build(&mut session, dir).map_err(trace_err)?;
+    let loaded = t0.elapsed();
+    if !matches!(outcome, StoreOutcome::Loaded { .. }) {
+        return Err(BenchError::Failed(format!("store not used: {outcome:?}")));
+    }
+    let render = data.render(data.span, WIDTH, &PajeView::default());
+    let first = t0.elapsed();
+    writeln!(
+        out,
+        "warm: open {:.3} s (session {:.3} s, store loaded {:.3} s), first full-range render at {WIDTH} px {:.3} s ({} rows)",
+        first.as_secs_f64(),
+        opened.as_secs_f64(),
+        (loaded - opened).as_secs_f64(),
+        (first - loaded).as_secs_f64(),
+        render.tree().len()
+    )?;
+    let t0 = Instant::now();
+    let stats = data.statistics(data.span, &PajeView::default());
+    writeln!(
+        out,
+        "warm: whole-trace statistics from the store {:.3} s ({} rows)",
+        t0.elapsed().as_secs_f64(),
+        stats.rows.len()
+    )?;
+    writeln!(
+        out,
+        "warm: RssAnon growth, store loaded and rendered from {}",
+        mb(rss_now().saturating_sub(rss1))
+    )?;
+    drop((render, stats, data, session));
     conclude(out, &[], ok)
 }
