@@ -198,8 +198,13 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
     if !matches!(outcome, StoreOutcome::Loaded { .. }) {
         return Err(BenchError::Failed(format!("store not used: {outcome:?}")));
     }
+    let rss_loaded = rss_now();
     let render = data.render(data.span, WIDTH, &PajeView::default());
     let first = t0.elapsed();
+    let rss_rendered = rss_now();
+    let intervals: usize = (0..render.tree().len())
+        .map(|i| render.states(i).len())
+        .sum();
     writeln!(
         out,
         "warm: open {:.3} s (session {:.3} s, store loaded {:.3} s), first full-range render at {WIDTH} px {:.3} s ({} rows)",
@@ -219,8 +224,10 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
     )?;
     writeln!(
         out,
-        "warm: RssAnon growth, store loaded and rendered from {}",
-        mb(rss_now().saturating_sub(rss1))
+        "warm: RssAnon growth: store loaded {}, its full-range render ({intervals} intervals) {}, statistics {}",
+        mb(rss_loaded.saturating_sub(rss1)),
+        mb(rss_rendered.saturating_sub(rss_loaded)),
+        mb(rss_now().saturating_sub(rss_rendered))
     )?;
     drop((render, stats, data, session));
     conclude(out, &[], ok)
