@@ -205,6 +205,10 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
     let intervals: usize = (0..render.tree().len())
         .map(|i| render.states(i).len())
         .sum();
+    let events: usize = (0..render.tree().len())
+        .map(|i| render.events(i).len())
+        .sum();
+    let arrows: usize = render.arrow_series().iter().map(|a| a.arrows.len()).sum();
     writeln!(
         out,
         "warm: open {:.3} s (session {:.3} s, store loaded {:.3} s), first full-range render at {WIDTH} px {:.3} s ({} rows)",
@@ -224,7 +228,7 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
     )?;
     writeln!(
         out,
-        "warm: RssAnon growth: store loaded {}, its full-range render ({intervals} intervals) {}, statistics {}",
+        "warm: RssAnon growth: store loaded {}, its full-range render ({intervals} intervals, {events} events, {arrows} arrows) {}, statistics {}",
         mb(rss_loaded.saturating_sub(rss1)),
         mb(rss_rendered.saturating_sub(rss_loaded)),
         mb(rss_now().saturating_sub(rss_rendered))
