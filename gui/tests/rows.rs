@@ -248,7 +248,7 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     window.set_size_request(1920, 1080);
     pump(500);
     settle_rows(&tab, |_| true);
-    let r = traceloom_gui::screenshot::save_png(&window, &shots.join("many-threads-1920x1080.png"));
+    let r = save_when_drawn(&window, &shots.join("many-threads-1920x1080.png"));
     out.check("screenshot_many_threads_1920", r.is_ok(), || {
         format!("{r:?}")
     });
@@ -269,6 +269,22 @@ fn find_button(root: &impl IsA<gtk::Widget>, label: &str) -> gtk::Button {
         .filter_map(|w| w.downcast::<gtk::Button>().ok())
         .find(|b| b.label().as_deref() == Some(label))
         .unwrap_or_else(|| panic!("no button {label:?}"))
+}
+
+/// Saves a screenshot of `window` to `path` once it has drawn: right
+/// after a resize the window may not have painted its new size yet, and
+/// its paintable then has nothing to show; the main loop is pumped and
+/// the screenshot tried again, for up to 3 s.
+fn save_when_drawn(window: &gtk::Window, path: &Path) -> Result<(), String> {
+    let mut r = traceloom_gui::screenshot::save_png(window, path);
+    for _ in 0..30 {
+        if r.is_ok() {
+            break;
+        }
+        pump(100);
+        r = traceloom_gui::screenshot::save_png(window, path);
+    }
+    r
 }
 
 /// Zooms into a fiftieth of the trace in its middle, saves the window to
