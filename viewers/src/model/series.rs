@@ -27,8 +27,57 @@ const SHIFT: u32 = CHUNK.trailing_zeros();
 /// An immutable chunked sequence (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct Series<T> {
-    full: Arc<Vec<Tail<T>>>,
+    full: Chunks<T>,
     tail: Tail<T>,
+}
+
+/// The list of full chunks, shared by snapshots; an empty one allocates
+/// nothing (a kernel pass holds tens of thousands of short-lived records,
+/// most with no full chunk, each with a dozen series).
+struct Chunks<T>(Option<Arc<Vec<Tail<T>>>>);
+
+impl<T> Chunks<T> {
+    fn new(chunks: Vec<Tail<T>>) -> Self {
+        Chunks((!chunks.is_empty()).then(|| Arc::new(chunks)))
+    }
+
+    /// The list, to change (copied when a snapshot shares it).
+    fn make_mut(&mut self) -> &mut Vec<Tail<T>> {
+        Arc::make_mut(self.0.get_or_insert_with(Default::default))
+    }
+
+    fn capacity(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.capacity())
+    }
+}
+
+impl<T> Default for Chunks<T> {
+    fn default() -> Self {
+        Chunks(None)
+    }
+}
+
+impl<T> Clone for Chunks<T> {
+    fn clone(&self) -> Self {
+        Chunks(self.0.clone())
+    }
+}
+
+impl<T> std::fmt::Debug for Chunks<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T> std::ops::Deref for Chunks<T> {
+    type Target = [Tail<T>];
+    #[inline]
+    fn deref(&self) -> &[Tail<T>] {
+        match &self.0 {
+            Some(v) => v,
+            None => &[],
+        }
+    }
 }
 
 /// Bytes that stay at one address, unchanged, as long as they live (a
@@ -59,6 +108,8 @@ unsafe impl StableBytes for Vec<u8> {
 
 /// What keeps a chunk's items alive.
 enum Keep<T> {
+    /// No item (nothing allocated).
+    Empty,
     Owned(Arc<[T]>),
     Mapped(Arc<dyn StableBytes>),
     /// Copied to a spill file ([`Arena`]).
@@ -68,6 +119,7 @@ enum Keep<T> {
 impl<T> Clone for Keep<T> {
     fn clone(&self) -> Self {
         match self {
+            Keep::Empty => Keep::Empty,
             Keep::Owned(a) => Keep::Owned(a.clone()),
             Keep::Mapped(m) => Keep::Mapped(m.clone()),
             Keep::Spilled(a) => Keep::Spilled(a.clone()),
@@ -92,10 +144,21 @@ unsafe impl<T: Send + Sync> Sync for Tail<T> {}
 
 impl<T> Tail<T> {
     fn owned(items: Arc<[T]>) -> Self {
+        if items.is_empty() {
+            return Tail::empty();
+        }
         Tail {
             ptr: items.as_ptr(),
             len: items.len(),
             keep: Keep::Owned(items),
+        }
+    }
+
+    fn empty() -> Self {
+        Tail {
+            ptr: std::ptr::NonNull::dangling().as_ptr(),
+            len: 0,
+            keep: Keep::Empty,
         }
     }
 
@@ -121,6 +184,7 @@ impl<T> Clone for Tail<T> {
 impl<T> std::fmt::Debug for Tail<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self.keep {
+            Keep::Empty => "empty",
             Keep::Owned(_) => "owned",
             Keep::Mapped(_) => "mapped",
             Keep::Spilled(_) => "spilled",
@@ -140,8 +204,8 @@ impl<T> std::ops::Deref for Tail<T> {
 impl<T> Default for Series<T> {
     fn default() -> Self {
         Series {
-            full: Arc::new(Vec::new()),
-            tail: Tail::owned(Arc::from(Vec::new())),
+            full: Chunks::default(),
+            tail: Tail::empty(),
         }
     }
 }
@@ -155,7 +219,7 @@ impl<T: bytemuck::Pod> Series<T> {
         let items: &[T] = bytemuck::try_cast_slice(bytes.bytes().get(offset..end)?).ok()?;
         let (ptr, len) = (items.as_ptr(), items.len());
         Some(Series {
-            full: Arc::new(Vec::new()),
+            full: Chunks::default(),
             tail: Tail {
                 ptr,
                 len,
@@ -198,7 +262,7 @@ impl<T: Copy> Series<T> {
         let mut chunks = items.chunks_exact(CHUNK);
         let full: Vec<Tail<T>> = chunks.by_ref().map(|c| Tail::owned(Arc::from(c))).collect();
         Series {
-            full: Arc::new(full),
+            full: Chunks::new(full),
             tail: Tail::owned(Arc::from(chunks.remainder())),
         }
     }
@@ -358,7 +422,7 @@ impl<T> Index<usize> for Series<T> {
 /// The growing side of a [`Series`].
 #[derive(Debug, Clone)]
 pub struct SeriesBuilder<T> {
-    full: Arc<Vec<Tail<T>>>,
+    full: Chunks<T>,
     /// How many of the first full chunks are spilled.
     spilled: usize,
     tail: Vec<T>,
@@ -370,7 +434,7 @@ pub struct SeriesBuilder<T> {
 impl<T> Default for SeriesBuilder<T> {
     fn default() -> Self {
         SeriesBuilder {
-            full: Arc::new(Vec::new()),
+            full: Chunks::default(),
             spilled: 0,
             tail: Vec::new(),
             frozen: None,
@@ -427,7 +491,7 @@ impl<T: Copy> SeriesBuilder<T> {
             let chunk = Tail::owned(Arc::from(std::mem::take(&mut self.tail)));
             // Copies the list of chunk pointers only when a snapshot shares
             // it (once per snapshot at most).
-            Arc::make_mut(&mut self.full).push(chunk);
+            self.full.make_mut().push(chunk);
         }
     }
 
@@ -448,7 +512,7 @@ impl<T: Copy> SeriesBuilder<T> {
             if self.tail.len() >= CHUNK {
                 let rest = self.tail.split_off(CHUNK);
                 let chunk = Tail::owned(Arc::from(std::mem::replace(&mut self.tail, rest)));
-                Arc::make_mut(&mut self.full).push(chunk);
+                self.full.make_mut().push(chunk);
             }
         }
     }
@@ -465,7 +529,7 @@ impl<T: Copy> SeriesBuilder<T> {
     fn tail_mut(&mut self) -> &mut Vec<T> {
         self.frozen = None;
         if self.tail.is_empty() {
-            if let Some(c) = Arc::make_mut(&mut self.full).pop() {
+            if let Some(c) = self.full.make_mut().pop() {
                 self.tail = c.to_vec();
                 self.spilled = self.spilled.min(self.full.len());
             }
@@ -495,7 +559,7 @@ impl<T: Copy> SeriesBuilder<T> {
         if self.spilled == self.full.len() {
             return;
         }
-        let full = Arc::make_mut(&mut self.full);
+        let full = self.full.make_mut();
         while self.spilled < full.len() {
             let c = &mut full[self.spilled];
             let Some(ptr) = arena.copy(c.as_slice()) else {
@@ -515,6 +579,12 @@ impl<T: Copy> SeriesBuilder<T> {
     pub fn snapshot(&mut self) -> Series<T> {
         let tail = match &self.frozen {
             Some(t) => t.clone(),
+            None if self.tail.is_empty() => {
+                return Series {
+                    full: self.full.clone(),
+                    tail: Tail::empty(),
+                }
+            }
             None => {
                 let t: Arc<[T]> = Arc::from(&self.tail[..]);
                 self.frozen = Some(t.clone());
@@ -613,7 +683,10 @@ mod tests {
         }
         let s1 = b.snapshot();
         let s2 = b.snapshot();
-        assert!(Arc::ptr_eq(&s1.full, &s2.full));
+        assert!(Arc::ptr_eq(
+            s1.full.0.as_ref().unwrap(),
+            s2.full.0.as_ref().unwrap()
+        ));
         assert_eq!(s1.tail.ptr, s2.tail.ptr, "unchanged tail re-frozen");
         b.push(7);
         let s3 = b.snapshot();
