@@ -783,11 +783,7 @@ impl TabModels {
             if let Some(mut c) = session.take::<KernelCollector>(id) {
                 self.kernel_pass = None;
                 c.set_damage(StreamDamage::all(session.errors()));
-                let job = Job::spawn("traceloom-final", move || {
-                    let d = c.snapshot();
-                    drop(c);
-                    d
-                });
+                let job = Job::spawn("traceloom-final", move || c.into_data());
                 match job {
                     Ok(j) => self.final_job = Some(j),
                     Err(e) => u.errors.push(format!(
@@ -1044,8 +1040,8 @@ impl TabModels {
     fn poll_window_pass(&mut self, session: &mut Session) {
         if let Some((r, WindowPass::Reading(id))) = &self.window_pass {
             let (r, id) = (*r, *id);
-            if let Some(mut c) = session.take::<KernelCollector>(id) {
-                match Job::spawn("traceloom-window", move || c.snapshot()) {
+            if let Some(c) = session.take::<KernelCollector>(id) {
+                match Job::spawn("traceloom-window", move || c.into_data()) {
                     Ok(j) => self.window_pass = Some((r, WindowPass::Snapshot(j))),
                     Err(_) => self.window_pass = None,
                 }

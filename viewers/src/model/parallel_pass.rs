@@ -432,7 +432,7 @@ fn join(parts: Vec<Part>) -> KernelData {
     let mut st = stats::merge(stats_parts);
     st.trace_names = whole.trace_names.clone();
     whole.result = Some(st);
-    whole.snapshot()
+    whole.into_data()
 }
 
 /// Appends `p`, the part that follows what `w` holds, to `w`.
