@@ -607,7 +607,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
                 mode: c.key.mode,
                 name: c.name,
                 cpu_time: c.time,
-                events: c.events,
+                events: c.events.into_iter().collect(),
             }
         })
         .collect();
@@ -635,11 +635,137 @@ pub struct StatCell {
     /// CPU mode.
     pub mode: CpuMode,
     /// Thread name (the latest seen).
+    #[serde(deserialize_with = "shared_name")]
     pub name: Arc<str>,
     /// Nanoseconds charged.
     pub cpu_time: u64,
     /// Events per event name.
-    pub events: BTreeMap<Arc<str>, u64>,
+    pub events: EventCounts,
+}
+
+/// Events per event name, sorted by name: a boxed slice, not a map. A
+/// cell counts a handful of names, and a trace with tens of thousands of
+/// short-lived threads has a few cells for each (a map's first node alone
+/// is 280 bytes). It serializes as the map it stands for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventCounts(Box<[(Arc<str>, u64)]>);
+
+impl EventCounts {
+    /// The names and their counts, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &u64)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The counts, by name.
+    pub fn values(&self) -> impl Iterator<Item = &u64> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// The count of `name`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.0
+            .binary_search_by(|(k, _)| (**k).cmp(name))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no event is counted.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a EventCounts {
+    type Item = (&'a Arc<str>, &'a u64);
+    type IntoIter = Box<dyn Iterator<Item = Self::Item> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+/// Counts of the same name are added.
+impl FromIterator<(Arc<str>, u64)> for EventCounts {
+    fn from_iter<I: IntoIterator<Item = (Arc<str>, u64)>>(iter: I) -> Self {
+        let mut v: Vec<(Arc<str>, u64)> = iter.into_iter().collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 = kept.1.saturating_add(later.1);
+            }
+            same
+        });
+        EventCounts(v.into_boxed_slice())
+    }
+}
+
+impl serde::Serialize for EventCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EventCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = EventCounts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of event names to counts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<EventCounts, A::Error> {
+                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(0).min(256));
+                while let Some((k, n)) = map.next_entry::<String, u64>()? {
+                    v.push((intern(k), n));
+                }
+                Ok(v.into_iter().collect())
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+thread_local! {
+    /// The names read so far by [`with_shared_names`] on this thread.
+    static NAMES: std::cell::RefCell<Option<std::collections::HashSet<Arc<str>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (a deserialization of [`Statistics`]) so that the thread and
+/// event names it reads are shared, as the pass shares them, rather than
+/// one allocation each: a store's statistics hold millions of them.
+pub fn with_shared_names<R>(f: impl FnOnce() -> R) -> R {
+    NAMES.with(|n| *n.borrow_mut() = Some(Default::default()));
+    let r = f();
+    NAMES.with(|n| *n.borrow_mut() = None);
+    r
+}
+
+fn intern(s: String) -> Arc<str> {
+    NAMES.with(|n| match n.borrow_mut().as_mut() {
+        Some(set) => match set.get(s.as_str()) {
+            Some(a) => a.clone(),
+            None => {
+                let a: Arc<str> = Arc::from(s);
+                set.insert(a.clone());
+                a
+            }
+        },
+        None => Arc::from(s),
+    })
+}
+
+fn shared_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+    <String as serde::Deserialize>::deserialize(d).map(intern)
 }
 
 /// Label of the statistics' first row, whose children count the events
@@ -1382,5 +1508,51 @@ impl Session {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(pairs: &[(&str, u64)]) -> EventCounts {
+        pairs.iter().map(|&(k, n)| (Arc::from(k), n)).collect()
+    }
+
+    #[test]
+    fn event_counts_sort_add_and_serialize_as_a_map() {
+        let c = counts(&[("sched_switch", 3), ("irq", 1), ("sched_switch", 2)]);
+        let v: Vec<(&str, u64)> = c.iter().map(|(k, &n)| (&**k, n)).collect();
+        assert_eq!(v, [("irq", 1), ("sched_switch", 5)]);
+        assert_eq!(c.get("sched_switch"), Some(5));
+        assert_eq!(c.get("exit"), None);
+        // The store's format is the map's: stores written before read alike.
+        let map: BTreeMap<Arc<str>, u64> = c.iter().map(|(k, &n)| (k.clone(), n)).collect();
+        let bytes = postcard::to_stdvec(&map).unwrap();
+        assert_eq!(postcard::to_stdvec(&c).unwrap(), bytes);
+        assert_eq!(postcard::from_bytes::<EventCounts>(&bytes).unwrap(), c);
+    }
+
+    #[test]
+    fn names_read_together_are_shared() {
+        let cell = |tid| StatCell {
+            trace: 0,
+            cpu: 1,
+            pid: 7,
+            tid,
+            mode: CpuMode::User,
+            name: Arc::from("worker"),
+            cpu_time: 10,
+            events: counts(&[("sched_switch", 1)]),
+        };
+        let bytes = postcard::to_stdvec(&vec![cell(8), cell(9)]).unwrap();
+        let read: Vec<StatCell> = with_shared_names(|| postcard::from_bytes(&bytes)).unwrap();
+        assert_eq!(read, vec![cell(8), cell(9)]);
+        assert!(Arc::ptr_eq(&read[0].name, &read[1].name));
+        let name = |c: &StatCell| c.events.iter().next().unwrap().0.clone();
+        assert!(Arc::ptr_eq(&name(&read[0]), &name(&read[1])));
+        // Outside, each is its own.
+        let apart: Vec<StatCell> = postcard::from_bytes(&bytes).unwrap();
+        assert!(!Arc::ptr_eq(&apart[0].name, &apart[1].name));
     }
 }

@@ -19,7 +19,7 @@ use crate::model::histogram::FineHistogram;
 use crate::model::kernel::{CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord};
 use crate::model::pack::Item;
 use crate::model::series::Series;
-use crate::model::stats::Statistics;
+use crate::model::stats::{self, Statistics};
 use crate::render::RowId;
 use traceloom_base::Time;
 
@@ -233,8 +233,11 @@ fn damaged(m: &Mapped, reason: String) -> StoreError {
 /// The whole-trace statistics and histogram of `m`, from its meta block
 /// alone (its columns are neither read nor verified).
 pub(crate) fn read_summary(m: &Mapped) -> Result<Summary, StoreError> {
-    let meta: Meta =
-        postcard::from_bytes(m.meta()?).map_err(|e| damaged(m, format!("meta block: {e}")))?;
+    let meta: Meta = {
+        let bytes = m.meta()?;
+        stats::with_shared_names(|| postcard::from_bytes(bytes))
+            .map_err(|e| damaged(m, format!("meta block: {e}")))?
+    };
     Ok(Summary {
         head: meta.head,
         span: meta.span,
@@ -262,8 +265,11 @@ pub struct Summary {
 /// The analysis held by `m` (its checksums verified by the caller), with
 /// its head.
 pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
-    let meta: Meta =
-        postcard::from_bytes(m.meta()?).map_err(|e| damaged(m, format!("meta block: {e}")))?;
+    let meta: Meta = {
+        let bytes = m.meta()?;
+        stats::with_shared_names(|| postcard::from_bytes(bytes))
+            .map_err(|e| damaged(m, format!("meta block: {e}")))?
+    };
     let mut threads = Vec::with_capacity(meta.threads.len());
     for t in meta.threads {
         threads.push(ThreadRecord {
