@@ -9,18 +9,6 @@ use traceloom_engine::checkpoint;
 use traceloom_viewers::model::kernel::KernelData;
 use traceloom_viewers::model::{parallel_pass, KernelAnalysis, Session};
 
-fn kernel_traces() -> Vec<Vec<PathBuf>> {
-    vec![
-        vec![traceloom_testdata::sample_kernel()],
-        vec![traceloom_testdata::ctf("tracecompass/bug446190")],
-        vec![traceloom_testdata::ctf("tracecompass/flipping-endianness")],
-        vec![
-            traceloom_testdata::ctf("tracecompass/synctraces/scp_src"),
-            traceloom_testdata::ctf("tracecompass/synctraces/scp_dest"),
-        ],
-    ]
-}
-
 fn generated(dir: &Path, seed: u64, fork_rate: f64) -> PathBuf {
     let cfg = traceloom_kernelgen::GeneratorConfig {
         events: 80_000,
@@ -127,7 +115,7 @@ fn check(paths: &[PathBuf]) {
 
 #[test]
 fn parallel_pass_equals_single_pass_on_bundled_traces() {
-    for paths in kernel_traces() {
+    for paths in traceloom_testdata::kernel_tracesets() {
         check(&paths);
     }
 }

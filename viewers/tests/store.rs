@@ -16,19 +16,6 @@ use traceloom_viewers::store::identity::{store_path, TracesetIdentity};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome};
 use traceloom_viewers::TimeGraphRender;
 
-fn kernel_traces() -> Vec<Vec<PathBuf>> {
-    vec![
-        vec![traceloom_testdata::sample_kernel()],
-        vec![traceloom_testdata::ctf("tracecompass/bug446190")],
-        vec![traceloom_testdata::ctf("tracecompass/flipping-endianness")],
-        // Two traces as one traceset.
-        vec![
-            traceloom_testdata::ctf("tracecompass/synctraces/scp_src"),
-            traceloom_testdata::ctf("tracecompass/synctraces/scp_dest"),
-        ],
-    ]
-}
-
 fn generated(dir: &Path) -> PathBuf {
     let cfg = traceloom_kernelgen::GeneratorConfig {
         events: 60_000,
@@ -158,11 +145,15 @@ fn check_round_trip(paths: &[PathBuf], cache: &Path) {
 #[test]
 fn round_trip_equals_the_analysis_on_every_kernel_trace() {
     let cache = tempfile::tempdir().unwrap();
-    for paths in kernel_traces() {
+    for paths in traceloom_testdata::kernel_tracesets() {
         check_round_trip(&paths, cache.path());
     }
     let listed = store::list(cache.path()).unwrap();
-    assert_eq!(listed.len(), kernel_traces().len(), "{listed:?}");
+    assert_eq!(
+        listed.len(),
+        traceloom_testdata::kernel_tracesets().len(),
+        "{listed:?}"
+    );
     assert!(listed.iter().all(|e| e.head.is_ok() && e.bytes > 0));
 }
 
@@ -179,7 +170,7 @@ fn round_trip_equals_the_analysis_on_a_generated_trace() {
 #[test]
 fn a_spilled_pass_equals_the_in_memory_one() {
     let dir = tempfile::tempdir().unwrap();
-    let mut traces = kernel_traces();
+    let mut traces = traceloom_testdata::kernel_tracesets();
     traces.push(vec![generated(dir.path())]);
     let spill = dir.path().join("spill");
     for paths in traces {

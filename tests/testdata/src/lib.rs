@@ -78,6 +78,21 @@ pub fn sample_kernel() -> PathBuf {
     trace("sample-kernel")
 }
 
+/// The bundled kernel tracesets the analysis tests run on: the sample,
+/// two of Trace Compass's traces, and two traces opened as one traceset.
+/// Panics like [`trace`].
+pub fn kernel_tracesets() -> Vec<Vec<PathBuf>> {
+    vec![
+        vec![sample_kernel()],
+        vec![ctf("tracecompass/bug446190")],
+        vec![ctf("tracecompass/flipping-endianness")],
+        vec![
+            ctf("tracecompass/synctraces/scp_src"),
+            ctf("tracecompass/synctraces/scp_dest"),
+        ],
+    ]
+}
+
 /// A larger trace at `rel` under the folder named by [`EXTRA_TRACES_VAR`],
 /// or `None` when the variable is unset. Only for benchmarks and checks
 /// that are optional by design.
