@@ -41,6 +41,7 @@ use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
     KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, ThreadSeries, NO_THREAD,
 };
+use super::pack::Item;
 use super::session::{part_scheduler, KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, StatsPart};
@@ -581,16 +582,20 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     }
     let map_ref = &map;
     let arena_ref = arena.as_ref();
+    let renumber = |threads: &mut [u32]| {
+        for x in threads {
+            if *x != NO_THREAD {
+                *x = map_ref[*x as usize];
+            }
+        }
+    };
     on_cores(&mut cpu_jobs, |(dst, src)| {
-        append_cpu(dst, src, map_ref, arena_ref)
+        append_changes(&mut **dst, src, renumber, arena_ref)
     });
     let line_series = std::mem::take(&mut p.line_series);
     let targets: Vec<usize> = p.lines.iter().map(|l| line_record(w, l)).collect();
-    for (g, src) in targets.into_iter().zip(line_series) {
-        append_line(&mut w.line_series[g], src);
-        if let Some(a) = &arena {
-            w.line_series[g].spill(a);
-        }
+    for (g, mut src) in targets.into_iter().zip(line_series) {
+        append_changes(&mut w.line_series[g], &mut src, |_| {}, arena.as_ref());
     }
     // 5. Arrows: renumbered; the wake-ups completed at the join come
     //    first among those of their instant, as the single pass finds them.
@@ -702,64 +707,112 @@ impl ThreadJob<'_> {
     }
 }
 
-/// Appends a part's changes of a CPU, its thread records renumbered by
-/// `map`: the first by the single pass's rules, the others as they are
-/// (they are the single pass's own, and may repeat a value when a change
-/// at one instant was undone).
-fn append_cpu(dst: &mut CpuSeries, src: &mut CpuSeries, map: &[u32], arena: Option<&Arc<Arena>>) {
-    let times = src_column(std::mem::take(&mut src.times));
-    let threads = src_column(std::mem::take(&mut src.threads));
-    let modes = src_column(std::mem::take(&mut src.modes));
-    let chunks = times.chunks().zip(threads.chunks()).zip(modes.chunks());
-    for (k, ((t, mut th), m)) in chunks.enumerate() {
-        for x in &mut th {
-            if *x != NO_THREAD {
-                *x = map[*x as usize];
-            }
-        }
-        let (mut t, mut th, mut m) = (&t[..], &th[..], &m[..]);
-        if k == 0 {
-            let (Some(&t0), Some(&th0), Some(&m0)) = (t.first(), th.first(), m.first()) else {
-                break;
-            };
-            dst.change(t0, th0, m0);
-            (t, th, m) = (&t[1..], &th[1..], &m[1..]);
-        }
-        dst.times.extend_from_slice(t);
-        dst.threads.extend_from_slice(th);
-        dst.modes.extend_from_slice(m);
-        dst.sync();
-        if let (Some(a), true) = (arena, k % 4096 == 4095) {
-            dst.spill(a);
-        }
+/// A CPU's or a line's change lists: times and two columns more, which
+/// the join appends alike.
+trait ChangeColumns {
+    type A: Item;
+    type B: Item;
+    /// The three builders.
+    fn columns(
+        &mut self,
+    ) -> (
+        &mut ColumnBuilder<Time>,
+        &mut ColumnBuilder<Self::A>,
+        &mut ColumnBuilder<Self::B>,
+    );
+    /// A change at `t`, by the single pass's rules.
+    fn change(&mut self, t: Time, a: Self::A, b: Self::B);
+    fn sync(&mut self);
+    fn spill(&mut self, arena: &Arc<Arena>);
+}
+
+impl ChangeColumns for CpuSeries {
+    type A = u32;
+    type B = u8;
+    fn columns(
+        &mut self,
+    ) -> (
+        &mut ColumnBuilder<Time>,
+        &mut ColumnBuilder<u32>,
+        &mut ColumnBuilder<u8>,
+    ) {
+        (&mut self.times, &mut self.threads, &mut self.modes)
     }
-    if let Some(a) = arena {
-        dst.spill(a);
+    fn change(&mut self, t: Time, thread: u32, mode: u8) {
+        CpuSeries::change(self, t, thread, mode);
+    }
+    fn sync(&mut self) {
+        CpuSeries::sync(self);
+    }
+    fn spill(&mut self, arena: &Arc<Arena>) {
+        CpuSeries::spill(self, arena);
     }
 }
 
-/// Appends a part's changes of an IRQ line or softirq vector, as
-/// [`append_cpu`] does.
-fn append_line(dst: &mut LineSeries, src: LineSeries) {
-    let (times, codes, cpus) = (
-        src_column(src.times),
-        src_column(src.codes),
-        src_column(src.cpus),
-    );
-    let chunks = times.chunks().zip(codes.chunks()).zip(cpus.chunks());
-    for (k, ((t, c), p)) in chunks.enumerate() {
-        let (mut t, mut c, mut p) = (&t[..], &c[..], &p[..]);
+impl ChangeColumns for LineSeries {
+    type A = u8;
+    type B = u32;
+    fn columns(
+        &mut self,
+    ) -> (
+        &mut ColumnBuilder<Time>,
+        &mut ColumnBuilder<u8>,
+        &mut ColumnBuilder<u32>,
+    ) {
+        (&mut self.times, &mut self.codes, &mut self.cpus)
+    }
+    fn change(&mut self, t: Time, code: u8, cpu: u32) {
+        LineSeries::change(self, t, code, cpu);
+    }
+    fn sync(&mut self) {
+        LineSeries::sync(self);
+    }
+    fn spill(&mut self, arena: &Arc<Arena>) {
+        LineSeries::spill(self, arena);
+    }
+}
+
+/// Appends a part's changes of a CPU or a line, each block's second
+/// column passed through `remap` (a CPU's thread records renumbered): the
+/// first change by the single pass's rules, the others as they are (they
+/// are the single pass's own, and may repeat a value when a change at one
+/// instant was undone). What is appended is spilled as it goes.
+fn append_changes<S: ChangeColumns>(
+    dst: &mut S,
+    src: &mut S,
+    remap: impl Fn(&mut [S::A]),
+    arena: Option<&Arc<Arena>>,
+) {
+    let (times, firsts, seconds) = {
+        let (t, a, b) = src.columns();
+        (
+            src_column(std::mem::take(t)),
+            src_column(std::mem::take(a)),
+            src_column(std::mem::take(b)),
+        )
+    };
+    let chunks = times.chunks().zip(firsts.chunks()).zip(seconds.chunks());
+    for (k, ((t, mut a), b)) in chunks.enumerate() {
+        remap(&mut a);
+        let (mut t, mut a, mut b) = (&t[..], &a[..], &b[..]);
         if k == 0 {
-            let (Some(&t0), Some(&c0), Some(&p0)) = (t.first(), c.first(), p.first()) else {
+            let (Some(&t0), Some(&a0), Some(&b0)) = (t.first(), a.first(), b.first()) else {
                 break;
             };
-            dst.change(t0, c0, p0);
-            (t, c, p) = (&t[1..], &c[1..], &p[1..]);
+            dst.change(t0, a0, b0);
+            (t, a, b) = (&t[1..], &a[1..], &b[1..]);
         }
-        dst.times.extend_from_slice(t);
-        dst.codes.extend_from_slice(c);
-        dst.cpus.extend_from_slice(p);
+        let (dt, da, db) = dst.columns();
+        dt.extend_from_slice(t);
+        da.extend_from_slice(a);
+        db.extend_from_slice(b);
         dst.sync();
+        if let (Some(ar), true) = (arena, k % 4096 == 4095) {
+            dst.spill(ar);
+        }
+    }
+    if let Some(ar) = arena {
+        dst.spill(ar);
     }
 }
 
@@ -776,7 +829,7 @@ fn on_cores<J: Send>(jobs: &mut [J], f: impl Fn(&mut J) + Sync) {
 }
 
 /// The items of a finished part's builder.
-fn src_column<T: super::pack::Item>(mut b: ColumnBuilder<T>) -> Column<T> {
+fn src_column<T: Item>(mut b: ColumnBuilder<T>) -> Column<T> {
     b.snapshot()
 }
 
