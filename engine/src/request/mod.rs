@@ -196,7 +196,7 @@ pub use events_request::{
 pub use memory::{MemoryEvent, MemoryPosition, MemorySource};
 pub use scheduler::{
     Budget, Completed, EndReason, Scheduler, SchedulerConfig, SchedulerStats, ServiceReport,
-    ServiceStatus, DEADLINE_EVERY,
+    ServiceStatus, DEADLINE_EVERY, MAX_CHECKPOINTS,
 };
 pub use seek::{seek_n_events_backward, seek_n_events_forward, EventPredicate, ForwardSeek};
 pub use state_computation::{SavedState, StateComputation, StateHooks, StateHooksById};

@@ -27,7 +27,9 @@ pub struct SchedulerConfig {
     pub chunk_events: u64,
     /// Take a state checkpoint every this many events read (only when state
     /// hooks exist); checkpoints bound how far back a seek has to replay.
-    /// `None` disables checkpoints.
+    /// `None` disables checkpoints. Once more than [`MAX_CHECKPOINTS`] are
+    /// kept, every other one is dropped and the interval doubles: a
+    /// checkpoint is a whole state, and a trace can be any length.
     pub checkpoint_interval: Option<u64>,
 }
 
@@ -39,6 +41,12 @@ impl Default for SchedulerConfig {
         }
     }
 }
+
+/// Most state checkpoints a scheduler keeps (see
+/// [`SchedulerConfig::checkpoint_interval`]). Whole states of a kernel
+/// trace weigh tens of KB each: every 50,000 events, an 8 GB trace
+/// kept 8,000 of them, hundreds of MB.
+pub const MAX_CHECKPOINTS: usize = 1024;
 
 /// How often (in events) [`Scheduler::service_nonblocking`] checks its time
 /// budget inside a chunk: reading the clock costs more than an event's
@@ -276,7 +284,7 @@ pub struct Scheduler<Src: EventSource, S, D> {
     /// position, one per position: a vector, so that a time seek can find
     /// the last one before a time by bisection.
     checkpoints: Vec<(PositionOf<Src>, S, Option<Time>)>,
-    since_checkpoint: u64,
+    since_checkpoint: Periodic,
     /// One saved state per request priority (the document's suggested fix
     /// to its single saved state).
     saved: BTreeMap<Priority, SavedState<PositionOf<Src>, S>>,
@@ -325,7 +333,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
                 prior_bound: Some(Time::MIN),
             },
             checkpoints: Vec::new(),
-            since_checkpoint: 0,
+            since_checkpoint: Periodic::default(),
             saved: BTreeMap::new(),
             lazy_saved: None,
             list_in: Vec::new(),
@@ -1315,19 +1323,45 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
 fn maybe_checkpoint<P: Ord + Clone, S: Clone>(
     config: &SchedulerConfig,
     checkpoints: &mut Vec<(P, S, Option<Time>)>,
-    since: &mut u64,
+    periodic: &mut Periodic,
     cursor: &Cursor<P>,
     state: &S,
 ) {
     let Some(every) = config.checkpoint_interval else {
         return;
     };
-    *since += 1;
-    if *since >= every {
-        *since = 0;
+    periodic.since += 1;
+    if periodic.since >= every.saturating_mul(periodic.stride) {
+        periodic.since = 0;
         insert_checkpoint(checkpoints, cursor.position.clone(), || {
             (state.clone(), cursor.prior_bound)
         });
+        if checkpoints.len() > MAX_CHECKPOINTS {
+            // Keep the first (the trace start) and every other one after.
+            let mut i = 0;
+            checkpoints.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            periodic.stride = periodic.stride.saturating_mul(2);
+        }
+    }
+}
+
+/// Where the periodic checkpoints stand: events since the last one, and
+/// the interval's multiple in force.
+#[derive(Debug, Clone, Copy)]
+struct Periodic {
+    since: u64,
+    stride: u64,
+}
+
+impl Default for Periodic {
+    fn default() -> Self {
+        Periodic {
+            since: 0,
+            stride: 1,
+        }
     }
 }
 

@@ -1200,3 +1200,42 @@ fn yields_at_the_same_position_do_not_copy_the_state() {
     assert_eq!(done[0].data, range(0, 400));
     assert_eq!(done[1].data, range(350, 353));
 }
+
+/// Periodic checkpoints stay at most [`MAX_CHECKPOINTS`] however long the
+/// read, spread over the whole of it, and seeks with state from them stay
+/// exact.
+#[test]
+fn periodic_checkpoints_are_bounded_and_spread() {
+    let n = (MAX_CHECKPOINTS as u64) * 5;
+    let mut s = Scheduler::new(
+        linear(n),
+        tally_state(),
+        SchedulerConfig {
+            chunk_events: 64,
+            checkpoint_interval: Some(1),
+        },
+    );
+    s.add(recorder(Start::Time(0), Priority::LOW));
+    let done = run_all(&mut s);
+    assert_eq!(done[0].data.events, range(0, n));
+    let kept = s.checkpoint_count();
+    assert!(
+        (MAX_CHECKPOINTS / 2..=MAX_CHECKPOINTS).contains(&kept),
+        "{kept} checkpoints kept"
+    );
+    // Spread: the last one is in the last quarter of the read.
+    let last = s.checkpoints().last().map(|(p, _)| *p).unwrap();
+    assert!(
+        last >= pos(&s, (n as usize) * 3 / 4),
+        "last checkpoint at {last:?}"
+    );
+    for target in [1, n / 3, n - 7] {
+        let mut r = recorder(Start::Position(pos(&s, target as usize)), Priority::HIGH);
+        r.num_events = Some(2);
+        s.add(r);
+        let done = run_all(&mut s);
+        let d = &done[0].data;
+        assert_eq!(d.events, range(target, target + 2));
+        assert_eq!(d.pre[0], tally_of(s.source(), target as usize));
+    }
+}
