@@ -141,3 +141,47 @@ fn split_points_spread_the_checkpoints() {
     assert!(parallel_pass::split_at(&checkpoints, 1).is_empty());
     assert_eq!(parallel_pass::split_at(&checkpoints, 10 * m).len(), m);
 }
+
+/// The window's checkpoint pass on its own thread hands over, a few at a
+/// time, exactly the checkpoints a checkpoint pass run alone makes.
+#[test]
+fn checkpoints_ahead_arrive_as_made_and_equal_a_pass_alone() {
+    use traceloom_viewers::model::checkpoint_pass::CheckpointsAhead;
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let paths = vec![generated(tmp.path(), 5, 0.01)];
+    let session = Session::open(&paths).expect("open");
+    let alone = checkpoint::build(session.traceset().clone(), 500);
+    let mut ahead = CheckpointsAhead::start(session.traceset(), 500).expect("thread");
+    let (mut got, mut polls_with_some, mut done) = (Vec::new(), 0, None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !ahead.is_over() {
+        assert!(std::time::Instant::now() < deadline, "the pass never ended");
+        let (new, d) = ahead.poll();
+        polls_with_some += usize::from(!new.is_empty());
+        got.extend(new);
+        if d.is_some() {
+            done = d;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let done = done.expect("the pass completed");
+    assert!(
+        alone.states.len() > 10,
+        "{} checkpoints",
+        alone.states.len()
+    );
+    assert_eq!(done, alone);
+    let want: Vec<_> = alone
+        .states
+        .iter()
+        .map(|c| (c.position, c.state.clone()))
+        .collect();
+    assert!(
+        got == want,
+        "{} checkpoints handed over, {} made",
+        got.len(),
+        want.len()
+    );
+    assert_eq!(ahead.reached(), want.last().map(|c| c.0.time));
+    println!("{} checkpoints in {polls_with_some} polls", got.len());
+}

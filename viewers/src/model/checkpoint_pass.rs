@@ -5,17 +5,20 @@
 //! in memory for seeks, and both the window and `traceloom index` cache
 //! them next to the analysis store.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use traceloom_base::Time;
 use traceloom_ctf::Traceset;
 use traceloom_engine::checkpoint::{CheckpointBuild, Checkpoints, DEFAULT_INTERVAL};
 use traceloom_engine::request::{Budget, OwnerId, Start};
+use traceloom_engine::source::CtfPosition;
+use traceloom_engine::state::TracesetState;
 use traceloom_hooks::{Flow, Priority};
 
 use super::kernel::{KernelAnalysis, KernelData};
 use super::parallel_pass;
-use super::session::{KernelRequest, Payload, Session};
+use super::session::{part_scheduler, KernelRequest, Payload, Session};
 
 /// Events between two checkpoints of a whole-trace checkpoint pass: the
 /// engine's default, or more on a large trace so that it keeps about 512
@@ -91,5 +94,128 @@ pub fn analyse_in_parts(
             let every = interval(session.traceset());
             parallel_pass::analyse_cold(session, parts, every, progress)
         }
+    }
+}
+
+/// What [`CheckpointsAhead`] reports.
+enum Ahead {
+    /// A checkpoint: the state before the event at the position.
+    Checkpoint(CtfPosition, TracesetState),
+    /// The pass is complete: all its checkpoints and the seek index.
+    Done(Checkpoints),
+}
+
+/// A checkpoint pass on a thread of its own, for a window whose analysis
+/// reads far slower (the window's pass builds every view's data; a
+/// checkpoint pass only keeps the state): it hands its checkpoints over
+/// as it makes them, so that a request for any part of the trace it has
+/// passed replays a few thousand events from the nearest one rather than
+/// everything from where the analysis is. A seek's replay is not
+/// interrupted, so without them a zoom ahead of the analysis froze the
+/// window for as long as reading up to there took.
+///
+/// Dropping it stops the thread.
+pub struct CheckpointsAhead {
+    rx: std::sync::mpsc::Receiver<Ahead>,
+    stop: Arc<AtomicBool>,
+    over: bool,
+    reached: Option<Time>,
+}
+
+impl CheckpointsAhead {
+    /// Starts the pass over `traceset`, keeping a checkpoint every `every`
+    /// events; its events are decoded on its own thread only.
+    pub fn start(traceset: &Traceset, every: u64) -> std::io::Result<Self> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let traceset = Arc::new(traceset.with_decode_threads(0));
+        let stopped = stop.clone();
+        std::thread::Builder::new()
+            .name("checkpoints ahead".into())
+            .spawn(move || {
+                let mut sched = part_scheduler(traceset, None);
+                let id = sched.add(request(OwnerId(0), every));
+                let mut sent = 0;
+                let forward = |b: &CheckpointBuild, sent: &mut usize| {
+                    for c in &b.checkpoints[*sent..] {
+                        // The receiver gone: the window closed the tab.
+                        if tx
+                            .send(Ahead::Checkpoint(c.position, c.state.clone()))
+                            .is_err()
+                        {
+                            return false;
+                        }
+                    }
+                    *sent = b.checkpoints.len();
+                    true
+                };
+                while !stopped.load(Ordering::Relaxed) {
+                    let report = sched.service(Budget::events(1 << 14), || false);
+                    if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
+                        if let Ok(b) = c.data.downcast::<CheckpointBuild>() {
+                            if forward(&b, &mut sent) {
+                                let _ = tx.send(Ahead::Done(b.finish()));
+                            }
+                        }
+                        return;
+                    }
+                    let Some(b) = sched
+                        .data_mut(id)
+                        .and_then(|d| d.downcast_mut::<CheckpointBuild>())
+                    else {
+                        return;
+                    };
+                    if !forward(b, &mut sent) {
+                        return;
+                    }
+                }
+            })?;
+        Ok(CheckpointsAhead {
+            rx,
+            stop,
+            over: false,
+            reached: None,
+        })
+    }
+
+    /// The checkpoints made since the last call, and the whole set with
+    /// the seek index once the pass is complete (`None` before, and when
+    /// its thread ended without completing it).
+    pub fn poll(&mut self) -> (Vec<(CtfPosition, TracesetState)>, Option<Checkpoints>) {
+        let mut new = Vec::new();
+        loop {
+            match self.rx.try_recv() {
+                Ok(Ahead::Checkpoint(p, s)) => {
+                    self.reached = Some(p.time);
+                    new.push((p, s));
+                }
+                Ok(Ahead::Done(c)) => {
+                    self.over = true;
+                    return (new, Some(c));
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => return (new, None),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    self.over = true;
+                    return (new, None);
+                }
+            }
+        }
+    }
+
+    /// The time of the last checkpoint [`poll`](Self::poll) gave.
+    pub fn reached(&self) -> Option<Time> {
+        self.reached
+    }
+
+    /// Whether the pass is over (complete, or its thread ended) and
+    /// [`poll`](Self::poll) has given everything it made.
+    pub fn is_over(&self) -> bool {
+        self.over
+    }
+}
+
+impl Drop for CheckpointsAhead {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
     }
 }
