@@ -29,12 +29,12 @@ use traceloom_base::Time;
 use traceloom_base::TimeRange;
 
 use traceloom_ctf::Traceset;
-use traceloom_engine::checkpoint::{self, CheckpointBuild, Checkpoints};
+use traceloom_engine::checkpoint::{self, Checkpoints};
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
-use traceloom_viewers::model::checkpoint_pass;
+use traceloom_viewers::model::checkpoint_pass::{self, CheckpointsAhead};
 use traceloom_viewers::model::damage::StreamDamage;
 use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::histogram::lost_events;
@@ -321,9 +321,9 @@ pub struct TabModels {
     owner: OwnerId,
     /// The caches (analysis store, checkpoints) being read, at open.
     opening: Option<Job<Cached>>,
-    /// The checkpoint pass joined to the kernel pass, when the cache had
-    /// no checkpoints.
-    checkpoint_pass: Option<RequestId>,
+    /// The checkpoint pass on its own thread, when the cache had no
+    /// checkpoints: its checkpoints reach the scheduler as they come.
+    checkpoints_ahead: Option<CheckpointsAhead>,
     /// Checkpoints of a completed checkpoint pass, to cache once the
     /// analysis is saved too.
     built_checkpoints: Option<Checkpoints>,
@@ -408,7 +408,7 @@ impl TabModels {
         TabModels {
             owner: session.new_owner(),
             opening: None,
-            checkpoint_pass: None,
+            checkpoints_ahead: None,
             built_checkpoints: None,
             saving: None,
             from_store: false,
@@ -445,9 +445,9 @@ impl TabModels {
 
     /// Starts the whole-trace analysis: from the analysis store when it
     /// holds a valid one for these traces (read on a thread, with the
-    /// checkpoint cache), otherwise by the LOW-priority pass, joined by a
-    /// checkpoint pass when the cache has none; both are cached once
-    /// complete.
+    /// checkpoint cache), otherwise by the LOW-priority pass, with a
+    /// checkpoint pass on its own thread when the cache has none; both are
+    /// cached once complete.
     pub fn start_background(&mut self, session: &mut Session) {
         if self.kernel_pass.is_some() || self.data.is_some() || self.opening.is_some() {
             return;
@@ -463,7 +463,7 @@ impl TabModels {
         }
     }
 
-    /// Adds the kernel pass (and a checkpoint pass joined to it unless
+    /// Adds the kernel pass (and starts the checkpoint pass unless
     /// `have_checkpoints`).
     fn start_pass(&mut self, session: &mut Session, have_checkpoints: bool) {
         // The pass's finished chunks go to a spill file in the cache
@@ -514,27 +514,37 @@ impl TabModels {
         }
     }
 
-    /// The checkpoint pass (LOW, from the start: added with the kernel
-    /// pass, which starts there too, the two join in one read).
+    /// The checkpoint pass, on a thread of its own: it reads several
+    /// times faster than the kernel pass, so that a zoom ahead of the
+    /// analysis restores its state from a checkpoint near it.
     fn start_checkpoint_pass(&mut self, session: &mut Session) {
         let every = checkpoint_pass::interval(session.traceset());
-        self.checkpoint_pass = Some(session.add(checkpoint_pass::request(self.owner, every)));
+        match CheckpointsAhead::start(session.traceset(), every) {
+            Ok(a) => self.checkpoints_ahead = Some(a),
+            Err(e) => eprintln!("traceloom: warning: cannot start the checkpoint pass: {e}"),
+        }
     }
 
-    /// The checkpoint pass completed: its checkpoints serve this session's
-    /// seeks at once, and are cached (with the analysis when it is saved,
-    /// alone otherwise).
+    /// The checkpoints made since the last poll serve this session's
+    /// seeks at once; once the pass is complete, its seek index too, and
+    /// all are cached (with the analysis when it is saved, alone
+    /// otherwise).
     fn poll_checkpoints(&mut self, session: &mut Session) {
-        let Some(id) = self.checkpoint_pass else {
+        let Some(ahead) = &mut self.checkpoints_ahead else {
             return;
         };
-        let Some(b) = session.take::<CheckpointBuild>(id) else {
-            return;
-        };
-        self.checkpoint_pass = None;
-        let c = b.finish();
+        let (new, done) = ahead.poll();
+        let over = ahead.is_over();
         let sched = session.scheduler();
-        sched.add_checkpoints(c.states.iter().map(|c| (c.position, c.state.clone())));
+        if !new.is_empty() {
+            sched.add_checkpoints(new);
+        }
+        if over {
+            self.checkpoints_ahead = None;
+        }
+        let Some(c) = done else {
+            return;
+        };
         sched
             .source_mut()
             .set_seek_index(Arc::new(c.seek_index.clone()));
@@ -1065,7 +1075,16 @@ impl TabModels {
             }
         }
         let Some((w, _, _)) = self.window else { return };
+        // A seek's replay is not interrupted: ahead of every checkpoint, it
+        // would hold the main loop for as long as reading up to the window
+        // takes. The checkpoint pass, several times faster, gets there
+        // first: wait for it.
+        let replay_bounded = match &self.checkpoints_ahead {
+            Some(a) => a.reached().is_some_and(|t| t >= w.start),
+            None => true,
+        };
         let wanted = !self.covers(w)
+            && replay_bounded
             && w.span() <= self.span.span() / 4
             && self.window_data.as_ref().is_none_or(|(r, _, _)| *r != w);
         match &self.window_pass {

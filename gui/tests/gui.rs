@@ -1157,6 +1157,12 @@ fn main() {
         println!("{} passed, {} failed", out.passed, out.failed);
         std::process::exit(i32::from(out.failed > 0));
     }
+    // `TRACELOOM_GUI_ONLY=background` runs the background-pass test alone.
+    if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("background") {
+        background::background_pass(&mut out);
+        println!("{} passed, {} failed", out.passed, out.failed);
+        std::process::exit(i32::from(out.failed > 0));
+    }
     let controller = App::builder()
         .launch(AppInit {
             paths: vec![trace_path()],
