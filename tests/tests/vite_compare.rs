@@ -19,8 +19,9 @@
 //!   exactly when the trace has some;
 //! * states: at 1,920 px we draw at least as many state rects as ViTE, in
 //!   every colour ViTE uses (the trace's own colours);
-//! * links: ours are the reader's links with both ends (one arrow each);
-//!   ViTE's export draws none.
+//! * links: ours are the reader's links with both ends, an arrow each or,
+//!   beyond the arrows a render keeps per pixel, sampled arrows counting
+//!   for them all; ViTE's export draws none.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -274,13 +275,25 @@ fn compare(name: &str) {
         "{name}: ViTE's state colours {missing:?} not ours"
     );
 
-    // Links: one arrow per link with both ends (ViTE's export has none).
+    // Links: every link with both ends stands in the render (ViTE's
+    // export has none): an arrow each, or, beyond the control flow view's
+    // arrows per pixel, evenly sampled arrows counting for the others.
     assert_eq!(v.links, 0, "{name}: ViTE 1.2 exports no link");
-    assert_eq!(our_links, links, "{name}: our links");
+    let counted: u64 = render
+        .arrow_series()
+        .iter()
+        .flat_map(|s| s.arrows.iter())
+        .map(|a| u64::from(a.count))
+        .sum();
+    assert_eq!(counted, links as u64, "{name}: our links");
+    let cap = (1920.0 * traceloom_viewers::model::controlflow::ARROWS_PER_PIXEL) as usize;
+    for s in render.arrow_series() {
+        assert!(s.arrows.len() <= cap, "{name}: {} arrows", s.arrows.len());
+    }
     assert!(links > 0);
 
     println!(
-        "{name}: containers {container_rows} / {}, states {our_states} / {}, links {our_links} / {}, variables {our_vars} charts / {} pieces (traceloom / ViTE)",
+        "{name}: containers {container_rows} / {}, states {our_states} / {}, links {counted} in {our_links} arrows / {}, variables {our_vars} charts / {} pieces (traceloom / ViTE)",
         v.containers,
         v.states,
         v.links,

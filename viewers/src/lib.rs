@@ -28,7 +28,8 @@ pub mod time;
 
 pub use render::{
     Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent, HistogramBuilder,
-    HistogramRender, Properties, RowId, StatRow, StatValue, StateInterval, StatisticsRender,
-    StyleKey, TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
+    HistogramRender, ItemDetails, Properties, RowId, StatRow, StatValue, StateInterval,
+    StatisticsRender, StyleKey, TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode,
+    TreeRender, TreeRow,
 };
 pub use style::{DataConfig, PresentationConfig, Rgba};

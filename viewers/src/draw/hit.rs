@@ -292,7 +292,8 @@ pub fn tooltip(
                 out.push(("Label".into(), l.to_string()));
             }
             out.extend(
-                iv.properties
+                render
+                    .interval_properties(row, index)
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string())),
             );
@@ -309,7 +310,8 @@ pub fn tooltip(
                 out.push(("Count".into(), format!("{} events in this pixel", e.count)));
             }
             out.extend(
-                e.properties
+                render
+                    .event_properties(row, index)
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string())),
             );

@@ -14,22 +14,30 @@
 //!
 //! Renders cost O(rows × width), not O(entities): state lanes go through
 //! the shared step renderer (`steps.rs`), events and variable values are
-//! walked one pixel column at a time (galloping to the next column).
+//! walked one pixel column at a time (galloping to the next column), and
+//! each link type keeps at most the control flow view's
+//! [`ARROWS_PER_PIXEL`] arrows per pixel of width. No item holds a string
+//! of its own: a value's key and label are shared, and the tooltips'
+//! properties of states and events are made from the data when asked
+//! ([`ItemDetails`]).
 //!
 //! Colours are the trace's own (`PajeDefineEntityValue`'s `Color`,
 //! `PajeDefineVariableType`'s); other keys — and lines given the
 //! background's own colour, invisible on it — get the presentation's
 //! stable hashed palette colour.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use traceloom_base::TimeRange;
+use std::sync::Arc;
+use traceloom_base::{Time, TimeRange};
 
 use traceloom_paje::{TypeId, TypeNature};
 
+use crate::model::controlflow::ARROWS_PER_PIXEL;
 use crate::model::paje_analysis::{ContainerData, PajeData};
 use crate::model::steps::{push_steps, Blocks};
 use crate::render::{
-    Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
+    Arrow, DrawnEvent, ItemDetails, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
 };
 use crate::style::{
@@ -259,16 +267,22 @@ impl PajeData {
     }
 
     /// The render of `range` at `width` pixels.
+    ///
+    /// It holds O(rows × width) items and no string per item: intervals
+    /// and events share one key and label per value, their tooltip
+    /// properties are made on demand from the data ([`PajeDetails`]), and
+    /// each link type keeps at most [`ARROWS_PER_PIXEL`] arrows per pixel
+    /// of width, sampled evenly, each counting for the links it stands for
+    /// (as the control flow view's arrows).
     pub fn render(&self, range: TimeRange, width: u32, view: &PajeView) -> TimeGraphRender {
         let (tree, content) = self.rows(view);
         let mut b = TimeGraphRenderBuilder::new(tree.clone(), range, width);
         let scale = b.scale();
+        let keys = ValueKeys::new(self);
         for (i, tr) in tree.rows().iter().enumerate() {
             match content.get(&tr.id) {
                 Some(&Content::Lane { c, lane }) => {
-                    let cd = &self.containers[c];
-                    let l = &cd.lanes[lane];
-                    let type_name = self.type_name(l.type_id);
+                    let l = &self.containers[c].lanes[lane];
                     // Packed columns: readers keep the blocks last decoded.
                     let codes = l.codes.reader();
                     push_steps(
@@ -281,19 +295,10 @@ impl PajeData {
                         &Blocks::default(),
                         |x| x as u32,
                         |k| codes.at(k),
-                        |v| self.value_key(v),
+                        |v| keys.key(v),
                         |k, s, e| {
-                            let key = self.value_key(codes.at(k));
-                            StateInterval::new(s, e, key.clone())
-                                .with_label(key.as_str())
-                                .with_properties(Properties::new([
-                                    ("container", cd.name.to_string()),
-                                    ("type", type_name.to_string()),
-                                    ("value", key.to_string()),
-                                    ("level", l.level.to_string()),
-                                    ("start", format!("{:.9}", s as f64 / 1e9)),
-                                    ("duration", format_duration(e.saturating_sub(s) as i128)),
-                                ]))
+                            let v = codes.at(k);
+                            StateInterval::new(s, e, keys.key(v)).with_label(keys.label(v))
                         },
                     );
                 }
@@ -336,22 +341,29 @@ impl PajeData {
                 if let Some(ci) =
                     self.container_index(traceloom_paje::ContainerId((tr.id.0 >> 16) as u32))
                 {
-                    self.push_events(&self.containers[ci], scale, view, b.events(i));
+                    self.push_events(&self.containers[ci], scale, view, &keys, b.events(i));
                 }
             }
         }
+        let cap = ((scale.width as f64 * ARROWS_PER_PIXEL) as usize).max(1);
         for l in self.links.iter() {
             if view.hidden.contains(&l.type_id) {
                 continue;
             }
             let name = self.type_name(l.type_id).to_string();
             let out = b.arrows(name.as_str());
+            // By completion: those crossing the range complete after its
+            // start and, starting before its end, at most the longest
+            // link later.
             let first = l.items.partition_point(|x| x.completed() < range.start);
+            let last = l
+                .items
+                .partition_point(|x| x.completed().saturating_sub(l.longest) <= range.end);
+            let span = first..last.max(first);
+            let stride = span.len().div_ceil(cap).max(1);
             let items = l.items.reader();
-            for x in (first..items.len()).map(|k| items.at(k)) {
-                if x.completed().saturating_sub(l.longest) > range.end {
-                    break;
-                }
+            for k in span.clone().step_by(stride) {
+                let x = items.at(k);
                 if x.start.min(x.end) > range.end {
                     continue;
                 }
@@ -359,9 +371,16 @@ impl PajeData {
                 if tree.index_of(from).is_none() || tree.index_of(to).is_none() {
                     continue;
                 }
-                out.push(Arrow::new(from, x.start, to, x.end));
+                let mut arrow = Arrow::new(from, x.start, to, x.end);
+                arrow.count = u32::try_from(stride.min(span.end - k)).unwrap_or(u32::MAX);
+                out.push(arrow);
             }
         }
+        b.set_details(Arc::new(PajeDetails {
+            data: self.clone(),
+            content,
+            hidden: view.hidden.clone(),
+        }));
         b.build()
     }
 
@@ -370,6 +389,7 @@ impl PajeData {
         c: &ContainerData,
         scale: PixelScale,
         view: &PajeView,
+        keys: &ValueKeys,
         out: &mut crate::lod::RowEventsBuilder,
     ) {
         let range = scale.range;
@@ -390,19 +410,155 @@ impl PajeData {
                 let stop = gallop(k, n, |i| at(i).time >= next).max(k + 1);
                 let count = stop - k;
                 k = stop;
-                let key = self.value_key(x.value);
-                let mut ev = DrawnEvent::new(x.time, key.as_str(), key.clone()).with_properties(
-                    Properties::new([
-                        ("container", c.name.to_string()),
-                        ("type", self.type_name(*t).to_string()),
-                        ("value", key.to_string()),
-                        ("time", format!("{:.9}", x.time as f64 / 1e9)),
-                    ]),
-                );
+                let mut ev = DrawnEvent::new(x.time, keys.label(x.value), keys.key(x.value));
                 ev.count = u32::try_from(count).unwrap_or(u32::MAX);
                 out.push(ev);
             }
         }
+    }
+
+    /// Tooltip properties of a state `[start, end)` of value `value` in
+    /// lane `lane` of container `c`.
+    fn state_properties(
+        &self,
+        c: usize,
+        lane: usize,
+        value: u32,
+        start: Time,
+        end: Time,
+    ) -> Properties {
+        let cd = &self.containers[c];
+        let l = &cd.lanes[lane];
+        Properties::new([
+            ("container", cd.name.to_string()),
+            ("type", self.type_name(l.type_id).to_string()),
+            ("value", self.value_key(value).to_string()),
+            ("level", l.level.to_string()),
+            ("start", format!("{:.9}", start as f64 / 1e9)),
+            (
+                "duration",
+                format_duration(end.saturating_sub(start) as i128),
+            ),
+        ])
+    }
+
+    /// Tooltip properties of an event of type `t` and value `value` at
+    /// `time` in container `c`.
+    fn event_properties(&self, c: usize, t: TypeId, value: u32, time: Time) -> Properties {
+        Properties::new([
+            ("container", self.containers[c].name.to_string()),
+            ("type", self.type_name(t).to_string()),
+            ("value", self.value_key(value).to_string()),
+            ("time", format!("{:.9}", time as f64 / 1e9)),
+        ])
+    }
+}
+
+/// A value's style key and label.
+type KeyAndLabel = (StyleKey, Arc<str>);
+
+/// The style key and label of each value, made once per render (when
+/// first used) and shared by every interval and marker of that value.
+struct ValueKeys<'a> {
+    data: &'a PajeData,
+    made: RefCell<Vec<Option<KeyAndLabel>>>,
+}
+
+impl<'a> ValueKeys<'a> {
+    fn new(data: &'a PajeData) -> Self {
+        ValueKeys {
+            data,
+            made: RefCell::new(vec![None; data.values.len() + 1]),
+        }
+    }
+
+    fn get(&self, v: u32) -> KeyAndLabel {
+        // Unknown values share the last slot (their key is "?").
+        let i = (v as usize).min(self.data.values.len());
+        let mut made = self.made.borrow_mut();
+        made[i]
+            .get_or_insert_with(|| {
+                let key = self.data.value_key(v);
+                let label = Arc::from(key.as_str());
+                (key, label)
+            })
+            .clone()
+    }
+
+    fn key(&self, v: u32) -> StyleKey {
+        self.get(v).0
+    }
+
+    fn label(&self, v: u32) -> Arc<str> {
+        self.get(v).1
+    }
+}
+
+/// Tooltip properties of a Pajé render's states and events, made from the
+/// data when asked (by row and time) rather than stored with each item:
+/// the same properties as the data gives, at no cost per item.
+#[derive(Debug)]
+struct PajeDetails {
+    /// The data rendered (its series are shared, not copied).
+    data: PajeData,
+    /// What each row draws.
+    content: HashMap<RowId, Content>,
+    /// Types not drawn.
+    hidden: HashSet<TypeId>,
+}
+
+impl ItemDetails for PajeDetails {
+    fn interval(&self, row: RowId, iv: &StateInterval) -> Properties {
+        // A merged interval stands for several states: no properties.
+        if iv.is_mixed() {
+            return Properties::none();
+        }
+        let Some(&Content::Lane { c, lane }) = self.content.get(&row) else {
+            return Properties::none();
+        };
+        let l = &self.data.containers[c].lanes[lane];
+        // The state the interval is: the last change at or before its
+        // start (which the level-of-detail builder may have moved up to
+        // the previous state's end, never past its own change).
+        let Some(k) = l.times.partition_point(|&t| t <= iv.start).checked_sub(1) else {
+            return Properties::none();
+        };
+        let start = l.times.at(k);
+        let end = if k + 1 < l.times.len() {
+            l.times.at(k + 1)
+        } else {
+            l.end
+        };
+        self.data
+            .state_properties(c, lane, l.codes.at(k), start, end)
+    }
+
+    fn event(&self, row: RowId, ev: &DrawnEvent) -> Properties {
+        if row.0 & 0xFFFF != 0 {
+            return Properties::none();
+        }
+        let id = traceloom_paje::ContainerId((row.0 >> 16) as u32);
+        let Some(c) = self.data.container_index(id) else {
+            return Properties::none();
+        };
+        // The marker is the first event of its pixel column: the first at
+        // its time, of the first shown type with one of its value there.
+        for (t, items) in &self.data.containers[c].events {
+            if self.hidden.contains(t) {
+                continue;
+            }
+            let k = items.partition_point(|x| x.time < ev.time);
+            let items = items.reader();
+            for x in (k..items.len()).map(|i| items.at(i)) {
+                if x.time != ev.time {
+                    break;
+                }
+                if *self.data.value_key(x.value) == *ev.name {
+                    return self.data.event_properties(c, *t, x.value, x.time);
+                }
+            }
+        }
+        Properties::none()
     }
 }
 

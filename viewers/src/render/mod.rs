@@ -20,8 +20,8 @@ use crate::time::PixelScale;
 pub(crate) mod types;
 
 pub use types::{
-    Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent, Properties, RowId,
-    StateInterval, StyleKey,
+    Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent, ItemDetails, Properties,
+    RowId, StateInterval, StyleKey,
 };
 
 /// One row of the tree column, in display order.
@@ -358,6 +358,8 @@ pub struct TimeGraphRender {
     events: Arc<[Arc<[DrawnEvent]>]>,
     arrows: Arc<[ArrowSeries]>,
     counters: Arc<[Counter]>,
+    /// Properties made on demand, for models whose items carry none.
+    details: Option<Arc<dyn ItemDetails>>,
     hash: u64,
 }
 
@@ -400,6 +402,30 @@ impl TimeGraphRender {
     /// Content hash of the whole render.
     pub fn content_hash(&self) -> u64 {
         self.hash
+    }
+
+    /// Tooltip properties of interval `index` of the row at display index
+    /// `row`: its own, else those its model makes on demand.
+    pub fn interval_properties(&self, row: usize, index: usize) -> Properties {
+        let Some(iv) = self.states(row).get(index) else {
+            return Properties::none();
+        };
+        match (&self.details, self.tree.rows().get(row)) {
+            (Some(d), Some(r)) if iv.properties.is_empty() => d.interval(r.id, iv),
+            _ => iv.properties.clone(),
+        }
+    }
+
+    /// Tooltip properties of drawn event `index` of the row at display
+    /// index `row`: its own, else those its model makes on demand.
+    pub fn event_properties(&self, row: usize, index: usize) -> Properties {
+        let Some(ev) = self.events(row).get(index) else {
+            return Properties::none();
+        };
+        match (&self.details, self.tree.rows().get(row)) {
+            (Some(d), Some(r)) if ev.properties.is_empty() => d.event(r.id, ev),
+            _ => ev.properties.clone(),
+        }
     }
 
     /// Every state key used by the intervals, in first-use order.
@@ -454,6 +480,7 @@ pub struct TimeGraphRenderBuilder {
     events: Vec<RowEventsBuilder>,
     arrows: Vec<(StyleKey, ArrowsBuilder)>,
     counters: Vec<(StyleKey, Option<RowId>, CounterBuilder)>,
+    details: Option<Arc<dyn ItemDetails>>,
 }
 
 impl TimeGraphRenderBuilder {
@@ -468,6 +495,7 @@ impl TimeGraphRenderBuilder {
             tree,
             arrows: Vec::new(),
             counters: Vec::new(),
+            details: None,
         }
     }
 
@@ -545,6 +573,12 @@ impl TimeGraphRenderBuilder {
         &mut self.counters[i].2
     }
 
+    /// Makes the tooltip properties of the items pushed without any on
+    /// demand, from `details` (see [`ItemDetails`]).
+    pub fn set_details(&mut self, details: Arc<dyn ItemDetails>) {
+        self.details = Some(details);
+    }
+
     /// The immutable render.
     pub fn build(self) -> TimeGraphRender {
         let tree = self.tree;
@@ -600,6 +634,7 @@ impl TimeGraphRenderBuilder {
             events,
             arrows,
             counters,
+            details: self.details,
             hash: h.finish(),
         }
     }

@@ -126,6 +126,20 @@ impl Properties {
     }
 }
 
+/// Tooltip properties of a render's items made on demand from the model
+/// rather than stored with every item: a render of a large trace holds
+/// up to rows × width intervals, whose property strings would outweigh
+/// the intervals themselves. A model whose items' properties vary per
+/// item (a Pajé state's container, type, value, level and times) sets
+/// one on its render ([`crate::render::TimeGraphRenderBuilder::set_details`]);
+/// the tooltips ask it for the item hovered.
+pub trait ItemDetails: Send + Sync + fmt::Debug {
+    /// Properties of `interval`, drawn in row `row`.
+    fn interval(&self, row: RowId, interval: &StateInterval) -> Properties;
+    /// Properties of `event`, drawn in row `row`.
+    fn event(&self, row: RowId, event: &DrawnEvent) -> Properties;
+}
+
 /// Identifier of a tree row, stable from one render to the next (e.g. a TID,
 /// a Pajé container's index). Arrows and counters refer to rows by id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
