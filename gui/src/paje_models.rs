@@ -7,7 +7,9 @@
 //!   once per update interval while it runs, so the views fill in;
 //! * the containers view: renders of the window, made by a [`Job`] on a
 //!   thread of its own from the `Arc`'d snapshot (never on the main
-//!   loop);
+//!   loop); one whose window or width changed meanwhile gives up at its
+//!   next row, and the first is preceded by the rows alone, so that the
+//!   view lays them out and asks for its graph's true width at once;
 //! * statistics of the selection (or of the window without one), per
 //!   container and state type, also by a job;
 //! * the histogram, re-binned from the pass's fine bins;
@@ -22,6 +24,7 @@
 //!   back in place from the store.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use traceloom_base::{Time, TimeRange};
@@ -62,6 +65,15 @@ const JOB_COST_FACTOR: u32 = 4;
 /// What a render shows: window, width, data generation, view generation.
 type RenderKey = (TimeRange, u32, u64, u64);
 
+/// A render being made: what it shows, its result (`None` if given up),
+/// when it started, and whether it is to give up.
+type GraphJob = (
+    RenderKey,
+    Job<Option<TimeGraphRender>>,
+    Instant,
+    Arc<AtomicBool>,
+);
+
 /// A Pajé trace's models (see the module doc).
 pub struct PajeTab {
     session: PajeSession,
@@ -85,7 +97,16 @@ pub struct PajeTab {
     presented: (usize, usize),
     window: Option<(TimeRange, u32)>,
     rendered: Option<RenderKey>,
-    graph_job: Option<(RenderKey, Job<TimeGraphRender>, Instant)>,
+    /// The render being made, and whether it is no longer wanted (the
+    /// window changed meanwhile: it stops at its next row).
+    graph_job: Option<GraphJob>,
+    /// The rows without their content, made while the first render is:
+    /// once the view has laid them out it asks for its graph's true width
+    /// (rather than its guess before any layout), and the first render,
+    /// made for the guess, stops.
+    rows_job: Option<Job<TimeGraphRender>>,
+    /// Whether the rows were asked for (once per tab).
+    rows_sent: bool,
     /// The final snapshot of the completed pass, taken (and the collector
     /// freed) on a thread: hundreds of ms of copies and frees on the 1 GB
     /// generated trace; then stored, and read back from the store (with
@@ -136,6 +157,8 @@ impl PajeTab {
             window: None,
             rendered: None,
             graph_job: None,
+            rows_job: None,
+            rows_sent: false,
             final_job: None,
             opening: None,
             from_store: false,
@@ -307,30 +330,66 @@ impl PajeTab {
     }
 
     fn poll_graph(&mut self, u: &mut Updates) {
-        if let Some((key, job, started)) = &self.graph_job {
+        if let Some(job) = &self.rows_job {
             match job.try_take() {
-                JobState::Running => return,
+                JobState::Running => {}
                 JobState::Done(r) => {
+                    self.rows_job = None;
+                    if self.rendered.is_none() {
+                        u.control_flow = Some(Arc::new(r));
+                    }
+                }
+                JobState::Failed => self.rows_job = None,
+            }
+        }
+        let wanted = match (&self.data, self.window) {
+            (Some(_), Some((window, width))) => {
+                Some((window, width, self.generation, self.view_generation))
+            }
+            _ => None,
+        };
+        if let Some((key, job, started, stop)) = &self.graph_job {
+            match job.try_take() {
+                JobState::Running => {
+                    if wanted != Some(*key) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    return;
+                }
+                JobState::Done(Some(r)) => {
                     self.rendered = Some(*key);
                     u.control_flow = Some(Arc::new(r));
+                    self.render_cost = started.elapsed();
                 }
+                // Given up for a newer window: rendered again below.
+                JobState::Done(None) => {}
                 JobState::Failed => self.rendered = Some(*key),
             }
-            self.render_cost = started.elapsed();
             self.graph_job = None;
         }
-        let (Some(data), Some((window, width))) = (&self.data, self.window) else {
+        let (Some(data), Some(key)) = (&self.data, wanted) else {
             return;
         };
-        let key = (window, width, self.generation, self.view_generation);
         if self.rendered == Some(key) {
             return;
         }
+        let (window, width) = (key.0, key.1);
+        if self.rendered.is_none() && self.rows_job.is_none() && !self.rows_sent {
+            self.rows_sent = true;
+            let (data, view) = (data.clone(), self.view.clone());
+            if let Ok(job) = Job::spawn("traceloom-paje-rows", move || {
+                data.render_rows(window, width, &view)
+            }) {
+                self.rows_job = Some(job);
+            }
+        }
         let (data, view) = (data.clone(), self.view.clone());
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
         if let Ok(job) = Job::spawn("traceloom-paje-render", move || {
-            data.render(window, width, &view)
+            data.render_until(window, width, &view, || stopped.load(Ordering::Relaxed))
         }) {
-            self.graph_job = Some((key, job, Instant::now()));
+            self.graph_job = Some((key, job, Instant::now(), stop));
         }
     }
 

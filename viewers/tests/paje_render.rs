@@ -221,3 +221,23 @@ fn tooltips_give_each_state_and_event_its_properties() {
     assert!(with_props > 1000, "{with_props} states with properties");
     assert!(events > 100, "{events} events");
 }
+
+#[test]
+fn a_render_given_up_stops_and_the_rows_alone_lay_out_the_same_tree() {
+    let data = generated();
+    let view = PajeView::default();
+    let whole = data.render(data.span, 200, &view);
+    let asked = std::cell::Cell::new(0usize);
+    let stopped = data.render_until(data.span, 200, &view, || {
+        asked.set(asked.get() + 1);
+        asked.get() > 10
+    });
+    assert!(stopped.is_none());
+    assert_eq!(asked.get(), 11, "asked once per row until it holds");
+    let again = data.render_until(data.span, 200, &view, || false);
+    assert!(again.as_ref() == Some(&whole));
+    let rows = data.render_rows(data.span, 200, &view);
+    assert!(rows.tree() == whole.tree() && rows.tree().len() > 100);
+    assert!((0..rows.tree().len()).all(|i| rows.states(i).is_empty() && rows.events(i).is_empty()));
+    assert!(rows.arrow_series().is_empty() && rows.counters().is_empty());
+}

@@ -275,11 +275,35 @@ impl PajeData {
     /// of width, sampled evenly, each counting for the links it stands for
     /// (as the control flow view's arrows).
     pub fn render(&self, range: TimeRange, width: u32, view: &PajeView) -> TimeGraphRender {
+        self.render_until(range, width, view, || false)
+            .expect("a render never stopped")
+    }
+
+    /// The rows of the render of `range` at `width` pixels, with nothing
+    /// drawn in them yet: what a view lays out (its tree column, hence
+    /// the width of its graph) while the render is made.
+    pub fn render_rows(&self, range: TimeRange, width: u32, view: &PajeView) -> TimeGraphRender {
+        TimeGraphRenderBuilder::new(self.tree(view), range, width).build()
+    }
+
+    /// [`render`](Self::render), given up (`None`) as soon as `stop` holds
+    /// (asked once per row): a window whose width or range changed while
+    /// a render of the whole trace was made does not wait for it.
+    pub fn render_until(
+        &self,
+        range: TimeRange,
+        width: u32,
+        view: &PajeView,
+        stop: impl Fn() -> bool,
+    ) -> Option<TimeGraphRender> {
         let (tree, content) = self.rows(view);
         let mut b = TimeGraphRenderBuilder::new(tree.clone(), range, width);
         let scale = b.scale();
         let keys = ValueKeys::new(self);
         for (i, tr) in tree.rows().iter().enumerate() {
+            if stop() {
+                return None;
+            }
             match content.get(&tr.id) {
                 Some(&Content::Lane { c, lane }) => {
                     let l = &self.containers[c].lanes[lane];
@@ -381,7 +405,7 @@ impl PajeData {
             content,
             hidden: view.hidden.clone(),
         }));
-        b.build()
+        Some(b.build())
     }
 
     fn push_events(
