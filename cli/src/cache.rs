@@ -84,8 +84,43 @@ pub struct IndexArgs {
     pub cache: CacheOptions,
 }
 
-fn mib(bytes: u64) -> String {
+pub(crate) fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// What `traceloom index` says of the store at `file` after `outcome`:
+/// up to date, or written with its share of the `traced` bytes (of the
+/// trace or traces, as `of` says); an error when it could not be written.
+pub(crate) fn report_index(
+    out: &mut dyn Write,
+    file: &Path,
+    outcome: &StoreOutcome,
+    events: u64,
+    traced: u64,
+    of: &str,
+) -> Result<(), CliError> {
+    let bytes = std::fs::metadata(file).map_or(0, |m| m.len());
+    match outcome {
+        StoreOutcome::Loaded { .. } => writeln!(
+            out,
+            "{}: up to date ({}, {events} events)",
+            file.display(),
+            mib(bytes)
+        )?,
+        StoreOutcome::Built(Some(_)) | StoreOutcome::Rebuilt(_, Some(_)) => {
+            return Err(CliError::Trace(
+                "the analysis store could not be written".into(),
+            ))
+        }
+        _ => writeln!(
+            out,
+            "{}: written ({}, {events} events, {:.1} % of the {of})",
+            file.display(),
+            mib(bytes),
+            100.0 * bytes as f64 / traced.max(1) as f64
+        )?,
+    }
+    Ok(())
 }
 
 /// Runs the kernel pass on `session` with a progress bar on stderr when
@@ -275,29 +310,14 @@ pub fn run_index(
     }
     let identity = TracesetIdentity::of(session.traceset());
     let path = store::identity::store_path(&dir, &identity);
-    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-    match outcome {
-        StoreOutcome::Loaded { .. } => writeln!(
-            out,
-            "{}: up to date ({}, {} events)",
-            path.display(),
-            mib(bytes),
-            data.events
-        )?,
-        StoreOutcome::Built(Some(_)) | StoreOutcome::Rebuilt(_, Some(_)) => {
-            return Err(CliError::Trace(
-                "the analysis store could not be written".into(),
-            ))
-        }
-        _ => writeln!(
-            out,
-            "{}: written ({}, {} events, {:.1} % of the traces)",
-            path.display(),
-            mib(bytes),
-            data.events,
-            100.0 * bytes as f64 / identity.total_bytes().max(1) as f64
-        )?,
-    }
+    report_index(
+        out,
+        &path,
+        &outcome,
+        data.events,
+        identity.total_bytes(),
+        "traces",
+    )?;
     // A store built from damaged streams holds what could be read: say
     // so, as every reading command does (the store records the damage).
     crate::report_damage(session.errors(), &data.damage, out, err)

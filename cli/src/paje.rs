@@ -15,13 +15,9 @@ use traceloom_viewers::store::paje as paje_store;
 use traceloom_viewers::store::StoreOutcome;
 use traceloom_viewers::{StatValue, StatisticsRender};
 
-use crate::cache::CacheOptions;
+use crate::cache::{mib, CacheOptions};
 use crate::stats::StatsArgs;
 use crate::CliError;
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
-}
 
 fn trace_error(e: impl std::fmt::Display) -> CliError {
     CliError::Trace(e.to_string())
@@ -109,29 +105,14 @@ pub fn run_index(
     let session = PajeSession::open(path).map_err(trace_error)?;
     let identity = paje_store::identity(&session);
     let file = paje_store::store_path(&dir, &identity);
-    let bytes = std::fs::metadata(&file).map_or(0, |m| m.len());
-    match outcome {
-        StoreOutcome::Loaded { .. } => writeln!(
-            out,
-            "{}: up to date ({}, {} events)",
-            file.display(),
-            mib(bytes),
-            data.events_read
-        )?,
-        StoreOutcome::Built(Some(_)) | StoreOutcome::Rebuilt(_, Some(_)) => {
-            return Err(CliError::Trace(
-                "the analysis store could not be written".into(),
-            ))
-        }
-        _ => writeln!(
-            out,
-            "{}: written ({}, {} events, {:.1} % of the trace)",
-            file.display(),
-            mib(bytes),
-            data.events_read,
-            100.0 * bytes as f64 / identity.total_bytes().max(1) as f64
-        )?,
-    }
+    crate::cache::report_index(
+        out,
+        &file,
+        &outcome,
+        data.events_read,
+        identity.total_bytes(),
+        "trace",
+    )?;
     report_diagnostics(path, &data.diagnostics, err)
 }
 
