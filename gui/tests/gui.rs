@@ -1157,6 +1157,13 @@ fn main() {
         println!("{} passed, {} failed", out.passed, out.failed);
         std::process::exit(i32::from(out.failed > 0));
     }
+    // `TRACELOOM_GUI_REOPEN_TRACE=PATH` times a reopen of PATH from its
+    // store, alone.
+    if let Some(path) = std::env::var_os("TRACELOOM_GUI_REOPEN_TRACE") {
+        background::reopen_large(&mut out, Path::new(&path));
+        println!("{} passed, {} failed", out.passed, out.failed);
+        std::process::exit(i32::from(out.failed > 0));
+    }
     // `TRACELOOM_GUI_ONLY=background` runs the background-pass test alone.
     if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("background") {
         background::background_pass(&mut out);
