@@ -195,10 +195,17 @@ pub fn summary(per_source: &BTreeMap<&'static str, SourceStats>) -> String {
 }
 
 /// Times every GTK frame of `widget`'s window, by phase of its frame
-/// clock: `gtk:update` (before-paint to layout: animations, ticks),
-/// `gtk:layout` (measure and allocate) and `gtk:paint` (snapshot, with the
-/// draw functions, and rendering), the three often differing by orders of
+/// clock: `gtk:layout` (tick callbacks, measure and allocate),
+/// `gtk:paint` (snapshot, with the draw functions, and rendering: with
+/// GL, the renderer's draw calls and shader compiles) and
+/// `gtk:after-paint` (the frame's end), often differing by orders of
 /// magnitude.
+///
+/// GDK connects its own handlers to the frame clock when the window's
+/// surface is made, before this sees the window realized: they run before
+/// ours in every signal, so each of our handlers marks the *end* of GDK's
+/// work in that signal (GTK allocates in its `layout` handler and renders
+/// in its `paint` handler).
 pub fn watch_frames(widget: &impl gtk4::prelude::IsA<gtk4::Widget>) {
     use gtk4::prelude::*;
     widget.connect_realize(|w| {
@@ -215,11 +222,11 @@ pub fn watch_frames(widget: &impl gtk4::prelude::IsA<gtk4::Widget>) {
             p.set(following.map(|f| (f, Mark::now())));
         };
         let p = phase.clone();
-        clock.connect_before_paint(move |_| next(&p, Some("gtk:update")));
+        clock.connect_before_paint(move |_| next(&p, Some("gtk:layout")));
         let p = phase.clone();
-        clock.connect_layout(move |_| next(&p, Some("gtk:layout")));
+        clock.connect_layout(move |_| next(&p, Some("gtk:paint")));
         let p = phase.clone();
-        clock.connect_paint(move |_| next(&p, Some("gtk:paint")));
+        clock.connect_paint(move |_| next(&p, Some("gtk:after-paint")));
         clock.connect_after_paint(move |_| next(&phase, None));
     });
 }
