@@ -357,10 +357,16 @@ pub struct TabModels {
     /// Bumped whenever `data` changes.
     generation: u64,
     /// The time-graph models and the generation of the data they were
-    /// built from (a graph job builds them).
-    graphs: Option<(u64, Arc<(ControlFlowModel, ResourcesModel)>)>,
+    /// built from (a graph job builds them): the pass's data's first, the
+    /// window's own data's second (generations with the top bit set), so
+    /// that going back and forth between the two rebuilds neither (tens
+    /// of ms for thousands of threads).
+    graphs: [Option<(u64, GraphModels)>; 2],
     /// A render of the time graphs under way, and what it renders.
     graph_job: Option<(Rendered, Job<GraphResult>)>,
+    /// Whether that render also builds its models (it is then let finish
+    /// even when the user moves on: the next render reuses them).
+    graph_job_builds: bool,
     /// A statistics render under way, and its caption.
     stats_job: Option<(Job<StatisticsRender>, String)>,
     /// Statistics to render once the job under way is done (the latest
@@ -423,8 +429,9 @@ impl TabModels {
             held: None,
             data: None,
             generation: 0,
-            graphs: None,
+            graphs: [None, None],
             graph_job: None,
+            graph_job_builds: false,
             stats_job: None,
             stats_next: None,
             lost: lost_events(session.traceset()),
@@ -956,16 +963,21 @@ impl TabModels {
         if let Some((what, job)) = &self.graph_job {
             let what = *what;
             match job.try_take() {
+                // A render of another window than the one now wanted is
+                // left to finish on its own (its result dropped there):
+                // the user waits for the new one, not for it.
+                JobState::Running
+                    if !self.graph_job_builds && self.window.is_some_and(|w| w != what.window) =>
+                {
+                    self.graph_job = None;
+                }
                 JobState::Running => return false,
                 JobState::Done((graphs, cf, res)) => {
                     u.control_flow = Some(Arc::new(cf));
                     u.resources = Some(Arc::new(res));
-                    if self
-                        .graphs
-                        .as_ref()
-                        .is_none_or(|(g, _)| *g < what.generation)
-                    {
-                        if let Some((_, old)) = self.graphs.replace((what.generation, graphs)) {
+                    let slot = &mut self.graphs[graph_slot(what.generation)];
+                    if slot.as_ref().is_none_or(|(g, _)| *g < what.generation) {
+                        if let Some((_, old)) = slot.replace((what.generation, graphs)) {
                             drop_later(old);
                         }
                     } else {
@@ -986,8 +998,15 @@ impl TabModels {
         let Some(w) = self.window else { return moved };
         // The window analysed alone when the pass has not reached it, else
         // the pass's data.
+        let covered = self.covers(w.0);
         let (generation, data) = match (&self.window_data, &self.data) {
-            (Some((r, g, d)), _) if *r == w.0 && !self.covers(w.0) => (*g, d.clone()),
+            (Some((r, g, d)), _) if *r == w.0 && !covered => (*g, d.clone()),
+            // The window's own pass is under way: the pass's data has
+            // nothing there, and a render of it would take a core from
+            // that pass.
+            _ if !covered && self.window_pass.as_ref().is_some_and(|(r, _)| *r == w.0) => {
+                return moved
+            }
             (_, Some(d)) => (self.generation, d.clone()),
             _ => return moved,
         };
@@ -1002,12 +1021,19 @@ impl TabModels {
         }
         // Models of the current data are reused; else the job builds them
         // (tens of ms on a trace of thousands of threads).
-        let built = self
-            .graphs
+        let built = self.graphs[graph_slot(generation)]
             .as_ref()
             .filter(|(g, _)| *g == generation)
             .map(|(_, m)| m.clone());
-        let job = Job::spawn("traceloom-render", move || {
+        let has_models = built.is_some();
+        // A render the user waits for (another window or rows, or the
+        // window's own data) runs at their priority; one that only follows
+        // the pass's growth, at the background's.
+        let follows_user = graph_slot(generation) == 1
+            || self
+                .rendered
+                .is_none_or(|r| r.window != what.window || r.rows != what.rows);
+        let render = move || {
             let graphs = built.unwrap_or_else(|| {
                 Arc::new((
                     ControlFlowModel::new(data.clone()),
@@ -1018,9 +1044,17 @@ impl TabModels {
             let cf = graphs.0.render_with(&rows, window, cfw);
             let res = graphs.1.render(window, rw);
             (graphs, cf, res)
-        });
+        };
+        let job = if follows_user {
+            Job::spawn_urgent("traceloom-render", render)
+        } else {
+            Job::spawn("traceloom-render", render)
+        };
         match job {
-            Ok(j) => self.graph_job = Some((what, j)),
+            Ok(j) => {
+                self.graph_job = Some((what, j));
+                self.graph_job_builds = !has_models;
+            }
             Err(e) => {
                 self.rendered = Some(what);
                 u.errors.push(format!("cannot start a render thread: {e}"));
@@ -1051,7 +1085,7 @@ impl TabModels {
         if let Some((r, WindowPass::Reading(id))) = &self.window_pass {
             let (r, id) = (*r, *id);
             if let Some(c) = session.take::<KernelCollector>(id) {
-                match Job::spawn("traceloom-window", move || c.into_data()) {
+                match Job::spawn_urgent("traceloom-window", move || c.into_data()) {
                     Ok(j) => self.window_pass = Some((r, WindowPass::Snapshot(j))),
                     Err(_) => self.window_pass = None,
                 }
@@ -1303,4 +1337,13 @@ pub fn list_row(row: &EventRow, threads: Option<&KernelData>) -> ListRow {
             row.fields.clone(),
         ],
     }
+}
+
+/// The time graphs' models of one data set.
+type GraphModels = Arc<(ControlFlowModel, ResourcesModel)>;
+
+/// Which of [`TabModels`]' two model slots the data of `generation`
+/// builds: the pass's (0) or the visible window's own (1, top bit set).
+fn graph_slot(generation: u64) -> usize {
+    (generation >> 63) as usize
 }

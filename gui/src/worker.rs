@@ -82,11 +82,31 @@ pub enum JobState<T> {
 impl<T: Send + 'static> Job<T> {
     /// Runs `f` on a new thread at the background priority.
     pub fn spawn(name: &str, f: impl FnOnce() -> T + Send + 'static) -> std::io::Result<Job<T>> {
+        Self::spawn_at(name, true, f)
+    }
+
+    /// Runs `f` on a new thread at the main thread's priority: work the
+    /// user waits for (the render of a window they just moved to), which
+    /// must not queue behind the background's or other processes' work.
+    pub fn spawn_urgent(
+        name: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> std::io::Result<Job<T>> {
+        Self::spawn_at(name, false, f)
+    }
+
+    fn spawn_at(
+        name: &str,
+        background: bool,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> std::io::Result<Job<T>> {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                lower_priority();
+                if background {
+                    lower_priority();
+                }
                 // A job whose result is no longer wanted was dropped: its
                 // receiver is gone, and the result is dropped here, off
                 // the main loop.

@@ -1,7 +1,9 @@
 //! Issue 18's acceptance on a generated kernel trace (120 MB by default,
 //! three times `TRACELOOM_GUI_LATENCY_MB`): during the LOW whole-trace pass the
 //! statistics and the histogram grow; a far scroll of the event list (a
-//! HIGH request) shows its rows before the pass ends; Cancel pauses the
+//! HIGH request) shows its rows before the pass ends; zooms into parts the
+//! pass has not reached show their detail (one ahead of every checkpoint,
+//! one where the checkpoint pass has been; the times are printed); Cancel pauses the
 //! pass (nothing grows while paused), page moves with a filter matching
 //! about one event in 10,000 never hold the main thread over 50 ms of CPU;
 //! Resume completes the pass with the totals the generator wrote.
@@ -154,6 +156,40 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     );
     println!(
         "background: zoom into 85 % (not yet read) drawn after {:.1} ms",
+        zoom_latency.as_secs_f64() * 1e3
+    );
+    // Another zoom the pass has not reached, where the checkpoint pass
+    // (past 85 % by now) has left a checkpoint: issue 18's "any zoom
+    // shows detail within 100 ms even during the pass".
+    let zoom = TimeRange::new(
+        span.start + (span.span() as f64 * 0.75) as Time,
+        span.start + (span.span() as f64 * 0.751) as Time,
+    );
+    let asked = Instant::now();
+    tab.navigate(Nav::Window(zoom));
+    let drawn = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
+        r.is_some_and(|r| {
+            r.range() == zoom
+                && (0..r.tree().len())
+                    .filter(|&i| !r.states(i).is_empty())
+                    .count()
+                    > 3
+        })
+    };
+    let detailed = pump_until(|| drawn(tab.control_flow.render()) && drawn(tab.resources.render()));
+    let zoom_latency = asked.elapsed();
+    let not_reached = stats_total(&tab) < summary.events * 75 / 100;
+    out.check(
+        "zoom_behind_the_checkpoints_shows_detail",
+        detailed && not_reached,
+        || {
+            format!(
+                "detail {detailed} after {zoom_latency:?}; pass short of the window: {not_reached}"
+            )
+        },
+    );
+    println!(
+        "background: zoom into 75 % (not yet analysed, checkpoints there) drawn after {:.1} ms",
         zoom_latency.as_secs_f64() * 1e3
     );
     tab.navigate(Nav::Window(span));
