@@ -1144,14 +1144,12 @@ fn main() {
     // Issue 21's Pajé tests alone.
     if std::env::var_os("TRACELOOM_GUI_PAJE_ONLY").is_some() {
         paje::paje_window(&mut out);
-        println!("{} passed, {} failed", out.passed, out.failed);
-        std::process::exit(i32::from(out.failed > 0));
+        finish(&out, &cfg);
     }
     // Measuring latency alone (e.g. on a 1 GB trace) skips the rest.
     if std::env::var_os("TRACELOOM_GUI_LATENCY_ONLY").is_some() {
         latency_while_reading(&mut out);
-        println!("{} passed, {} failed", out.passed, out.failed);
-        std::process::exit(i32::from(out.failed > 0));
+        finish(&out, &cfg);
     }
     // `TRACELOOM_GUI_ONLY=baseline`: GTK's own first frame, for a bare
     // window (what the renderer costs before any trace).
@@ -1169,26 +1167,23 @@ fn main() {
         pump(3000);
         let (per, _) = stalls::stop();
         println!("{}", stalls::summary(&per));
-        std::process::exit(0);
+        finish(&out, &cfg);
     }
     // `TRACELOOM_GUI_ONLY=rows` runs the control-flow rows test alone.
     if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("rows") {
         rows::control_flow_rows(&mut out, &screenshots_dir());
-        println!("{} passed, {} failed", out.passed, out.failed);
-        std::process::exit(i32::from(out.failed > 0));
+        finish(&out, &cfg);
     }
     // `TRACELOOM_GUI_REOPEN_TRACE=PATH` times a reopen of PATH from its
     // store, alone.
     if let Some(path) = std::env::var_os("TRACELOOM_GUI_REOPEN_TRACE") {
         background::reopen_large(&mut out, Path::new(&path));
-        println!("{} passed, {} failed", out.passed, out.failed);
-        std::process::exit(i32::from(out.failed > 0));
+        finish(&out, &cfg);
     }
     // `TRACELOOM_GUI_ONLY=background` runs the background-pass test alone.
     if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("background") {
         background::background_pass(&mut out);
-        println!("{} passed, {} failed", out.passed, out.failed);
-        std::process::exit(i32::from(out.failed > 0));
+        finish(&out, &cfg);
     }
     let controller = App::builder()
         .launch(AppInit {
@@ -1387,9 +1382,14 @@ fn main() {
     // completes it with the right totals.
     background::background_pass(&mut out);
 
-    let _ = std::fs::remove_dir_all(&cfg);
+    finish(&out, &cfg);
+}
+
+/// Prints the tally, removes the test's configuration and caches (a
+/// large trace's analysis store is hundreds of MB) and exits, failing
+/// when a check failed.
+fn finish(out: &Outcome, cfg: &Path) -> ! {
+    let _ = std::fs::remove_dir_all(cfg);
     println!("{} passed, {} failed", out.passed, out.failed);
-    if out.failed > 0 {
-        std::process::exit(1);
-    }
+    std::process::exit(i32::from(out.failed > 0));
 }
