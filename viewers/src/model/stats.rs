@@ -59,12 +59,73 @@ struct CellKey {
 struct Cell {
     name: Arc<str>,
     time: u64,
-    /// Events per dense class index (see `StatsCollector::class_slot`).
-    events: Vec<u64>,
+    events: ClassCounts,
 }
 
 /// No cell cached.
 const NO_CELL: u32 = u32::MAX;
+
+/// Most classes a cell counts as pairs before it counts by index.
+const SPARSE_CLASSES: usize = 8;
+
+/// A cell's events per dense class index (see
+/// `StatsCollector::class_slot`). Most cells see a few of the trace's
+/// classes (a short-lived thread in one mode on one CPU), and a trace of
+/// many such threads has many cells: a vector indexed by class, as long
+/// as the highest index seen, took ~1.6 KB per thread record on the
+/// generated kernel trace. A cell counts (class, events) pairs until it
+/// has seen [`SPARSE_CLASSES`] classes, then by index (a search through
+/// many pairs per event would slow the busy threads' cells down).
+#[derive(Debug, Clone)]
+enum ClassCounts {
+    /// Pairs, in the order the classes were first seen.
+    Sparse(Vec<(u32, u64)>),
+    /// Events by class index.
+    Dense(Vec<u64>),
+}
+
+impl ClassCounts {
+    /// Counts one event of class `ci`.
+    #[inline]
+    fn add(&mut self, ci: usize) {
+        match self {
+            ClassCounts::Dense(v) => match v.get_mut(ci) {
+                Some(n) => *n += 1,
+                None => {
+                    v.resize(ci + 1, 0);
+                    v[ci] = 1;
+                }
+            },
+            ClassCounts::Sparse(pairs) => {
+                if let Some((_, n)) = pairs.iter_mut().find(|(c, _)| *c as usize == ci) {
+                    *n += 1;
+                } else if pairs.len() < SPARSE_CLASSES {
+                    pairs.push((ci as u32, 1));
+                } else {
+                    let top = pairs.iter().map(|&(c, _)| c as usize).max().unwrap_or(0);
+                    let mut v = vec![0; top.max(ci) + 1];
+                    for &(c, n) in pairs.iter() {
+                        v[c as usize] = n;
+                    }
+                    v[ci] += 1;
+                    *self = ClassCounts::Dense(v);
+                }
+            }
+        }
+    }
+
+    /// The (class index, events) counted, none of them zero.
+    fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let (pairs, dense) = match self {
+            ClassCounts::Sparse(p) => (&p[..], &[][..]),
+            ClassCounts::Dense(v) => (&[][..], &v[..]),
+        };
+        pairs
+            .iter()
+            .map(|&(c, n)| (c as usize, n))
+            .chain(dense.iter().copied().enumerate().filter(|&(_, n)| n > 0))
+    }
+}
 
 /// A thread (or nothing known, pid and tid -1) on one CPU: its cells per
 /// mode are in `StatsCollector::runs`.
@@ -237,7 +298,7 @@ fn cell_index(
     cells.push(Cell {
         name: name.clone(),
         time: 0,
-        events: Vec::new(),
+        events: ClassCounts::Sparse(Vec::new()),
     });
     i
 }
@@ -399,10 +460,7 @@ impl StatsCollector {
                 }
             }
         }
-        if cell.events.len() <= ci {
-            cell.events.resize(ci + 1, 0);
-        }
-        cell.events[ci] += 1;
+        cell.events.add(ci);
     }
 
     /// The collector as a part of a range, without the end (`end_state`
@@ -534,10 +592,8 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         for (x, &i) in c.cells.iter().zip(&at) {
             let m = &mut cells[i];
             m.time = m.time.saturating_add(x.time);
-            for (class, &n) in x.events.iter().enumerate() {
-                if n > 0 {
-                    *m.events.entry(c.class_names[class].clone()).or_insert(0) += n;
-                }
+            for (class, n) in x.events.iter() {
+                *m.events.entry(c.class_names[class].clone()).or_insert(0) += n;
             }
         }
         for (ti, accs) in c.cpus.iter().enumerate() {
@@ -1514,6 +1570,29 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn class_counts_keep_every_event_from_pairs_to_dense() {
+        // Classes in an order that makes the switch to a dense vector
+        // happen on a class index above every one seen before.
+        let order = [3usize, 0, 3, 7, 1, 1, 2, 9, 4, 5, 3, 6, 30, 0, 12, 30, 7];
+        let mut c = ClassCounts::Sparse(Vec::new());
+        let mut want = std::collections::BTreeMap::new();
+        for (k, &ci) in order.iter().enumerate() {
+            c.add(ci);
+            *want.entry(ci).or_insert(0u64) += 1;
+            let mut got: Vec<(usize, u64)> = c.iter().collect();
+            got.sort_unstable();
+            let want: Vec<(usize, u64)> = want.iter().map(|(&c, &n)| (c, n)).collect();
+            assert_eq!(got, want, "after {} events", k + 1);
+            let distinct = want.len();
+            assert_eq!(
+                matches!(c, ClassCounts::Dense(_)),
+                distinct > SPARSE_CLASSES,
+                "{distinct} classes"
+            );
+        }
+    }
 
     fn counts(pairs: &[(&str, u64)]) -> EventCounts {
         pairs.iter().map(|&(k, n)| (Arc::from(k), n)).collect()
