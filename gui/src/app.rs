@@ -1,5 +1,7 @@
 //! The main window (a relm4 component): header bar with the File menu,
-//! an info bar for errors, and a notebook of [`Tab`]s.
+//! an info bar for errors, and a notebook of tabs, each a [`TabPage`]
+//! factory component whose errors and close requests come back as
+//! messages.
 
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -7,12 +9,14 @@ use std::rc::Rc;
 use gtk4 as gtk;
 use gtk4::gio;
 use gtk4::prelude::*;
+use relm4::factory::FactoryVecDeque;
 use relm4::{Component, ComponentParts, ComponentSender};
 use traceloom_viewers::draw::TimeGraphOptions;
 use traceloom_viewers::export::{self, TimeGraphFigure};
 
 use crate::config::{self, AppState};
-use crate::tab::Tab;
+use crate::tab::{self, Tab, TabOutput, TabPage};
+use crate::tab_book::TabBook;
 
 /// What the window opens first.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +75,7 @@ pub enum Msg {
 /// The window's model.
 pub struct App {
     /// Open tabs, in notebook order.
-    pub tabs: Vec<Rc<Tab>>,
+    tabs: FactoryVecDeque<TabPage>,
     state: AppState,
     /// The file chooser being shown; native dialogs must be kept alive.
     dialog: Option<gtk::FileChooserNative>,
@@ -92,36 +96,35 @@ pub struct AppWidgets {
 }
 
 impl App {
+    /// Tab `i`, in notebook order.
+    pub fn tab(&self, i: usize) -> Option<Rc<Tab>> {
+        self.tabs.get(i).map(TabPage::tab)
+    }
+
+    /// How many tabs are open.
+    pub fn tab_count(&self) -> usize {
+        self.tabs.len()
+    }
+
     /// The tab in front.
     pub fn current_tab(&self, notebook: &gtk::Notebook) -> Option<Rc<Tab>> {
         let i = notebook.current_page()? as usize;
-        self.tabs.get(i).cloned()
+        self.tab(i)
     }
 
-    fn open(&mut self, paths: Vec<PathBuf>, widgets: &AppWidgets, sender: &ComponentSender<Self>) {
-        let s = sender.clone();
-        let report: Box<dyn Fn(&str)> = Box::new(move |e: &str| s.input(Msg::Error(e.to_owned())));
-        match Tab::open(paths.clone(), report) {
-            Ok(tab) => {
-                let label = gtk::Box::new(gtk::Orientation::Horizontal, 4);
-                label.append(&gtk::Label::new(Some(&tab.title())));
-                let close = gtk::Button::from_icon_name("window-close-symbolic");
-                close.add_css_class("flat");
-                let (s, page) = (sender.clone(), tab.widget.clone());
-                let nb = widgets.notebook.clone();
-                close.connect_clicked(move |_| {
-                    if let Some(i) = nb.page_num(&page) {
-                        s.input(Msg::CloseTab(i as usize));
-                    }
-                });
-                label.append(&close);
-                let i = widgets.notebook.append_page(&tab.widget, Some(&label));
-                widgets.notebook.set_tab_reorderable(&tab.widget, false);
-                widgets.notebook.set_current_page(Some(i));
-                if let Some(w) = tab.config_warning() {
+    fn open(&mut self, paths: Vec<PathBuf>, widgets: &AppWidgets) {
+        match tab::open(paths.clone()) {
+            Ok(opened) => {
+                let warning = opened.config_warning.clone();
+                let i = {
+                    let mut tabs = self.tabs.guard();
+                    tabs.push_back(opened);
+                    tabs.len() - 1
+                };
+                widgets.notebook.set_current_page(Some(i as u32));
+                if let Some(w) = warning {
                     show_message(widgets, gtk::MessageType::Warning, &format!("Warning: {w}"));
                 }
-                self.tabs.push(tab);
                 self.state.remember(&paths);
                 self.save_state();
                 self.rebuild_recent(widgets);
@@ -341,12 +344,21 @@ impl Component for App {
         info_bar.add_child(&info_label);
         info_bar.connect_response(|bar, _| bar.set_revealed(false));
         vbox.append(&info_bar);
-        let notebook = gtk::Notebook::new();
-        notebook.set_vexpand(true);
+        let book = TabBook::new();
+        book.set_vexpand(true);
+        let notebook = book.notebook();
         notebook.set_scrollable(true);
         let s = sender.clone();
         notebook.connect_switch_page(move |_, _, _| s.input(Msg::TabShown));
-        vbox.append(&notebook);
+        vbox.append(&book);
+        // The tabs' errors go to the info bar, their close buttons close
+        // them.
+        let tabs = FactoryVecDeque::builder()
+            .launch(book)
+            .forward(sender.input_sender(), |out| match out {
+                TabOutput::Error(e) => Msg::Error(e),
+                TabOutput::Close(i) => Msg::CloseTab(i.current_index()),
+            });
         let empty_hint = gtk::Box::new(gtk::Orientation::Vertical, 8);
         empty_hint.set_vexpand(true);
         empty_hint.set_valign(gtk::Align::Center);
@@ -370,7 +382,7 @@ impl Component for App {
             .and_then(|d| config::load_json(&config::state_path(&d)))
             .unwrap_or_default();
         let mut model = App {
-            tabs: Vec::new(),
+            tabs,
             state,
             dialog: None,
             window: window.clone(),
@@ -385,7 +397,7 @@ impl Component for App {
         };
         model.rebuild_recent(&widgets);
         if !init.paths.is_empty() {
-            model.open(init.paths, &widgets, &sender);
+            model.open(init.paths, &widgets);
         } else {
             show_error(
                 &widgets,
@@ -405,7 +417,7 @@ impl Component for App {
         _root: &Self::Root,
     ) {
         match msg {
-            Msg::Open(paths) => self.open(paths, widgets, &sender),
+            Msg::Open(paths) => self.open(paths, widgets),
             Msg::OpenDialog => {
                 let s = sender.clone();
                 // A file: a Pajé trace (.trace, .paje), or a CTF trace's
@@ -439,16 +451,15 @@ impl Component for App {
                         paths.push(p);
                     }
                     let i = widgets.notebook.current_page().unwrap_or(0) as usize;
-                    tab.save_config();
-                    widgets.notebook.remove_page(Some(i as u32));
-                    self.tabs.remove(i);
-                    self.open(paths, widgets, &sender);
+                    // Closing saves the tab's configuration.
+                    self.tabs.guard().remove(i);
+                    self.open(paths, widgets);
                 }
-                None => self.open(vec![p], widgets, &sender),
+                None => self.open(vec![p], widgets),
             },
             Msg::OpenRecent(i) => {
                 if let Some(paths) = self.state.recent.get(i).cloned() {
-                    self.open(paths, widgets, &sender);
+                    self.open(paths, widgets);
                 }
             }
             Msg::ExportDialog(format) => {
@@ -477,11 +488,9 @@ impl Component for App {
             }
             Msg::Error(e) => show_error(widgets, &e),
             Msg::CloseTab(i) => {
-                if i < self.tabs.len() {
-                    let tab = self.tabs.remove(i);
-                    tab.save_config();
-                    widgets.notebook.remove_page(Some(i as u32));
-                }
+                // Its shutdown saves the tab's configuration and stops
+                // its reads.
+                self.tabs.guard().remove(i);
                 self.update_title(widgets);
             }
             Msg::CloseCurrentTab => {
@@ -519,8 +528,9 @@ impl Component for App {
     }
 
     fn shutdown(&mut self, _widgets: &mut Self::Widgets, _output: relm4::Sender<()>) {
-        for t in &self.tabs {
-            t.save_config();
+        for t in self.tabs.iter() {
+            t.tab().save_config();
+            t.tab().stop();
         }
         self.save_state();
     }

@@ -1,29 +1,31 @@
 //! A tab: one traceset with its own time window, current time, selection,
-//! filter and bookmarks, the five viewers, and the idle-loop servicing of
-//! their events requests.
+//! filter and bookmarks, the five viewers, and the background runner
+//! servicing their events requests.
 //!
-//! The viewer models' [`Session`] (traceset + scheduler) lives on the main
-//! thread: every change of window asks the models for what is now visible
-//! (HIGH priority); the whole-trace work (state pass, statistics,
-//! histogram) runs at LOW priority. A `glib::idle_add_local` source calls
-//! the scheduler's `service()` with a [`SERVICE_BUDGET`] of at most 10 ms,
-//! yielding after one chunk when input reached the tab since the last turn
-//! (a capture-phase controller records it): the interruption of the v2
-//! algorithm, after which the visible viewers' HIGH requests are read
-//! first. Frames, timers and painting results need no interruption: GTK
-//! dispatches them before this idle-priority source. It also yields rather than wait for a decoding thread (the
-//! scheduler's `service_nonblocking`), and then sleeps a millisecond in
-//! the main loop, input still handled (as it does while only jobs are
-//! left). It removes itself when nothing is pending, and is added again by
-//! the next request. Building the time-graph models and rendering the
-//! graphs and the statistics run as jobs on threads of their own
-//! ([`crate::worker`]), painting on painting threads
+//! In the window a tab is a relm4 factory component, [`TabPage`], one
+//! page of the window's notebook ([`crate::tab_book::TabBook`]): its
+//! widgets' signals (time bar, filter and search bars, buttons, keys, the
+//! viewers' navigation) send it [`TabMsg`]s, and it reports errors and
+//! asks to be closed with [`TabOutput`]s, which the window shows or acts
+//! on. [`Tab`] is the page's state and widgets; the page's messages call
+//! its methods, which tests call too (through [`TabPage::tab`] or a
+//! [`TabHost`]).
+//!
+//! The viewer models' session (traceset + scheduler) lives on the main
+//! thread, in the tab's [`Runner`]: every change of window asks the
+//! models for what is now visible (HIGH priority); the whole-trace work
+//! (state pass, statistics, histogram) runs at LOW priority. The runner
+//! services them on the GLib idle loop in turns of at most 10 ms that
+//! yield to input (see [`crate::runner`]) and sends each turn's renders
+//! and rows to the tab as a [`TabMsg::Serviced`]. Building the time-graph
+//! models and rendering the graphs and the statistics run as jobs on
+//! threads of their own ([`crate::worker`]), painting on painting threads
 //! ([`crate::views::painter`]). The event list's moves are HIGH requests
 //! on the same session: the rows are shown when they arrive.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use traceloom_base::Time;
@@ -31,7 +33,7 @@ use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_engine::request::{Budget, ServiceStatus};
+use relm4::factory::{DynamicIndex, FactoryComponent, FactorySender, FactoryVecDeque};
 use traceloom_filter::Filter;
 use traceloom_viewers::model::{PajeSession, Session};
 use traceloom_viewers::PresentationConfig;
@@ -42,7 +44,9 @@ use crate::layout::{Layout, SavedLayout};
 use crate::models::{ListPage, Search};
 use crate::pacing::Pacing;
 use crate::paje_models::PajeTab;
+use crate::runner::{Runner, Serviced};
 use crate::stalls;
+use crate::tab_book::TabBook;
 use crate::time_text::{format_time, parse_time};
 use crate::views::eventlist::{EventListView, ListMove, ListSink};
 use crate::views::histogram::HistogramView;
@@ -50,37 +54,153 @@ use crate::views::rows_bar::{FollowSink, RowsBar};
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::TimeGraphView;
 use crate::views::{Nav, NavSink, TimeFocus};
-use crate::worker::SERVICE_BUDGET;
 
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
 /// Longest wait for a tab's first frame before the whole-trace analysis
 /// starts anyway (a tab never shown still gets analysed).
 const FIRST_FRAME_WAIT: Duration = Duration::from_secs(2);
-/// How long the servicing sleeps when the read waits for a decoding
-/// thread: about a batch's decoding time (a thousand events), short enough
-/// not to slow the read down, long enough not to spin.
-const DATA_WAIT: Duration = Duration::from_millis(1);
 
-/// What the servicing idle source does after a turn.
-enum Turn {
-    /// Run again (requests or jobs remain).
-    Again,
-    /// Sleep [`DATA_WAIT`] first, then run again: the read waits for a
-    /// decoding thread, or only jobs are left.
-    Sleep,
-    /// Remove itself: nothing remains.
-    Done,
+/// The time bar's entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeEntry {
+    /// The window's start.
+    Start,
+    /// The window's end.
+    End,
+    /// The current time.
+    Current,
 }
 
-/// The tab's mutable state.
-struct TabState {
-    /// The trace's models and their session (serviced by the idle
-    /// source): a CTF traceset's or a Pajé trace's.
+/// What a tab is asked to do: by its widgets' signals, by its viewers
+/// (navigation), by its runner (a turn's results).
+#[derive(Debug)]
+pub enum TabMsg {
+    /// A viewer's navigation (current time, selection, window, zoom,
+    /// pan, a new width or rows configuration).
+    Nav(Nav),
+    /// The event list's scrolling.
+    ListMove(ListMove),
+    /// Follow a thread (its TID), or stop following.
+    Follow(Option<i64>),
+    /// A key of the viewers (see [`Tab::key`]).
+    Key(gtk::gdk::Key),
+    /// Enter in a time bar entry.
+    TimeTyped(TimeEntry),
+    /// Apply the filter bar's expression.
+    ApplyFilter,
+    /// Search the next (true) or previous matching event.
+    Search(bool),
+    /// Zoom to the whole trace.
+    ZoomFit,
+    /// Zoom to the selection.
+    ZoomSelection,
+    /// Go to bookmark n of the drop-down.
+    GoToBookmark(usize),
+    /// Show or hide entity type n of the legend's Types menu.
+    TypeShown(usize, bool),
+    /// Pause the whole-trace pass.
+    Cancel,
+    /// Resume it.
+    Resume,
+    /// A turn of the runner: renders, rows, progress for the views.
+    Serviced(Box<Serviced>),
+}
+
+impl From<Serviced> for TabMsg {
+    fn from(s: Serviced) -> Self {
+        TabMsg::Serviced(Box::new(s))
+    }
+}
+
+/// What a tab tells the window.
+#[derive(Debug)]
+pub enum TabOutput {
+    /// An error for the info bar.
+    Error(String),
+    /// The tab's close button was clicked.
+    Close(DynamicIndex),
+}
+
+/// A traceset opened, not shown yet: what a [`TabPage`] is made from.
+pub struct Opened {
+    /// The traceset's paths (CTF metadata files replaced by their
+    /// directories).
+    pub paths: Vec<PathBuf>,
     analysis: Box<dyn Analysis>,
-    /// The idle source servicing the requests, while there are any (or
-    /// the timeout re-installing it, while the read waits for data).
-    idle: Option<glib::SourceId>,
+    /// First and last event times.
+    span: TimeRange,
+    saved: TraceConfig,
+    /// Why the saved configuration was ignored (unreadable or corrupted),
+    /// if it was: the window shows it as a warning.
+    pub config_warning: Option<String>,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("paths", &self.paths)
+            .finish()
+    }
+}
+
+/// Opens `paths` for a new tab; errors (unreadable traces, empty
+/// traceset) are returned for the info bar.
+pub fn open(paths: Vec<PathBuf>) -> Result<Opened, String> {
+    let paths = analysis::trace_paths(paths);
+    let named = |e: String| {
+        // The reader's errors usually name the path already.
+        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        if named.iter().any(|p| e.contains(p.as_str())) {
+            e
+        } else {
+            format!("{}: {e}", named.join(", "))
+        }
+    };
+    let analysis: Box<dyn Analysis> = if analysis::is_paje(&paths) {
+        let mut session = PajeSession::open(&paths[0]).map_err(|e| named(e.to_string()))?;
+        if session.time_span().is_none() {
+            // Nothing timed: a trace of definitions only opens empty,
+            // anything else is not a Pajé trace; say why.
+            let diagnostics = session.take_diagnostics();
+            let error = diagnostics
+                .iter()
+                .find(|d| d.severity == traceloom_paje::Severity::Error);
+            if let Some(d) = error {
+                return Err(named(format!("not a Pajé trace: {d}")));
+            }
+        }
+        Box::new(PajeTab::new(session))
+    } else {
+        let session = Session::open(&paths).map_err(|e| named(e.to_string()))?;
+        Box::new(KernelTab::new(session))
+    };
+    let (first, last) = analysis
+        .time_span()
+        .ok_or_else(|| "the traceset holds no event".to_string())?;
+    let span = TimeRange::new(first, last.max(first + 1));
+
+    let (saved, config_warning) = match config::config_dir()
+        .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
+    {
+        Some(Ok(Some(c))) => (c, None),
+        Some(Err(w)) => {
+            eprintln!("traceloom: warning: {w}");
+            (TraceConfig::default(), Some(w))
+        }
+        _ => (TraceConfig::default(), None),
+    };
+    Ok(Opened {
+        paths,
+        analysis,
+        span,
+        saved,
+        config_warning,
+    })
+}
+
+/// The tab's time and filter state.
+struct TabState {
     /// When the progress bar was last updated.
     last_progress: Option<Instant>,
     /// First and last event times of the traceset.
@@ -92,7 +212,7 @@ struct TabState {
     following: Option<String>,
 }
 
-/// Widgets of a tab.
+/// A tab's state and widgets (see the module documentation).
 pub struct Tab {
     /// The tab's page widget.
     pub widget: gtk::Box,
@@ -112,6 +232,28 @@ pub struct Tab {
     pub histogram: HistogramView,
     /// The viewers' panes, title bars and View menu.
     pub layout: Layout,
+    bars: Bars,
+    /// Pauses the whole-trace pass.
+    pub cancel_button: gtk::Button,
+    /// Resumes the paused whole-trace pass.
+    pub resume_button: gtk::Button,
+    state: RefCell<TabState>,
+    /// Services the requests on the idle loop; owns the analysis.
+    runner: Runner<TabMsg>,
+    /// The tab's own messages (from signals it connects later).
+    input: relm4::Sender<TabMsg>,
+    /// Where errors go (the window's info bar).
+    output: relm4::Sender<TabOutput>,
+    /// Guards against re-entrant cursor pushes (a view reacting to a cursor
+    /// update by sending navigation).
+    pushing: Cell<bool>,
+    /// The event list's moves sent and not handled yet: the list is still
+    /// moving ([`Tab::list_reading`]).
+    moves_queued: Rc<Cell<usize>>,
+}
+
+/// The time bar's, filter bar's and progress bar's widgets.
+struct Bars {
     start_entry: gtk::Entry,
     end_entry: gtk::Entry,
     current_entry: gtk::Entry,
@@ -122,24 +264,6 @@ pub struct Tab {
     bookmarks_list: gtk::StringList,
     progress_box: gtk::Box,
     progress: gtk::ProgressBar,
-    /// Pauses the whole-trace pass.
-    pub cancel_button: gtk::Button,
-    /// Resumes the paused whole-trace pass.
-    pub resume_button: gtk::Button,
-    state: RefCell<TabState>,
-    /// Where errors go (the window's info bar).
-    report_error: Box<dyn Fn(&str)>,
-    /// Why the saved configuration was ignored, if it was.
-    config_warning: RefCell<Option<String>>,
-    me: RefCell<Weak<Tab>>,
-    /// Guards against re-entrant cursor pushes (a view reacting to a cursor
-    /// update by sending navigation).
-    pushing: Cell<bool>,
-    /// Input reached the tab since the servicing last looked
-    /// ([`watch_input`]).
-    input: Rc<Cell<bool>>,
-    /// How often background updates may come, by what their frames cost.
-    pacing: Rc<Pacing>,
 }
 
 /// `window` zoomed by `factor` around `anchor`, kept at least [`MIN_SPAN`]
@@ -166,89 +290,53 @@ pub fn clamp_window(window: TimeRange, span: TimeRange) -> TimeRange {
     TimeRange::new(s, s + w)
 }
 
+/// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B.
+fn is_view_key(key: gtk::gdk::Key) -> bool {
+    use gtk::gdk::Key;
+    matches!(
+        key,
+        Key::Left
+            | Key::Right
+            | Key::plus
+            | Key::equal
+            | Key::KP_Add
+            | Key::minus
+            | Key::KP_Subtract
+            | Key::Home
+            | Key::End
+            | Key::f
+            | Key::F
+            | Key::s
+            | Key::S
+            | Key::b
+            | Key::B
+    )
+}
+
 impl Tab {
-    /// Opens `paths` in a new tab; errors (unreadable traces, empty
-    /// traceset) are returned for the info bar.
-    pub fn open(paths: Vec<PathBuf>, report_error: Box<dyn Fn(&str)>) -> Result<Rc<Tab>, String> {
-        let paths = analysis::trace_paths(paths);
-        let named = |e: String| {
-            // The reader's errors usually name the path already.
-            let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            if named.iter().any(|p| e.contains(p.as_str())) {
-                e
-            } else {
-                format!("{}: {e}", named.join(", "))
-            }
-        };
-        let analysis: Box<dyn Analysis> = if analysis::is_paje(&paths) {
-            let mut session = PajeSession::open(&paths[0]).map_err(|e| named(e.to_string()))?;
-            if session.time_span().is_none() {
-                // Nothing timed: a trace of definitions only opens empty,
-                // anything else is not a Pajé trace; say why.
-                let diagnostics = session.take_diagnostics();
-                let error = diagnostics
-                    .iter()
-                    .find(|d| d.severity == traceloom_paje::Severity::Error);
-                if let Some(d) = error {
-                    return Err(named(format!("not a Pajé trace: {d}")));
-                }
-            }
-            Box::new(PajeTab::new(session))
-        } else {
-            let session = Session::open(&paths).map_err(|e| named(e.to_string()))?;
-            Box::new(KernelTab::new(session))
-        };
-        let (first, last) = analysis
-            .time_span()
-            .ok_or_else(|| "the traceset holds no event".to_string())?;
-        let span = TimeRange::new(first, last.max(first + 1));
-
-        let (saved, config_warning) = match config::config_dir()
-            .map(|d| config::read_json::<TraceConfig>(&config::trace_config_path(&d, &paths)))
-        {
-            Some(Ok(Some(c))) => (c, None),
-            Some(Err(w)) => {
-                eprintln!("traceloom: warning: {w}");
-                (TraceConfig::default(), Some(w))
-            }
-            _ => (TraceConfig::default(), None),
-        };
-
-        let tab = Rc::new_cyclic(|me: &Weak<Tab>| {
-            let nav: NavSink = {
-                let me = me.clone();
-                Rc::new(move |n| {
-                    if let Some(t) = me.upgrade() {
-                        t.navigate(n);
-                    }
-                })
-            };
-            build(
-                paths.clone(),
-                TabState {
-                    analysis,
-                    idle: None,
-                    last_progress: None,
-                    span,
-                    cursor: TimeFocus::default(),
-                    filter: None,
-                    filter_text: String::new(),
-                    following: None,
-                },
-                nav,
-                report_error,
-                me.clone(),
-            )
-        });
-        *tab.config_warning.borrow_mut() = config_warning;
+    /// A tab showing `opened`, whose widgets send their messages to
+    /// `input` and its errors to `output`. Starts the requests for what
+    /// it shows, and the whole-trace analysis once it is painted.
+    pub fn new(
+        opened: Opened,
+        input: relm4::Sender<TabMsg>,
+        output: relm4::Sender<TabOutput>,
+    ) -> Rc<Tab> {
+        let Opened {
+            paths,
+            analysis,
+            span,
+            saved,
+            config_warning: _,
+        } = opened;
+        let title = title_of(&paths);
+        let tab = Rc::new(build(paths, analysis, span, title, input, output));
         // The keyboard starts on the control flow (arrows, zoom keys), not
         // in a text field of the time bar, whose blinking cursor would
         // ask for a frame many times a second for as long as it has focus.
         tab.control_flow.area.connect_map(|area| {
             area.grab_focus();
         });
-        *tab.me.borrow_mut() = Rc::downgrade(&tab);
-        tab.connect_bars();
 
         // Restore what was saved for this traceset.
         let window = saved
@@ -266,15 +354,15 @@ impl Tab {
             positions: saved.panes.clone(),
         });
         if !saved.filter.is_empty() {
-            tab.filter_entry.set_text(&saved.filter);
+            tab.bars.filter_entry.set_text(&saved.filter);
             tab.apply_filter();
         }
         tab.fit_to_format();
         tab.start_background_when_shown();
-        tab.kick();
+        tab.runner.kick();
         tab.list_move(ListMove::ToTime(window.start));
         tab.request_visible();
-        Ok(tab)
+        tab
     }
 
     /// Starts the whole-trace analysis once the tab's first frame is
@@ -284,18 +372,15 @@ impl Tab {
     /// (0.7 s of CPU for a bare window of 40 buttons; `TRACELOOM_GUI_ONLY=
     /// baseline` in the GUI tests measures it), which the read would only
     /// compete with for the cores, and stall behind.
-    fn start_background_when_shown(self: &Rc<Self>) {
+    fn start_background_when_shown(&self) {
         let started = Rc::new(Cell::new(false));
         let start = {
-            let me = Rc::downgrade(self);
+            let runner = self.runner.clone();
             move || {
                 if started.replace(true) {
                     return;
                 }
-                if let Some(t) = me.upgrade() {
-                    t.state.borrow_mut().analysis.start_background();
-                    t.kick();
-                }
+                runner.start_background();
             }
         };
         let on_paint = start.clone();
@@ -319,7 +404,7 @@ impl Tab {
     /// Fits the viewers to the trace's format: a Pajé trace has one time
     /// graph, its containers (ViTE's view), and no resources view.
     fn fit_to_format(&self) {
-        if self.state.borrow().analysis.has_second_graph() {
+        if self.runner.analysis().has_second_graph() {
             return;
         }
         self.control_flow.set_title("Container");
@@ -361,55 +446,80 @@ impl Tab {
         let list = gtk::Box::new(gtk::Orientation::Vertical, 2);
         popover.set_child(Some(&list));
         button.set_popover(Some(&popover));
-        let me = self.me.borrow().clone();
+        let runner = self.runner.clone();
+        let input = self.input_sender();
         popover.connect_show(move |_| {
-            let Some(tab) = me.upgrade() else { return };
             while let Some(c) = list.first_child() {
                 list.remove(&c);
             }
-            for (i, (kind, name, on)) in tab.type_toggles().into_iter().enumerate() {
+            let toggles = runner.analysis().type_toggles();
+            for (i, (kind, name, on)) in toggles.into_iter().enumerate() {
                 let check = gtk::CheckButton::with_label(&format!("{kind}: {name}"));
                 check.set_active(on);
-                let me = me.clone();
-                check.connect_toggled(move |c| {
-                    if let Some(tab) = me.upgrade() {
-                        tab.set_type_shown(i, c.is_active());
-                    }
-                });
+                let input = input.clone();
+                check.connect_toggled(move |c| input.emit(TabMsg::TypeShown(i, c.is_active())));
                 list.append(&check);
             }
         });
         button
     }
 
+    /// Where the tab's widgets send their messages.
+    fn input_sender(&self) -> relm4::Sender<TabMsg> {
+        self.input.clone()
+    }
+
+    /// Handles a message of the tab's widgets, viewers or runner.
+    pub fn update(&self, msg: TabMsg) {
+        match msg {
+            TabMsg::Nav(n) => self.navigate(n),
+            TabMsg::ListMove(mv) => {
+                let n = self.moves_queued.get();
+                self.moves_queued.set(n.saturating_sub(1));
+                self.list_move(mv);
+            }
+            TabMsg::Follow(tid) => self.follow_thread(tid),
+            TabMsg::Key(key) => {
+                self.key(key);
+            }
+            TabMsg::TimeTyped(which) => self.time_typed(which),
+            TabMsg::ApplyFilter => self.apply_filter(),
+            TabMsg::Search(forward) => self.search(forward),
+            TabMsg::ZoomFit => self.zoom_fit(),
+            TabMsg::ZoomSelection => self.zoom_selection(),
+            TabMsg::GoToBookmark(i) => {
+                let b = self.time_focus().bookmarks.get(i).cloned();
+                if let Some(b) = b {
+                    self.navigate(Nav::Current(b.time));
+                }
+            }
+            TabMsg::TypeShown(i, shown) => self.set_type_shown(i, shown),
+            TabMsg::Cancel => self.cancel_background(),
+            TabMsg::Resume => self.resume_background(),
+            TabMsg::Serviced(s) => self.apply(*s),
+        }
+    }
+
     /// The entity types the legend menu lists: `(kind, name, shown)`.
     pub fn type_toggles(&self) -> Vec<(&'static str, String, bool)> {
-        self.state.borrow().analysis.type_toggles()
+        self.runner.analysis().type_toggles()
     }
 
     /// Shows or hides type `i` of [`type_toggles`](Self::type_toggles) in
     /// the views.
     pub fn set_type_shown(&self, i: usize, shown: bool) {
-        self.state.borrow_mut().analysis.set_type_shown(i, shown);
+        self.runner.analysis().set_type_shown(i, shown);
         self.request_visible();
     }
 
     /// Whether the tab shows a Pajé trace.
     pub fn is_paje(&self) -> bool {
-        !self.state.borrow().analysis.has_second_graph()
+        !self.runner.analysis().has_second_graph()
     }
 
     /// The tab's label: the traceset's directory names.
     pub fn title(&self) -> String {
-        self.paths
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| p.display().to_string())
-            })
-            .collect::<Vec<_>>()
-            .join(" + ")
+        title_of(&self.paths)
     }
 
     /// The tab's time state.
@@ -423,11 +533,16 @@ impl Tab {
     }
 
     /// Whether requests are left or a job under way (the idle source is
-    /// installed), or a time graph is being painted.
+    /// installed, or a turn's results are not applied yet), or a time
+    /// graph is being painted.
     pub fn busy(&self) -> bool {
-        self.state.borrow().idle.is_some()
-            || self.control_flow.painting()
-            || self.resources.painting()
+        self.runner.active() || self.control_flow.painting() || self.resources.painting()
+    }
+
+    /// Reports `e` in the window's info bar.
+    fn report_error(&self, e: &str) {
+        // Sent to a window that is gone: nowhere to show it.
+        let _ = self.output.send(TabOutput::Error(e.to_owned()));
     }
 
     /// Applies a navigation request from a view or the keyboard.
@@ -444,7 +559,9 @@ impl Tab {
             match nav {
                 Nav::Resized => resized = true,
                 Nav::Rows => {
-                    st.analysis.set_main_rows(self.control_flow.rows());
+                    self.runner
+                        .analysis()
+                        .set_main_rows(self.control_flow.rows());
                     resized = true;
                 }
                 Nav::Current(t) => st.cursor.current = Some(t),
@@ -472,12 +589,9 @@ impl Tab {
             self.push_cursor();
         }
         if selection_changed {
-            {
-                let mut st = self.state.borrow_mut();
-                let sel = st.cursor.selection;
-                st.analysis.request_statistics(sel);
-            }
-            self.kick();
+            let sel = self.state.borrow().cursor.selection;
+            self.runner.analysis().request_statistics(sel);
+            self.runner.kick();
         }
     }
 
@@ -489,11 +603,11 @@ impl Tab {
         self.resources.set_time_focus(&c);
         self.histogram.set_time_focus(&c);
         if let Some(w) = c.window {
-            self.start_entry.set_text(&format_time(w.start));
-            self.end_entry.set_text(&format_time(w.end));
+            self.bars.start_entry.set_text(&format_time(w.start));
+            self.bars.end_entry.set_text(&format_time(w.end));
         }
         if let Some(t) = c.current {
-            self.current_entry.set_text(&format_time(t));
+            self.bars.current_entry.set_text(&format_time(t));
             self.events.follow_time(t);
         }
         self.pushing.set(false);
@@ -502,32 +616,35 @@ impl Tab {
     /// Asks the models for what the window now shows (HIGH priority).
     pub fn request_visible(&self) {
         self.push_cursor();
+        let window = {
+            let st = self.state.borrow();
+            st.cursor.window.unwrap_or(st.span)
+        };
         {
-            let mut st = self.state.borrow_mut();
-            let window = st.cursor.window.unwrap_or(st.span);
-            st.analysis.request_window(
+            let mut analysis = self.runner.analysis();
+            analysis.request_window(
                 window,
                 self.control_flow.graph_width(),
                 self.resources.graph_width(),
             );
-            st.analysis.request_histogram(self.histogram.bins_wanted());
+            analysis.request_histogram(self.histogram.bins_wanted());
         }
-        self.kick();
+        self.runner.kick();
     }
 
     /// Moves the event list (far or near scroll, or a new page size): at
     /// once within the list's buffer, otherwise by HIGH-priority requests
-    /// the idle source services (the rows are shown when they arrive).
+    /// the runner services (the rows are shown when they arrive).
     pub fn list_move(&self, mv: ListMove) {
         let page = {
-            let Ok(mut st) = self.state.try_borrow_mut() else {
+            let Some(mut analysis) = self.runner.try_analysis() else {
                 // A move while the tab is busy (a signal emitted from inside
                 // a state change) is dropped; the user can repeat it.
                 return;
             };
-            stalls::time("tab:list-move", || st.analysis.list_move(mv))
+            stalls::time("tab:list-move", || analysis.list_move(mv))
         };
-        self.kick();
+        self.runner.kick();
         if let Some(page) = page {
             self.show_list(page);
         }
@@ -549,134 +666,44 @@ impl Tab {
         }
     }
 
-    /// Whether the event list's move is under way (its requests pending).
+    /// Whether the event list's move is under way: asked and not handled
+    /// yet, its requests pending, or its rows not shown yet.
     pub fn list_reading(&self) -> bool {
-        self.state.borrow().analysis.list_reading()
+        self.moves_queued.get() > 0
+            || self.runner.page_in_flight()
+            || self.runner.analysis().list_reading()
     }
 
-    /// Makes sure the idle source servicing requests is installed (or the
-    /// timeout re-installing it, while the read waits for data).
-    fn kick(&self) {
-        let mut st = self.state.borrow_mut();
-        if st.idle.is_some() {
-            return;
-        }
-        st.idle = Some(self.idle_source());
-    }
-
-    /// The idle source servicing requests. When the read waits for a
-    /// decoding thread or only jobs are left, it removes itself for
-    /// [`DATA_WAIT`], so that the main loop sleeps meanwhile rather than
-    /// spin.
-    fn idle_source(&self) -> glib::SourceId {
-        let me = self.me.borrow().clone();
-        glib::idle_add_local(move || {
-            let Some(tab) = me.upgrade() else {
-                return glib::ControlFlow::Break;
-            };
-            match tab.service_once() {
-                Turn::Again => glib::ControlFlow::Continue,
-                Turn::Done => {
-                    tab.state.borrow_mut().idle = None;
-                    stalls::report_done(&tab.title());
-                    glib::ControlFlow::Break
-                }
-                Turn::Sleep => {
-                    let me = me.clone();
-                    let wait = glib::timeout_add_local_once(DATA_WAIT, move || {
-                        if let Some(tab) = me.upgrade() {
-                            let idle = tab.idle_source();
-                            tab.state.borrow_mut().idle = Some(idle);
-                        }
-                    });
-                    tab.state.borrow_mut().idle = Some(wait);
-                    glib::ControlFlow::Break
-                }
-            }
-        })
-    }
-
-    /// One turn of the idle source: collects what completed (taking a
-    /// snapshot of the kernel pass when one is due), services for what is
-    /// left of [`SERVICE_BUDGET`] (after one chunk when input arrived since
-    /// the last turn), hands new renders to the views and updates the
-    /// progress bar. Returns whether work remains, and whether to sleep
-    /// first.
-    fn service_once(&self) -> Turn {
-        let started = Instant::now();
-        let (status, updates, list) = {
-            let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            st.analysis.set_update_interval(self.pacing.interval());
-            let mut updates = stalls::time("tab:poll", || st.analysis.poll());
-            // Snapshots of the pass are taken in the poll: their cost
-            // spaces the updates as their frames' does.
-            self.pacing.charge(started.elapsed());
-            // The poll's snapshot counts against the turn's budget; with
-            // none left, servicing waits for the next turn.
-            let budget = SERVICE_BUDGET.saturating_sub(started.elapsed());
-            let status = if budget.is_zero() {
-                ServiceStatus::BudgetSpent
-            } else {
-                stalls::time("tab:service", || {
-                    // Input since the last turn interrupts the read after
-                    // its first chunk (the turn's budget bounds the delay
-                    // of input arriving during it); so does an event not
-                    // decoded yet (waiting for it would block input).
-                    // Other ready sources (timers, frames, painting
-                    // results) do not: GTK dispatches them before this
-                    // idle source anyway.
-                    let input = self.input.replace(false);
-                    st.analysis.service(Budget::duration(budget), input)
-                })
-            };
-            if status == ServiceStatus::Idle {
-                // The last requests completed in this call: collected now,
-                // or nothing would be left to keep the source installed.
-                // (With no request left, no snapshot can be due: this poll
-                // stays cheap.)
-                let more = stalls::time("tab:poll", || st.analysis.poll());
-                updates.merge(more);
-            }
-            // The event list's move under way: its next request, or its
-            // rows.
-            let list = stalls::time("tab:list-poll", || st.analysis.list_poll());
-            (status, updates, list)
-        };
+    /// Applies a turn of the runner: new renders to the views, the list's
+    /// rows, the progress bar.
+    fn apply(&self, serviced: Serviced) {
+        self.runner.applied(&serviced);
+        let Serviced {
+            updates,
+            list,
+            busy,
+        } = serviced;
         stalls::time("tab:apply", || self.apply_updates(updates));
         if let Some(page) = list {
             stalls::time("tab:list-show", || self.show_list(page));
         }
-        let busy = {
-            let mut st = self.state.borrow_mut();
-            st.analysis.busy() || status != ServiceStatus::Idle
-        };
         self.update_progress(busy);
-        match status {
-            _ if !busy => Turn::Done,
-            // Only jobs left: their results are polled for, and spinning
-            // meanwhile would take a CPU from them.
-            ServiceStatus::Idle | ServiceStatus::WaitingForData => Turn::Sleep,
-            _ => Turn::Again,
-        }
     }
 
     /// Shows the whole-trace pass's progress, at most once per
     /// [`Pacing::interval`] while it runs.
     fn update_progress(&self, busy: bool) {
         let now = Instant::now();
-        let progress = {
+        let interval = self.runner.pacing().interval();
+        {
             let mut st = self.state.borrow_mut();
-            if busy
-                && st
-                    .last_progress
-                    .is_some_and(|t| now - t < self.pacing.interval())
-            {
+            if busy && st.last_progress.is_some_and(|t| now - t < interval) {
                 return;
             }
             st.last_progress = Some(now);
-            st.analysis.background_progress()
-        };
+        }
+        let progress = self.runner.analysis().background_progress();
+        let bars = &self.bars;
         match progress {
             Some((label, fraction, paused)) if busy || paused => {
                 self.cancel_button.set_visible(!paused);
@@ -684,13 +711,13 @@ impl Tab {
                 // A new text makes GTK lay the window out again: only
                 // when it changed (the percentage moves slowly on a
                 // large trace).
-                if self.progress.text().as_deref() != Some(label.as_str()) {
-                    self.progress.set_text(Some(&label));
+                if bars.progress.text().as_deref() != Some(label.as_str()) {
+                    bars.progress.set_text(Some(&label));
                 }
-                self.progress.set_fraction(fraction.clamp(0.0, 1.0));
-                self.progress_box.set_visible(true);
+                bars.progress.set_fraction(fraction.clamp(0.0, 1.0));
+                bars.progress_box.set_visible(true);
             }
-            _ => self.progress_box.set_visible(false),
+            _ => bars.progress_box.set_visible(false),
         }
     }
 
@@ -699,7 +726,9 @@ impl Tab {
         // views' renders of the same snapshot follow): the frames until
         // the next one are this update's.
         if u.control_flow.is_some() {
-            self.pacing.updated(crate::worker::background_cpu());
+            self.runner
+                .pacing()
+                .updated(crate::worker::background_cpu());
         }
         if let Some(p) = u.presentation {
             self.control_flow.set_config(p);
@@ -726,11 +755,11 @@ impl Tab {
                         self.navigate(Nav::Window(TimeRange::new(t - half, t + half)));
                     }
                 }
-                None => (self.report_error)("Search: no matching event"),
+                None => self.report_error("Search: no matching event"),
             }
         }
         for e in u.errors {
-            (self.report_error)(&e);
+            self.report_error(&e);
         }
     }
 
@@ -750,6 +779,11 @@ impl Tab {
             ctx.iteration(true);
         }
         false
+    }
+
+    /// Stops servicing the requests (the tab is closed).
+    pub fn stop(&self) {
+        self.runner.stop();
     }
 
     /// Zooms to the whole trace.
@@ -790,82 +824,116 @@ impl Tab {
             .map(|b| format!("{} ({})", b.name, format_time(b.time)))
             .collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        self.bookmarks_list
-            .splice(0, self.bookmarks_list.n_items(), &refs);
-        self.bookmarks_box.set_visible(!names.is_empty());
+        let bars = &self.bars;
+        bars.bookmarks_list
+            .splice(0, bars.bookmarks_list.n_items(), &refs);
+        bars.bookmarks_box.set_visible(!names.is_empty());
     }
 
-    /// Types `text` in the filter bar and applies it, as the user would.
+    /// Types `text` in the filter bar and applies it, as the user would
+    /// (Enter), at once.
     pub fn set_filter(&self, text: &str) {
-        self.filter_entry.set_text(text);
-        self.filter_entry.emit_activate();
+        self.bars.filter_entry.set_text(text);
+        self.apply_filter();
     }
 
     /// The inline filter error shown, if any.
     pub fn filter_error(&self) -> Option<String> {
-        self.filter_error
-            .is_visible()
-            .then(|| self.filter_error.text().to_string())
+        let e = &self.bars.filter_error;
+        e.is_visible().then(|| e.text().to_string())
     }
 
     /// Types `text` in the search bar.
     pub fn set_search(&self, text: &str) {
-        self.search_entry.set_text(text);
-    }
-
-    /// Why the traceset's saved configuration was ignored (unreadable or
-    /// corrupted), if it was: the window shows it as a warning.
-    pub fn config_warning(&self) -> Option<String> {
-        self.config_warning.borrow().clone()
+        self.bars.search_entry.set_text(text);
     }
 
     /// What the time bar shows: window start, window end, current time.
     pub fn time_bar(&self) -> [String; 3] {
-        [&self.start_entry, &self.end_entry, &self.current_entry].map(|e| e.text().to_string())
+        let b = &self.bars;
+        [&b.start_entry, &b.end_entry, &b.current_entry].map(|e| e.text().to_string())
     }
 
     /// The filter bar's text.
     pub fn filter_text(&self) -> String {
-        self.filter_entry.text().to_string()
+        self.bars.filter_entry.text().to_string()
     }
 
     /// The bookmarks the drop-down lists (none when it is hidden).
     pub fn bookmarks_listed(&self) -> Vec<String> {
-        if !self.bookmarks_box.is_visible() {
+        let b = &self.bars;
+        if !b.bookmarks_box.is_visible() {
             return Vec::new();
         }
-        (0..self.bookmarks_list.n_items())
-            .filter_map(|i| self.bookmarks_list.string(i))
+        (0..b.bookmarks_list.n_items())
+            .filter_map(|i| b.bookmarks_list.string(i))
             .map(|s| s.to_string())
             .collect()
     }
 
-    /// Types `start` and `end` in the time bar's window entries, activating
-    /// each, as the user would.
+    /// Types `start` and `end` in the time bar's window entries, each
+    /// followed by Enter, as the user would, at once.
     pub fn type_window(&self, start: &str, end: &str) {
-        self.start_entry.set_text(start);
-        self.start_entry.emit_activate();
-        self.end_entry.set_text(end);
-        self.end_entry.emit_activate();
+        self.bars.start_entry.set_text(start);
+        self.time_typed(TimeEntry::Start);
+        self.bars.end_entry.set_text(end);
+        self.time_typed(TimeEntry::End);
     }
 
-    /// Types `text` in the time bar's current-time entry and activates it.
+    /// Types `text` in the time bar's current-time entry and Enter, at
+    /// once.
     pub fn type_current_time(&self, text: &str) {
-        self.current_entry.set_text(text);
-        self.current_entry.emit_activate();
+        self.bars.current_entry.set_text(text);
+        self.time_typed(TimeEntry::Current);
     }
 
     /// Puts the keyboard in the time bar's current-time entry, its text
     /// selected: typing a time and Enter goes there (Ctrl+G).
     pub fn focus_current_time(&self) {
-        self.current_entry.grab_focus();
-        self.current_entry.select_region(0, -1);
+        self.bars.current_entry.grab_focus();
+        self.bars.current_entry.select_region(0, -1);
+    }
+
+    /// Enter in time bar entry `which`: the window's start or end, or the
+    /// current time, moves to the time typed; a bad time is marked and
+    /// reported.
+    fn time_typed(&self, which: TimeEntry) {
+        let e = match which {
+            TimeEntry::Start => &self.bars.start_entry,
+            TimeEntry::End => &self.bars.end_entry,
+            TimeEntry::Current => &self.bars.current_entry,
+        };
+        let first = self.span().start;
+        match parse_time(&e.text(), first) {
+            Ok(t) => {
+                e.remove_css_class("error");
+                let w = self.time_focus().window.unwrap_or(self.span());
+                match which {
+                    TimeEntry::Start if t < w.end => {
+                        self.navigate(Nav::Window(TimeRange::new(t, w.end)))
+                    }
+                    TimeEntry::End if t > w.start => {
+                        self.navigate(Nav::Window(TimeRange::new(w.start, t)))
+                    }
+                    TimeEntry::Current => self.navigate(Nav::Current(t)),
+                    _ => {
+                        e.add_css_class("error");
+                        self.report_error("The window's start must come before its end");
+                    }
+                }
+            }
+            Err(msg) => {
+                e.add_css_class("error");
+                self.report_error(&format!("Time: {msg}"));
+            }
+        }
     }
 
     /// Applies the filter bar's expression to the event list; a parse error
     /// is shown inline with its column.
     pub fn apply_filter(&self) {
-        let text = self.filter_entry.text().to_string();
+        let bars = &self.bars;
+        let text = bars.filter_entry.text().to_string();
         let filter = if text.trim().is_empty() {
             Ok(None)
         } else {
@@ -873,31 +941,30 @@ impl Tab {
         };
         match filter {
             Ok(f) => {
-                self.filter_error.set_visible(false);
-                self.filter_entry.remove_css_class("error");
+                bars.filter_error.set_visible(false);
+                bars.filter_entry.remove_css_class("error");
                 let listed = {
                     let mut st = self.state.borrow_mut();
-                    let st = &mut *st;
                     st.filter = f;
                     let expr = st.filter.is_some().then_some(text.as_str());
-                    let listed = st.analysis.set_list_filter(expr);
+                    let listed = self.runner.analysis().set_list_filter(expr);
                     st.filter_text = text;
                     listed
                 };
                 match listed {
                     Ok(page) => self.show_list(page),
-                    Err(e) => (self.report_error)(&format!("Event list filter: {e}")),
+                    Err(e) => self.report_error(&format!("Event list filter: {e}")),
                 }
                 self.request_visible();
                 self.save_config();
             }
             Err(e) => {
-                self.filter_error
+                bars.filter_error
                     .set_text(&format!("column {}: {}", e.column, e.kind));
-                self.filter_error.set_visible(true);
-                self.filter_entry.add_css_class("error");
+                bars.filter_error.set_visible(true);
+                bars.filter_entry.add_css_class("error");
                 // Put the caret where the problem is.
-                self.filter_entry
+                bars.filter_entry
                     .set_position(e.column.saturating_sub(1) as i32);
             }
         }
@@ -908,16 +975,17 @@ impl Tab {
     /// filter is cleared if it is still the one following set.
     pub fn follow_thread(&self, tid: Option<i64>) {
         let following = self.state.borrow_mut().following.take();
+        let entry = &self.bars.filter_entry;
         match tid {
             Some(tid) => {
                 let expr = format!("state.tid == {tid}");
-                self.filter_entry.set_text(&expr);
+                entry.set_text(&expr);
                 self.state.borrow_mut().following = Some(expr);
             }
             None => {
                 self.control_flow.select_row(None);
-                if following.is_some_and(|f| f == self.filter_entry.text().as_str()) {
-                    self.filter_entry.set_text("");
+                if following.is_some_and(|f| f == entry.text().as_str()) {
+                    entry.set_text("");
                 }
             }
         }
@@ -927,31 +995,31 @@ impl Tab {
     /// Searches the next (or previous) event matching the search bar's
     /// expression from the current time.
     pub fn search(&self, forward: bool) {
-        let text = self.search_entry.text().to_string();
+        let text = self.bars.search_entry.text().to_string();
         let filter = match Filter::new(&text) {
             Ok(f) => f,
             Err(e) => {
-                (self.report_error)(&format!("Search: column {}: {}", e.column, e.kind));
+                self.report_error(&format!("Search: column {}: {}", e.column, e.kind));
                 return;
             }
         };
-        let searching = {
-            let mut st = self.state.borrow_mut();
+        let (from, span) = {
+            let st = self.state.borrow();
             let from = st
                 .cursor
                 .current
                 .unwrap_or(st.cursor.window.unwrap_or(st.span).start);
-            let search = if forward {
-                Search::Next(from)
-            } else {
-                Search::Previous(from)
-            };
-            let span = st.span;
-            st.analysis.search(filter, search, span)
+            (from, st.span)
         };
+        let search = if forward {
+            Search::Next(from)
+        } else {
+            Search::Previous(from)
+        };
+        let searching = self.runner.analysis().search(filter, search, span);
         match searching {
-            Ok(()) => self.kick(),
-            Err(e) => (self.report_error)(&format!("Search: {e}")),
+            Ok(()) => self.runner.kick(),
+            Err(e) => self.report_error(&format!("Search: {e}")),
         }
     }
 
@@ -959,32 +1027,28 @@ impl Tab {
     /// keep what it computed so far, and [`resume_background`]
     /// (Self::resume_background) goes on from where it stopped.
     pub fn cancel_background(&self) {
-        {
-            self.state.borrow_mut().analysis.pause_background();
-        }
+        self.runner.analysis().pause_background();
         // One more turn: the snapshot of what was read.
-        self.kick();
+        self.runner.kick();
         self.update_progress(false);
     }
 
     /// Resumes the paused whole-trace pass.
     pub fn resume_background(&self) {
-        {
-            self.state.borrow_mut().analysis.resume_background();
-        }
-        self.kick();
+        self.runner.analysis().resume_background();
+        self.runner.kick();
         self.update_progress(true);
     }
 
     /// Whether the whole-trace analysis was read from the analysis store
     /// (the traces were analysed before and have not changed).
     pub fn analysis_from_store(&self) -> bool {
-        self.state.borrow().analysis.analysis_from_store()
+        self.runner.analysis().analysis_from_store()
     }
 
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self) -> bool {
-        self.state.borrow().analysis.background_paused()
+        self.runner.analysis().background_paused()
     }
 
     /// Saves the per-trace configuration (viewers, window, filter,
@@ -1011,6 +1075,9 @@ impl Tab {
     /// trace's ends, F zooms to fit, S to the selection, B bookmarks.
     pub fn key(&self, key: gtk::gdk::Key) -> bool {
         use gtk::gdk::Key;
+        if !is_view_key(key) {
+            return false;
+        }
         let c = self.time_focus();
         let w = c.window.unwrap_or(self.span());
         let mid = w.start + (w.span() / 2) as i64;
@@ -1044,70 +1111,25 @@ impl Tab {
         }
         true
     }
-
-    fn connect_bars(&self) {
-        let me = self.me.borrow().clone();
-        let on_time = move |which: u8| {
-            let me = me.clone();
-            move |e: &gtk::Entry| {
-                let Some(tab) = me.upgrade() else { return };
-                let first = tab.span().start;
-                match parse_time(&e.text(), first) {
-                    Ok(t) => {
-                        e.remove_css_class("error");
-                        let w = tab.time_focus().window.unwrap_or(tab.span());
-                        match which {
-                            0 if t < w.end => tab.navigate(Nav::Window(TimeRange::new(t, w.end))),
-                            1 if t > w.start => {
-                                tab.navigate(Nav::Window(TimeRange::new(w.start, t)))
-                            }
-                            2 => tab.navigate(Nav::Current(t)),
-                            _ => {
-                                e.add_css_class("error");
-                                (tab.report_error)("The window's start must come before its end");
-                            }
-                        }
-                    }
-                    Err(msg) => {
-                        e.add_css_class("error");
-                        (tab.report_error)(&format!("Time: {msg}"));
-                    }
-                }
-            }
-        };
-        self.start_entry.connect_activate(on_time(0));
-        self.end_entry.connect_activate(on_time(1));
-        self.current_entry.connect_activate(on_time(2));
-        let me = self.me.borrow().clone();
-        self.filter_entry.connect_activate(move |_| {
-            if let Some(t) = me.upgrade() {
-                t.apply_filter();
-            }
-        });
-        let me = self.me.borrow().clone();
-        self.search_entry.connect_activate(move |_| {
-            if let Some(t) = me.upgrade() {
-                t.search(true);
-            }
-        });
-        let me = self.me.borrow().clone();
-        self.bookmarks_box.connect_selected_notify(move |d| {
-            let Some(t) = me.upgrade() else { return };
-            let i = d.selected() as usize;
-            let b = t.time_focus().bookmarks.get(i).cloned();
-            if let Some(b) = b {
-                t.navigate(Nav::Current(b.time));
-            }
-        });
-    }
 }
 
 impl Drop for Tab {
     fn drop(&mut self) {
-        if let Some(id) = self.state.get_mut().idle.take() {
-            id.remove();
-        }
+        self.runner.stop();
     }
+}
+
+/// The label of a tab on `paths`: their directory (or file) names.
+fn title_of(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.display().to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
@@ -1118,27 +1140,37 @@ fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
     e
 }
 
-fn button(bar: &gtk::Box, label: &str, tip: &str, f: impl Fn() + 'static) -> gtk::Button {
+/// A button of `bar` labelled `label` that sends `msg` to the tab.
+fn button(
+    bar: &gtk::Box,
+    label: &str,
+    tip: &str,
+    input: &relm4::Sender<TabMsg>,
+    msg: fn() -> TabMsg,
+) -> gtk::Button {
     let b = gtk::Button::with_label(label);
     b.set_tooltip_text(Some(tip));
-    b.connect_clicked(move |_| f());
+    let input = input.clone();
+    b.connect_clicked(move |_| input.emit(msg()));
     bar.append(&b);
     b
 }
 
-/// Builds the widgets of a tab.
+/// Builds the widgets of a tab, their signals sending `input` messages,
+/// and its runner over `analysis`.
 fn build(
     paths: Vec<PathBuf>,
-    state: TabState,
-    nav: NavSink,
-    report_error: Box<dyn Fn(&str)>,
-    me: Weak<Tab>,
+    analysis: Box<dyn Analysis>,
+    span: TimeRange,
+    title: String,
+    input: relm4::Sender<TabMsg>,
+    output: relm4::Sender<TabOutput>,
 ) -> Tab {
-    let span = state.span;
     let widget = gtk::Box::new(gtk::Orientation::Vertical, 4);
-    let input = Rc::new(Cell::new(false));
-    watch_input(&widget, input.clone());
+    let input_seen = Rc::new(Cell::new(false));
+    watch_input(&widget, input_seen.clone());
     let pacing = Pacing::watch(&widget);
+    let runner = Runner::new(analysis, input_seen, pacing, input.clone(), title);
 
     // Time bar.
     let timebar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
@@ -1148,55 +1180,51 @@ fn build(
     let start_entry = labelled_entry(&timebar, "Start", 20);
     let end_entry = labelled_entry(&timebar, "End", 20);
     let current_entry = labelled_entry(&timebar, "Current", 20);
-    let w = me.clone();
-    let with = move |f: fn(&Tab)| {
-        let w = w.clone();
-        move || {
-            if let Some(t) = w.upgrade() {
-                f(&t)
-            }
-        }
-    };
+    for (entry, which) in [
+        (&start_entry, TimeEntry::Start),
+        (&end_entry, TimeEntry::End),
+        (&current_entry, TimeEntry::Current),
+    ] {
+        let input = input.clone();
+        entry.connect_activate(move |_| input.emit(TabMsg::TimeTyped(which)));
+    }
     button(
         &timebar,
         "Fit",
         "Zoom to the whole trace (F)",
-        with(|t| t.zoom_fit()),
+        &input,
+        || TabMsg::ZoomFit,
     );
     button(
         &timebar,
         "Selection",
         "Zoom to the selection (S)",
-        with(|t| t.zoom_selection()),
+        &input,
+        || TabMsg::ZoomSelection,
     );
-    button(
-        &timebar,
-        "−",
-        "Zoom out (-)",
-        with(|t| {
-            t.key(gtk::gdk::Key::minus);
-        }),
-    );
-    button(
-        &timebar,
-        "+",
-        "Zoom in (+)",
-        with(|t| {
-            t.key(gtk::gdk::Key::plus);
-        }),
-    );
+    button(&timebar, "−", "Zoom out (-)", &input, || {
+        TabMsg::Key(gtk::gdk::Key::minus)
+    });
+    button(&timebar, "+", "Zoom in (+)", &input, || {
+        TabMsg::Key(gtk::gdk::Key::plus)
+    });
     button(
         &timebar,
         "Bookmark",
         "Bookmark the current time (B)",
-        with(|t| {
-            t.key(gtk::gdk::Key::b);
-        }),
+        &input,
+        || TabMsg::Key(gtk::gdk::Key::b),
     );
     let bookmarks_list = gtk::StringList::new(&[]);
     let bookmarks_box = gtk::DropDown::new(Some(bookmarks_list.clone()), None::<gtk::Expression>);
     bookmarks_box.set_tooltip_text(Some("Go to a bookmark"));
     bookmarks_box.set_visible(false);
+    {
+        let input = input.clone();
+        bookmarks_box.connect_selected_notify(move |d| {
+            input.emit(TabMsg::GoToBookmark(d.selected() as usize))
+        });
+    }
     timebar.append(&bookmarks_box);
     widget.append(&timebar);
 
@@ -1207,42 +1235,41 @@ fn build(
     let filter_entry = labelled_entry(&filterbar, "Filter", 40);
     filter_entry.set_hexpand(true);
     filter_entry.set_placeholder_text(Some("e.g. event.name == \"sched_switch\" && cpu == 1"));
-    button(
-        &filterbar,
-        "Apply",
-        "Filter the event list",
-        with(|t| t.apply_filter()),
-    );
+    {
+        let input = input.clone();
+        filter_entry.connect_activate(move |_| input.emit(TabMsg::ApplyFilter));
+    }
+    button(&filterbar, "Apply", "Filter the event list", &input, || {
+        TabMsg::ApplyFilter
+    });
     let filter_error = gtk::Label::new(None);
     filter_error.add_css_class("error");
     filter_error.set_visible(false);
     filterbar.append(&filter_error);
     let search_entry = labelled_entry(&filterbar, "Search", 24);
     search_entry.set_placeholder_text(Some("filter expression"));
-    button(
-        &filterbar,
-        "◀",
-        "Previous matching event",
-        with(|t| t.search(false)),
-    );
-    button(
-        &filterbar,
-        "▶",
-        "Next matching event",
-        with(|t| t.search(true)),
-    );
+    {
+        let input = input.clone();
+        search_entry.connect_activate(move |_| input.emit(TabMsg::Search(true)));
+    }
+    button(&filterbar, "◀", "Previous matching event", &input, || {
+        TabMsg::Search(false)
+    });
+    button(&filterbar, "▶", "Next matching event", &input, || {
+        TabMsg::Search(true)
+    });
     widget.append(&filterbar);
 
     // The viewers.
+    let nav: NavSink = {
+        let input = input.clone();
+        Rc::new(move |n| input.emit(TabMsg::Nav(n)))
+    };
     let config = PresentationConfig::control_flow();
     let control_flow = TimeGraphView::new("Process", config.clone(), nav.clone());
     let follow: FollowSink = {
-        let me = me.clone();
-        Rc::new(move |tid| {
-            if let Some(t) = me.upgrade() {
-                t.follow_thread(tid);
-            }
-        })
+        let input = input.clone();
+        Rc::new(move |tid| input.emit(TabMsg::Follow(tid)))
     };
     let rows_bar = RowsBar::new(&control_flow, follow);
     let resources = TimeGraphView::new(
@@ -1250,12 +1277,12 @@ fn build(
         traceloom_viewers::model::resources::presentation(),
         nav.clone(),
     );
+    let moves_queued = Rc::new(Cell::new(0));
     let moves: ListSink = {
-        let me = me.clone();
+        let (input, queued) = (input.clone(), moves_queued.clone());
         Rc::new(move |mv| {
-            if let Some(t) = me.upgrade() {
-                t.list_move(mv);
-            }
+            queued.set(queued.get() + 1);
+            input.emit(TabMsg::ListMove(mv));
         })
     };
     let events = EventListView::new(nav.clone(), moves);
@@ -1277,17 +1304,17 @@ fn build(
     timebar.append(&layout.view_menu);
     let main = layout.widget.clone();
     let keys = gtk::EventControllerKey::new();
-    let w = me.clone();
-    keys.connect_key_pressed(move |_, key, _, mods| {
-        if mods.intersects(gtk::gdk::ModifierType::CONTROL_MASK | gtk::gdk::ModifierType::ALT_MASK)
-        {
-            return glib::Propagation::Proceed;
-        }
-        match w.upgrade() {
-            Some(t) if t.key(key) => glib::Propagation::Stop,
-            _ => glib::Propagation::Proceed,
-        }
-    });
+    {
+        let input = input.clone();
+        keys.connect_key_pressed(move |_, key, _, mods| {
+            use gtk::gdk::ModifierType as M;
+            if mods.intersects(M::CONTROL_MASK | M::ALT_MASK) || !is_view_key(key) {
+                return glib::Propagation::Proceed;
+            }
+            input.emit(TabMsg::Key(key));
+            glib::Propagation::Stop
+        });
+    }
     main.add_controller(keys);
     widget.append(&main);
 
@@ -1304,13 +1331,15 @@ fn build(
         &progress_box,
         "Cancel",
         "Pause the whole-trace analysis (Resume goes on from where it stopped)",
-        with(|t| t.cancel_background()),
+        &input,
+        || TabMsg::Cancel,
     );
     let resume_button = button(
         &progress_box,
         "Resume",
         "Go on with the whole-trace analysis from where it stopped",
-        with(|t| t.resume_background()),
+        &input,
+        || TabMsg::Resume,
     );
     resume_button.set_visible(false);
     progress_box.set_visible(false);
@@ -1326,25 +1355,148 @@ fn build(
         statistics,
         histogram,
         layout,
-        start_entry,
-        end_entry,
-        current_entry,
-        filter_entry,
-        filter_error,
-        search_entry,
-        bookmarks_box,
-        bookmarks_list,
-        progress_box,
-        progress,
+        bars: Bars {
+            start_entry,
+            end_entry,
+            current_entry,
+            filter_entry,
+            filter_error,
+            search_entry,
+            bookmarks_box,
+            bookmarks_list,
+            progress_box,
+            progress,
+        },
         cancel_button,
         resume_button,
-        state: RefCell::new(state),
-        report_error,
-        config_warning: RefCell::new(None),
-        me: RefCell::new(me),
-        pushing: Cell::new(false),
+        state: RefCell::new(TabState {
+            last_progress: None,
+            span,
+            cursor: TimeFocus::default(),
+            filter: None,
+            filter_text: String::new(),
+            following: None,
+        }),
+        runner,
         input,
-        pacing,
+        output,
+        pushing: Cell::new(false),
+        moves_queued,
+    }
+}
+
+/// A tab as a page of the window's notebook: a relm4 factory component
+/// whose messages are its widgets' and viewers' (see the module
+/// documentation).
+pub struct TabPage {
+    tab: Rc<Tab>,
+}
+
+impl TabPage {
+    /// The tab's state and widgets.
+    pub fn tab(&self) -> Rc<Tab> {
+        self.tab.clone()
+    }
+}
+
+impl FactoryComponent for TabPage {
+    type ParentWidget = TabBook;
+    type CommandOutput = ();
+    type Input = TabMsg;
+    type Output = TabOutput;
+    type Init = Opened;
+    type Root = gtk::Box;
+    type Widgets = ();
+    type Index = DynamicIndex;
+
+    fn init_model(opened: Opened, _index: &DynamicIndex, sender: FactorySender<Self>) -> Self {
+        let tab = Tab::new(
+            opened,
+            sender.input_sender().clone(),
+            sender.output_sender().clone(),
+        );
+        TabPage { tab }
+    }
+
+    fn init_root(&self) -> gtk::Box {
+        self.tab.widget.clone()
+    }
+
+    fn init_widgets(
+        &mut self,
+        index: &DynamicIndex,
+        _root: gtk::Box,
+        page: &gtk::Widget,
+        sender: FactorySender<Self>,
+    ) {
+        // The notebook tab: the traceset's name and a close button.
+        let label = gtk::Box::new(gtk::Orientation::Horizontal, 4);
+        label.append(&gtk::Label::new(Some(&self.tab.title())));
+        let close = gtk::Button::from_icon_name("window-close-symbolic");
+        close.add_css_class("flat");
+        let index = index.clone();
+        close.connect_clicked(move |_| {
+            let _ = sender.output(TabOutput::Close(index.clone()));
+        });
+        label.append(&close);
+        let notebook = page
+            .ancestor(gtk::Notebook::static_type())
+            .and_downcast::<gtk::Notebook>();
+        if let Some(notebook) = notebook {
+            notebook.set_tab_label(page, Some(&label));
+            notebook.set_tab_reorderable(page, false);
+        }
+    }
+
+    fn update(&mut self, msg: TabMsg, _sender: FactorySender<Self>) {
+        self.tab.update(msg);
+    }
+
+    fn shutdown(&mut self, _widgets: &mut (), _output: relm4::Sender<TabOutput>) {
+        self.tab.save_config();
+        self.tab.stop();
+    }
+}
+
+/// A tab outside the window (tests, measurements): a one-page notebook
+/// without tabs, its errors given to a function.
+pub struct TabHost {
+    book: TabBook,
+    tabs: FactoryVecDeque<TabPage>,
+}
+
+impl TabHost {
+    /// Opens `paths` in a tab of its own, reporting its errors to
+    /// `on_error`.
+    pub fn open(paths: Vec<PathBuf>, on_error: impl Fn(&str) + 'static) -> Result<Self, String> {
+        let opened = open(paths)?;
+        let book = TabBook::new();
+        let notebook = book.notebook();
+        notebook.set_show_tabs(false);
+        notebook.set_show_border(false);
+        let (errors, received) = relm4::channel::<TabOutput>();
+        relm4::spawn_local(async move {
+            while let Some(out) = received.recv().await {
+                if let TabOutput::Error(e) = out {
+                    on_error(&e);
+                }
+            }
+        });
+        let mut tabs = FactoryVecDeque::builder()
+            .launch(book.clone())
+            .forward(&errors, |out| out);
+        tabs.guard().push_back(opened);
+        Ok(TabHost { book, tabs })
+    }
+
+    /// The tab.
+    pub fn tab(&self) -> Rc<Tab> {
+        self.tabs[0].tab()
+    }
+
+    /// The widget to show: the tab's one-page notebook.
+    pub fn widget(&self) -> &TabBook {
+        &self.book
     }
 }
 

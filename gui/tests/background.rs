@@ -16,7 +16,7 @@ use gtk4::prelude::*;
 use traceloom_base::{Time, TimeRange};
 use traceloom_ctf::{Message, Traceset};
 use traceloom_gui::stalls;
-use traceloom_gui::tab::Tab;
+use traceloom_gui::tab::{Tab, TabHost};
 use traceloom_gui::views::Nav;
 use traceloom_viewers::StatValue;
 
@@ -86,14 +86,12 @@ pub(crate) fn background_pass(out: &mut Outcome) {
         load_average()
     );
 
-    let tab = Tab::open(
-        vec![dir.clone()],
-        Box::new(|e| eprintln!("background tab: {e}")),
-    )
-    .expect("open the generated trace");
+    let host = TabHost::open(vec![dir.clone()], |e| eprintln!("background tab: {e}"))
+        .expect("open the generated trace");
+    let tab = host.tab();
     let window = gtk::Window::new();
     window.set_default_size(1400, 1000);
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
     window.present();
     let span = tab.span();
 
@@ -279,18 +277,17 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     );
     window.close();
     drop(tab);
+    drop(host);
     pump(100);
 
     // Reopened: the analysis comes from the store the pass wrote.
     let opened = Instant::now();
-    let tab = Tab::open(
-        vec![dir.clone()],
-        Box::new(|e| eprintln!("background tab: {e}")),
-    )
-    .expect("reopen the generated trace");
+    let host = TabHost::open(vec![dir.clone()], |e| eprintln!("background tab: {e}"))
+        .expect("reopen the generated trace");
+    let tab = host.tab();
     let window = gtk::Window::new();
     window.set_default_size(1400, 1000);
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
     window.present();
     let complete = pump_until(|| {
         stats_total(&tab) == summary.events
@@ -366,13 +363,11 @@ pub fn reopen_large(out: &mut Outcome, dir: &Path) {
     println!("reopen: load average {}", load_average());
     stalls::start();
     let opened = Instant::now();
-    let tab = Tab::open(
-        vec![dir.to_path_buf()],
-        Box::new(|e| eprintln!("reopen tab: {e}")),
-    )
-    .expect("reopen the trace");
+    let host = TabHost::open(vec![dir.to_path_buf()], |e| eprintln!("reopen tab: {e}"))
+        .expect("reopen the trace");
+    let tab = host.tab();
     let open_time = opened.elapsed();
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
     let complete = pump_until(|| {
         stats_total(&tab) == events
             && histogram_total(&tab) == events

@@ -38,7 +38,7 @@ use gtk4::prelude::*;
 use relm4::{Component, ComponentController};
 use traceloom_gui::app::{App, AppInit};
 use traceloom_gui::stalls;
-use traceloom_gui::tab::Tab;
+use traceloom_gui::tab::{Tab, TabHost};
 use traceloom_gui::views::Nav;
 
 mod background;
@@ -424,7 +424,7 @@ fn config_restored(out: &mut Outcome, path: &Path) {
     let window: gtk::Window = controller.widget().clone().upcast();
     window.set_default_size(1400, 1000);
     window.present();
-    let tab = controller.model().tabs[0].clone();
+    let tab = controller.model().tab(0).expect("a tab");
     settle(&tab);
     let span = tab.span();
     let (s, e) = (
@@ -442,14 +442,14 @@ fn config_restored(out: &mut Outcome, path: &Path) {
     let shown = (tab.time_bar(), tab.filter_text(), tab.bookmarks_listed());
     let closed = click_tab_close(&window, &tab);
     drop(tab);
-    let emptied = pump_until(|| controller.model().tabs.is_empty());
+    let emptied = pump_until(|| controller.model().tab_count() == 0);
     let saved = file.is_file();
 
     // Reopen from the File menu's recent traces.
     window
         .activate_action("win.recent", Some(&0u32.to_variant()))
         .expect("the recent action");
-    let reopened = pump_until(|| controller.model().tabs.len() == 1);
+    let reopened = pump_until(|| controller.model().tab_count() == 1);
     let check = |tab: &Tab| -> Result<(), String> {
         let bar = tab.time_bar();
         let marks = tab.bookmarks_listed();
@@ -482,13 +482,13 @@ fn config_restored(out: &mut Outcome, path: &Path) {
         }
     };
     // Bound first: the model's borrow must not last while the window runs.
-    let reopened_tab = controller.model().tabs.first().cloned();
+    let reopened_tab = controller.model().tab(0);
     let again = match reopened_tab {
         Some(tab) => {
             settle(&tab);
             let r = check(&tab);
             click_tab_close(&window, &tab);
-            pump_until(|| controller.model().tabs.is_empty());
+            pump_until(|| controller.model().tab_count() == 0);
             r
         }
         None => Err("no tab reopened".into()),
@@ -505,7 +505,7 @@ fn config_restored(out: &mut Outcome, path: &Path) {
         .detach();
     let window2: gtk::Window = second.widget().clone().upcast();
     window2.present();
-    let first_tab = second.model().tabs.first().cloned();
+    let first_tab = second.model().tab(0);
     let new_window = match first_tab {
         Some(tab) => {
             settle(&tab);
@@ -554,7 +554,7 @@ fn corrupted_config_ignored(out: &mut Outcome, path: &Path) {
         .detach();
     let window: gtk::Window = controller.widget().clone().upcast();
     window.present();
-    let tab = controller.model().tabs.first().cloned();
+    let tab = controller.model().tab(0);
     let result = match &tab {
         Some(tab) => {
             settle(tab);
@@ -669,13 +669,12 @@ fn latency_while_reading(out: &mut Outcome) {
     stalls::watch_frames(&window);
     window.present();
     let warmed = Instant::now();
-    let sample = Tab::open(
-        vec![traceloom_testdata::sample_kernel()],
-        Box::new(|e| eprintln!("latency warm-up tab: {e}")),
-    )
+    let sample = TabHost::open(vec![traceloom_testdata::sample_kernel()], |e| {
+        eprintln!("latency warm-up tab: {e}")
+    })
     .expect("open the sample trace");
-    window.set_child(Some(&sample.widget));
-    sample.run_until_idle(Duration::from_secs(60));
+    window.set_child(Some(sample.widget()));
+    sample.tab().run_until_idle(Duration::from_secs(60));
     pump(1000);
     window.set_child(Some(&gtk::Label::new(Some("opening…"))));
     drop(sample);
@@ -687,18 +686,16 @@ fn latency_while_reading(out: &mut Outcome) {
     // Opening (index of the packets, metadata): reported, and counted as a
     // stall when longer than a frame.
     let opened = Instant::now();
-    let tab = Tab::open(
-        vec![dir.clone()],
-        Box::new(|e| eprintln!("latency tab: {e}")),
-    )
-    .expect("open the trace");
+    let host = TabHost::open(vec![dir.clone()], |e| eprintln!("latency tab: {e}"))
+        .expect("open the trace");
+    let tab = host.tab();
     let open_time = opened.elapsed();
     println!(
-        "latency: Tab::open took {:.1} ms",
+        "latency: TabHost::open took {:.1} ms",
         open_time.as_secs_f64() * 1e3
     );
     stalls::start();
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
 
     // Each probe: when it ran, how late it was, and how long the main
     // thread waited for a CPU meanwhile (run-queue wait: other threads
@@ -854,6 +851,7 @@ fn latency_while_reading(out: &mut Outcome) {
     );
     window.close();
     drop(tab);
+    drop(host);
     pump(100);
     if given.is_none() {
         let _ = std::fs::remove_dir_all(&generated_dir);
@@ -942,16 +940,16 @@ fn damaged_stream_reported(out: &mut Outcome) {
     drop(f);
     let messages: Rc<RefCell<Vec<String>>> = Rc::default();
     let sink = messages.clone();
-    let tab = Tab::open(
-        vec![dir.clone()],
-        Box::new(move |m: &str| sink.borrow_mut().push(m.to_string())),
-    );
-    let Ok(tab) = tab else {
+    let host = TabHost::open(vec![dir.clone()], move |m: &str| {
+        sink.borrow_mut().push(m.to_string())
+    });
+    let Ok(host) = host else {
         out.check("damaged_stream_reported", false, || {
             "the tab did not open".into()
         });
         return;
     };
+    let tab = host.tab();
     settle(&tab);
     let name = stream.display().to_string();
     let got = messages.borrow().clone();
@@ -1001,7 +999,7 @@ fn failed_open_explained(out: &mut Outcome) {
         traceloom_gui::screenshot::save_png(&window, &screenshots_dir().join("empty-window.png"));
     out.check(
         "failed_open_explained",
-        once && hint && offered && controller.model().tabs.is_empty(),
+        once && hint && offered && controller.model().tab_count() == 0,
         || format!("info bar {shown:?}, hint shown {hint}, recent offered {recent:?}"),
     );
     window.close();
@@ -1032,14 +1030,14 @@ fn no_data_drawn_in_window(out: &mut Outcome) {
     std::fs::write(&stream, &bytes).expect("damage the stream");
     let messages: Rc<RefCell<Vec<String>>> = Rc::default();
     let sink = messages.clone();
-    let tab = Tab::open(
-        vec![dir.clone()],
-        Box::new(move |m: &str| sink.borrow_mut().push(m.to_string())),
-    )
+    let host = TabHost::open(vec![dir.clone()], move |m: &str| {
+        sink.borrow_mut().push(m.to_string())
+    })
     .expect("the damaged trace opens");
+    let tab = host.tab();
     let window = gtk::Window::new();
     window.set_default_size(1400, 1000);
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
     window.present();
     settle(&tab);
     let hatched = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
@@ -1073,19 +1071,19 @@ fn ctf2_trace_opens(out: &mut Outcome) {
     let path = traceloom_testdata::ctf("ctf2/ust_pid");
     let messages: Rc<RefCell<Vec<String>>> = Rc::default();
     let sink = messages.clone();
-    let tab = match Tab::open(
-        vec![path.clone()],
-        Box::new(move |m: &str| sink.borrow_mut().push(m.to_string())),
-    ) {
-        Ok(tab) => tab,
+    let host = match TabHost::open(vec![path.clone()], move |m: &str| {
+        sink.borrow_mut().push(m.to_string())
+    }) {
+        Ok(host) => host,
         Err(e) => {
             out.check("ctf2_trace_opens", false, || format!("not opened: {e:?}"));
             return;
         }
     };
+    let tab = host.tab();
     let window = gtk::Window::new();
     window.set_default_size(1400, 1000);
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
     window.present();
     settle(&tab);
     pump_until(|| !tab.list_reading());
@@ -1193,12 +1191,7 @@ fn main() {
     let window = controller.widget().clone();
     window.set_default_size(1400, 1000);
     window.present();
-    let tab: Rc<Tab> = controller
-        .model()
-        .tabs
-        .first()
-        .cloned()
-        .expect("a tab opened");
+    let tab: Rc<Tab> = controller.model().tab(0).expect("a tab opened");
     settle(&tab);
     out.check(
         "window_title_follows_the_tab",
@@ -1345,7 +1338,7 @@ fn main() {
     // Ctrl+W's action closes the tab shown; the title follows.
     drop(tab);
     let _ = WidgetExt::activate_action(&window, "win.close-tab", None);
-    let closed = pump_until(|| controller.model().tabs.is_empty());
+    let closed = pump_until(|| controller.model().tab_count() == 0);
     out.check(
         "close_tab_action",
         closed && window.title().as_deref() == Some("traceloom"),

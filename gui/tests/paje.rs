@@ -76,7 +76,7 @@ fn open(path: &Path) -> (relm4::Controller<App>, gtk::Window, Option<Rc<Tab>>) {
     window.set_default_size(1400, 1000);
     window.present();
     pump(100);
-    let tab = controller.model().tabs.first().cloned();
+    let tab = controller.model().tab(0);
     (controller, window, tab)
 }
 
@@ -328,7 +328,7 @@ fn bad_input_explained(out: &mut Outcome) {
     let shown = info_bar(&window);
     let name = bad.display().to_string();
     let ok = tab.is_none()
-        && c.model().tabs.is_empty()
+        && c.model().tab_count() == 0
         && shown.as_ref().is_some_and(|(kind, text)| {
             *kind == gtk::MessageType::Error
                 && text.contains(&name)

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_gui::tab::Tab;
+use traceloom_gui::tab::{Tab, TabHost};
 use traceloom_viewers::TimeGraphRender;
 
 use super::{pump, pump_until, Outcome};
@@ -44,11 +44,12 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
         ..Default::default()
     };
     traceloom_kernelgen::generate(&config, &dir).expect("generate a kernel trace");
-    let tab = Tab::open(vec![dir.clone()], Box::new(|e| eprintln!("rows tab: {e}")))
+    let host = TabHost::open(vec![dir.clone()], |e| eprintln!("rows tab: {e}"))
         .expect("open the generated trace");
+    let tab = host.tab();
     let window = gtk::Window::new();
     window.set_default_size(1366, 768);
-    window.set_child(Some(&tab.widget));
+    window.set_child(Some(host.widget()));
     window.present();
     assert!(tab.run_until_idle(Duration::from_secs(120)));
     let all = settle_rows(&tab, |r| r.tree().len() > 1000);
