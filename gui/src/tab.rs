@@ -9,7 +9,11 @@
 //! asks to be closed with [`TabOutput`]s, which the window shows or acts
 //! on. [`Tab`] is the page's state and widgets; the page's messages call
 //! its methods, which tests call too (through [`TabPage::tab`] or a
-//! [`TabHost`]).
+//! [`TabHost`]). Each viewer is a relm4 component of its own
+//! ([`crate::views`]) whose navigation outputs are forwarded to the tab as
+//! [`TabMsg::Nav`], [`TabMsg::ListMove`] and [`TabMsg::Follow`]; the tab
+//! keeps the components' models, handles to the viewers, to hand them
+//! renders and the time focus.
 //!
 //! The viewer models' session (traceset + scheduler) lives on the main
 //! thread, in the tab's [`Runner`]: every change of window asks the
@@ -34,6 +38,7 @@ use traceloom_base::TimeRange;
 use gtk4 as gtk;
 use gtk4::prelude::*;
 use relm4::factory::{DynamicIndex, FactoryComponent, FactorySender, FactoryVecDeque};
+use relm4::{Component, ComponentController, Controller};
 use traceloom_filter::Filter;
 use traceloom_viewers::model::{PajeSession, Session};
 use traceloom_viewers::PresentationConfig;
@@ -48,12 +53,12 @@ use crate::runner::{Runner, Serviced};
 use crate::stalls;
 use crate::tab_book::TabBook;
 use crate::time_text::{format_time, parse_time};
-use crate::views::eventlist::{EventListView, ListMove, ListSink};
+use crate::views::eventlist::{EventListView, ListMove, ListOutput};
 use crate::views::histogram::HistogramView;
-use crate::views::rows_bar::{FollowSink, RowsBar};
+use crate::views::rows_bar::{RowsBar, RowsOutput};
 use crate::views::statistics::StatisticsView;
-use crate::views::timegraph::TimeGraphView;
-use crate::views::{Nav, NavSink, TimeFocus};
+use crate::views::timegraph::{TimeGraphInit, TimeGraphView};
+use crate::views::{Nav, TimeFocus};
 
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
@@ -230,6 +235,8 @@ pub struct Tab {
     pub statistics: StatisticsView,
     /// Histogram of the whole trace.
     pub histogram: HistogramView,
+    /// The viewers' components (the fields above are their models).
+    _viewers: Viewers,
     /// The viewers' panes, title bars and View menu.
     pub layout: Layout,
     bars: Bars,
@@ -247,9 +254,16 @@ pub struct Tab {
     /// Guards against re-entrant cursor pushes (a view reacting to a cursor
     /// update by sending navigation).
     pushing: Cell<bool>,
-    /// The event list's moves sent and not handled yet: the list is still
-    /// moving ([`Tab::list_reading`]).
-    moves_queued: Rc<Cell<usize>>,
+}
+
+/// The viewers' components, kept for as long as the tab.
+struct Viewers {
+    _control_flow: Controller<TimeGraphView>,
+    _rows_bar: Controller<RowsBar>,
+    _resources: Controller<TimeGraphView>,
+    _events: Controller<EventListView>,
+    _statistics: Controller<StatisticsView>,
+    _histogram: Controller<HistogramView>,
 }
 
 /// The time bar's, filter bar's and progress bar's widgets.
@@ -474,8 +488,7 @@ impl Tab {
         match msg {
             TabMsg::Nav(n) => self.navigate(n),
             TabMsg::ListMove(mv) => {
-                let n = self.moves_queued.get();
-                self.moves_queued.set(n.saturating_sub(1));
+                self.events.move_handled();
                 self.list_move(mv);
             }
             TabMsg::Follow(tid) => self.follow_thread(tid),
@@ -669,7 +682,7 @@ impl Tab {
     /// Whether the event list's move is under way: asked and not handled
     /// yet, its requests pending, or its rows not shown yet.
     pub fn list_reading(&self) -> bool {
-        self.moves_queued.get() > 0
+        self.events.moves_queued() > 0
             || self.runner.page_in_flight()
             || self.runner.analysis().list_reading()
     }
@@ -1260,35 +1273,44 @@ fn build(
     });
     widget.append(&filterbar);
 
-    // The viewers.
-    let nav: NavSink = {
-        let input = input.clone();
-        Rc::new(move |n| input.emit(TabMsg::Nav(n)))
-    };
+    // The viewers: components whose navigation comes back as the tab's
+    // messages.
     let config = PresentationConfig::control_flow();
-    let control_flow = TimeGraphView::new("Process", config.clone(), nav.clone());
-    let follow: FollowSink = {
-        let input = input.clone();
-        Rc::new(move |tid| input.emit(TabMsg::Follow(tid)))
-    };
-    let rows_bar = RowsBar::new(&control_flow, follow);
-    let resources = TimeGraphView::new(
-        "Resource",
-        traceloom_viewers::model::resources::presentation(),
-        nav.clone(),
-    );
-    let moves_queued = Rc::new(Cell::new(0));
-    let moves: ListSink = {
-        let (input, queued) = (input.clone(), moves_queued.clone());
-        Rc::new(move |mv| {
-            queued.set(queued.get() + 1);
-            input.emit(TabMsg::ListMove(mv));
+    let cf = TimeGraphView::builder()
+        .launch(TimeGraphInit {
+            title: "Process".into(),
+            config: config.clone(),
         })
+        .forward(&input, TabMsg::Nav);
+    let control_flow = cf.model().clone();
+    let viewers = Viewers {
+        _rows_bar: RowsBar::builder()
+            .launch(control_flow.clone())
+            .forward(&input, |RowsOutput::Follow(tid)| TabMsg::Follow(tid)),
+        _control_flow: cf,
+        _resources: TimeGraphView::builder()
+            .launch(TimeGraphInit {
+                title: "Resource".into(),
+                config: traceloom_viewers::model::resources::presentation(),
+            })
+            .forward(&input, TabMsg::Nav),
+        _events: EventListView::builder()
+            .launch(())
+            .forward(&input, |out| match out {
+                ListOutput::Nav(n) => TabMsg::Nav(n),
+                ListOutput::Move(mv) => TabMsg::ListMove(mv),
+            }),
+        _statistics: StatisticsView::builder().launch(config.clone()).detach(),
+        _histogram: HistogramView::builder()
+            .launch(config)
+            .forward(&input, TabMsg::Nav),
     };
-    let events = EventListView::new(nav.clone(), moves);
+    let rows_bar = viewers._rows_bar.model().clone();
+    let resources = viewers._resources.model().clone();
+    let events = viewers._events.model().clone();
     events.set_span(span.start, span.end);
-    let statistics = StatisticsView::new(config.clone());
-    let histogram = HistogramView::new(config, nav);
+    let statistics = viewers._statistics.model().clone();
+    let histogram = viewers._histogram.model().clone();
 
     let layout = Layout::new(
         [
@@ -1354,6 +1376,7 @@ fn build(
         events,
         statistics,
         histogram,
+        _viewers: viewers,
         layout,
         bars: Bars {
             start_entry,
@@ -1381,7 +1404,6 @@ fn build(
         input,
         output,
         pushing: Cell::new(false),
-        moves_queued,
     }
 }
 

@@ -18,6 +18,11 @@
 //! stock `gtk::StringList` (no GObject subclass) while the view shows real
 //! columns.
 //!
+//! The viewer is a relm4 component whose outputs ([`ListOutput`]) are the
+//! current time a selected row designates and the list's moves, forwarded
+//! to its tab, which owns the model; its model, [`EventListView`], is a
+//! handle the tab keeps to show the rows that come back.
+//!
 //! Selecting a row moves the tab's current time there; when the current time
 //! moves elsewhere the list selects the first row at or after it, scrolling
 //! there by time when it is not shown.
@@ -28,8 +33,9 @@ use traceloom_base::Time;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
+use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 
-use super::{Nav, NavSink};
+use super::Nav;
 
 /// A move of the list asked by the user (or the view's resizing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +55,14 @@ pub enum ListMove {
     Resize(usize),
 }
 
-/// Where the view sends its [`ListMove`]s (the tab, which owns the model).
-pub type ListSink = Rc<dyn Fn(ListMove)>;
+/// What the list asks of its tab.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListOutput {
+    /// Navigation: a selected row's time becomes the current time.
+    Nav(Nav),
+    /// Move the list (the tab owns the model).
+    Move(ListMove),
+}
 
 /// Rows the mouse wheel moves per notch.
 pub const WHEEL_LINES: f64 = 3.0;
@@ -132,7 +144,10 @@ pub struct EventListView {
     adjustment: gtk::Adjustment,
     /// Time of the trace's first event (the scrollbar's 0).
     origin: Rc<Cell<Time>>,
-    moves: ListSink,
+    /// The component's output, for the tab.
+    output: relm4::Sender<ListOutput>,
+    /// Moves sent and not handled yet by the tab.
+    queued: Rc<Cell<usize>>,
     /// Rows the model was last told to show.
     page: Rc<Cell<usize>>,
     store: gtk::StringList,
@@ -155,10 +170,9 @@ pub struct EventListView {
 }
 
 impl EventListView {
-    /// An empty list sending the chosen event's time to `nav` and the
-    /// user's scrolling to `moves`.
-    pub fn new(nav: NavSink, moves: ListSink) -> Self {
-        let widget = gtk::Box::new(gtk::Orientation::Vertical, 0);
+    /// An empty list in `widget` sending the chosen event's time and the
+    /// user's scrolling to `output`.
+    fn new(widget: gtk::Box, output: relm4::Sender<ListOutput>) -> Self {
         let header = gtk::Box::new(gtk::Orientation::Horizontal, 8);
         header.set_margin_start(6);
         let widths: Rc<RefCell<Vec<i32>>> =
@@ -270,7 +284,7 @@ impl EventListView {
 
         let times: Rc<RefCell<Vec<Time>>> = Rc::default();
         let programmatic = Rc::new(Cell::new(false));
-        let (t, p) = (times.clone(), programmatic.clone());
+        let (t, p, nav) = (times.clone(), programmatic.clone(), output.clone());
         selection.connect_selected_notify(move |sel| {
             if p.get() {
                 return;
@@ -278,7 +292,7 @@ impl EventListView {
             let i = sel.selected();
             let time = t.borrow().get(i as usize).copied();
             if let Some(time) = time {
-                nav(Nav::Current(time));
+                nav.emit(ListOutput::Nav(Nav::Current(time)));
             }
         });
         let d = details.clone();
@@ -296,7 +310,8 @@ impl EventListView {
             scrollbar,
             adjustment,
             origin: Rc::new(Cell::new(0)),
-            moves,
+            output,
+            queued: Rc::default(),
             page: Rc::new(Cell::new(0)),
             store,
             selection,
@@ -315,6 +330,21 @@ impl EventListView {
         view
     }
 
+    /// Asks the tab for move `mv`.
+    fn send_move(&self, mv: ListMove) {
+        send_move(&self.output, &self.queued, mv);
+    }
+
+    /// How many of the list's moves the tab has not handled yet.
+    pub fn moves_queued(&self) -> usize {
+        self.queued.get()
+    }
+
+    /// The tab handled one of the list's moves.
+    pub fn move_handled(&self) {
+        self.queued.set(self.queued.get().saturating_sub(1));
+    }
+
     /// Connects the scrollbar, the wheel, the keys and the resizing.
     fn connect_input(&self, scrolled: &gtk::ScrolledWindow) {
         let v = self.clone();
@@ -323,7 +353,7 @@ impl EventListView {
                 return;
             }
             let t = v.origin.get().saturating_add(adj.value().max(0.0) as i64);
-            (v.moves)(ListMove::ToTime(t));
+            v.send_move(ListMove::ToTime(t));
         });
         let wheel = gtk::EventControllerScroll::new(gtk::EventControllerScrollFlags::VERTICAL);
         wheel.set_propagation_phase(gtk::PropagationPhase::Capture);
@@ -347,7 +377,7 @@ impl EventListView {
         // The model's page follows the rows that fit, checked a few times a
         // second (a tick callback would keep the frame clock running).
         let (sw, list) = (scrolled.downgrade(), self.list.downgrade());
-        let (page, moves) = (self.page.clone(), self.moves.clone());
+        let (page, output, queued) = (self.page.clone(), self.output.clone(), self.queued.clone());
         let row_height = Cell::new(0);
         glib::timeout_add_local(RESIZE_CHECK, move || {
             let (Some(sw), Some(list)) = (sw.upgrade(), list.upgrade()) else {
@@ -370,7 +400,7 @@ impl EventListView {
                 let n = (h / row).max(1) as usize;
                 if n != page.get() {
                     page.set(n);
-                    moves(ListMove::Resize(n));
+                    send_move(&output, &queued, ListMove::Resize(n));
                 }
             }
             glib::ControlFlow::Continue
@@ -452,9 +482,9 @@ impl EventListView {
     pub fn wheel(&self, dy: f64) {
         let lines = (dy.abs() * WHEEL_LINES).round().max(1.0) as usize;
         if dy > 0.0 {
-            (self.moves)(ListMove::LinesDown(lines));
+            self.send_move(ListMove::LinesDown(lines));
         } else if dy < 0.0 {
-            (self.moves)(ListMove::LinesUp(lines));
+            self.send_move(ListMove::LinesUp(lines));
         }
     }
 
@@ -495,7 +525,7 @@ impl EventListView {
             Key::Page_Down | Key::KP_Page_Down => ListMove::PageDown,
             _ => return false,
         };
-        (self.moves)(mv);
+        self.send_move(mv);
         true
     }
 
@@ -647,7 +677,7 @@ impl EventListView {
             }
         };
         if !shown {
-            (self.moves)(ListMove::ToTime(t));
+            self.send_move(ListMove::ToTime(t));
         }
         let i = self.times.borrow().partition_point(|&x| x < t);
         if i >= self.len() {
@@ -658,6 +688,37 @@ impl EventListView {
             self.selection.set_selected(i as u32);
             self.programmatic.set(false);
         }
+    }
+}
+
+/// Sends move `mv` to `output`, counting it in `queued` until the tab
+/// handles it.
+fn send_move(output: &relm4::Sender<ListOutput>, queued: &Cell<usize>, mv: ListMove) {
+    queued.set(queued.get() + 1);
+    output.emit(ListOutput::Move(mv));
+}
+
+impl SimpleComponent for EventListView {
+    type Init = ();
+    /// Driven through its handle (see the module documentation).
+    type Input = ();
+    type Output = ListOutput;
+    type Root = gtk::Box;
+    type Widgets = ();
+
+    fn init_root() -> gtk::Box {
+        gtk::Box::new(gtk::Orientation::Vertical, 0)
+    }
+
+    fn init(_: (), root: gtk::Box, sender: ComponentSender<Self>) -> ComponentParts<Self> {
+        let model = EventListView::new(root, sender.output_sender().clone());
+        ComponentParts { model, widgets: () }
+    }
+}
+
+impl std::fmt::Debug for EventListView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventListView").finish_non_exhaustive()
     }
 }
 

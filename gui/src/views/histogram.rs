@@ -2,6 +2,10 @@
 //! the visible window highlighted. Dragging inside the highlight moves the
 //! window; dragging elsewhere makes the dragged range the window; a click
 //! centres the window there.
+//!
+//! The viewer is a relm4 component whose output is navigation ([`Nav`]),
+//! forwarded to its tab; its model, [`HistogramView`], is a handle the
+//! tab keeps to hand it renders and the time focus.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -10,10 +14,11 @@ use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
+use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 use traceloom_viewers::draw::{draw_histogram, HistogramLayout, HistogramOptions};
 use traceloom_viewers::{HistogramRender, PresentationConfig};
 
-use super::{draw_bookmarks, Nav, NavSink, TimeFocus};
+use super::{draw_bookmarks, Nav, TimeFocus};
 
 struct State {
     render: Option<Arc<HistogramRender>>,
@@ -39,10 +44,38 @@ pub struct HistogramView {
     state: Rc<RefCell<State>>,
 }
 
+impl SimpleComponent for HistogramView {
+    /// What it draws with.
+    type Init = PresentationConfig;
+    /// Driven through its handle (see the module documentation).
+    type Input = ();
+    type Output = Nav;
+    type Root = gtk::DrawingArea;
+    type Widgets = ();
+
+    fn init_root() -> gtk::DrawingArea {
+        gtk::DrawingArea::new()
+    }
+
+    fn init(
+        config: PresentationConfig,
+        root: gtk::DrawingArea,
+        sender: ComponentSender<Self>,
+    ) -> ComponentParts<Self> {
+        let model = HistogramView::new(root, config, sender.output_sender().clone());
+        ComponentParts { model, widgets: () }
+    }
+}
+
+impl std::fmt::Debug for HistogramView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistogramView").finish_non_exhaustive()
+    }
+}
+
 impl HistogramView {
-    /// A histogram sending window changes to `nav`.
-    pub fn new(config: PresentationConfig, nav: NavSink) -> Self {
-        let area = gtk::DrawingArea::new();
+    /// A histogram drawn in `area`, sending window changes to `nav`.
+    fn new(area: gtk::DrawingArea, config: PresentationConfig, nav: relm4::Sender<Nav>) -> Self {
         area.set_hexpand(true);
         area.set_vexpand(true);
         // A minimum only: the tab's layout gives it a strip (its pane
@@ -100,7 +133,7 @@ impl HistogramView {
         self.area.queue_draw();
     }
 
-    fn connect_draw(&self, nav: NavSink) {
+    fn connect_draw(&self, nav: relm4::Sender<Nav>) {
         let state = self.state.clone();
         self.area.set_draw_func(move |_, cr, w, h| {
             crate::stalls::time("draw:histogram", || {
@@ -164,7 +197,7 @@ impl HistogramView {
                         {
                             s.asked_bins = Some(want);
                             let nav = nav.clone();
-                            glib::idle_add_local_once(move || nav(Nav::Resized));
+                            glib::idle_add_local_once(move || nav.emit(Nav::Resized));
                         }
                         s.layout = Some(l);
                     }
@@ -174,7 +207,7 @@ impl HistogramView {
         });
     }
 
-    fn connect_input(&self, nav: NavSink) {
+    fn connect_input(&self, nav: relm4::Sender<Nav>) {
         let drag = gtk::GestureDrag::new();
         let state = self.state.clone();
         drag.connect_drag_begin(move |_, x, _| {
@@ -214,7 +247,7 @@ impl HistogramView {
             };
             area.queue_draw();
             if let Some(m) = msg {
-                nav1(m);
+                nav1.emit(m);
             }
         });
         let (state, area) = (self.state.clone(), self.area.clone());
@@ -245,7 +278,7 @@ impl HistogramView {
             };
             area.queue_draw();
             if let Some(m) = msg {
-                nav(m);
+                nav.emit(m);
             }
         });
         self.area.add_controller(drag);

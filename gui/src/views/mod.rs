@@ -3,6 +3,12 @@
 //! which owns the time window, the current time and the selection and pushes
 //! them back to every view ([`TimeFocus`]: the window, current time,
 //! selection and bookmarks every view focuses on).
+//!
+//! Each viewer (and the control flow's rows toolbar) is a relm4
+//! component: its outputs are navigation messages, which the tab's
+//! component receives forwarded as its own messages. A component's model
+//! is a cheap handle (the widgets and a shared state) that the tab keeps
+//! to hand the viewer renders and the time focus directly.
 
 pub mod eventlist;
 pub mod histogram;
@@ -11,7 +17,6 @@ pub mod rows_bar;
 pub mod statistics;
 pub mod timegraph;
 
-use std::rc::Rc;
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use traceloom_base::Time;
@@ -43,9 +48,6 @@ pub enum Nav {
     /// rows, arrows): render it again.
     Rows,
 }
-
-/// Where a view sends its [`Nav`] requests.
-pub type NavSink = Rc<dyn Fn(Nav)>;
 
 /// The tab's time state, pushed to every view.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -3,12 +3,13 @@
 //! every process, switch the arrows, and follow the selected thread.
 //!
 //! It only edits the view's rows configuration
-//! ([`TimeGraphView::update_rows`]); the tab renders the view with it.
-
-use std::rc::Rc;
+//! ([`TimeGraphView::update_rows`], which the view announces to the tab);
+//! the tab renders the view with it. It is a relm4 component whose output
+//! is following a thread ([`RowsOutput`]), forwarded to the tab.
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
+use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 use traceloom_viewers::style::control_flow as cf;
 use traceloom_viewers::style::TreeOrder;
 
@@ -22,8 +23,12 @@ const ORDERS: [(TreeOrder, &str); 4] = [
     (TreeOrder::Weight, "CPU time"),
 ];
 
-/// What "follow" asks of the tab: the thread to follow (its TID), or none.
-pub type FollowSink = Rc<dyn Fn(Option<i64>)>;
+/// What the toolbar asks of the tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsOutput {
+    /// Follow this thread (its TID), or stop following.
+    Follow(Option<i64>),
+}
 
 /// The toolbar's widgets.
 #[derive(Clone)]
@@ -44,11 +49,40 @@ pub struct RowsBar {
     pub follow: gtk::ToggleButton,
 }
 
+impl SimpleComponent for RowsBar {
+    /// The view whose rows it edits.
+    type Init = TimeGraphView;
+    /// Driven by its own widgets only.
+    type Input = ();
+    type Output = RowsOutput;
+    type Root = gtk::Box;
+    type Widgets = ();
+
+    fn init_root() -> gtk::Box {
+        gtk::Box::new(gtk::Orientation::Horizontal, 6)
+    }
+
+    fn init(
+        view: TimeGraphView,
+        root: gtk::Box,
+        sender: ComponentSender<Self>,
+    ) -> ComponentParts<Self> {
+        let model = RowsBar::new(root, &view, sender.output_sender().clone());
+        ComponentParts { model, widgets: () }
+    }
+}
+
+impl std::fmt::Debug for RowsBar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowsBar").finish_non_exhaustive()
+    }
+}
+
 impl RowsBar {
-    /// A toolbar editing `view`'s rows, asking `follow` to follow a thread.
-    pub fn new(view: &TimeGraphView, follow: FollowSink) -> Self {
+    /// A toolbar in `widget` editing `view`'s rows, asking `output` to
+    /// follow a thread.
+    fn new(widget: gtk::Box, view: &TimeGraphView, output: relm4::Sender<RowsOutput>) -> Self {
         view.enable_rows_configuration();
-        let widget = gtk::Box::new(gtk::Orientation::Horizontal, 6);
         widget.set_margin_start(4);
         widget.set_margin_end(4);
 
@@ -135,7 +169,7 @@ impl RowsBar {
         let v = view.clone();
         follow_button.connect_toggled(move |b| {
             if !b.is_active() {
-                follow(None);
+                output.emit(RowsOutput::Follow(None));
                 return;
             }
             let tid = v.selected_row().and_then(|(_, props)| {
@@ -145,7 +179,7 @@ impl RowsBar {
                     .and_then(|(_, t)| t.parse::<i64>().ok())
             });
             match tid {
-                Some(tid) => follow(Some(tid)),
+                Some(tid) => output.emit(RowsOutput::Follow(Some(tid))),
                 None => {
                     b.set_tooltip_text(Some(
                         "Select a thread first: click its name in the tree column",

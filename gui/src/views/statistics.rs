@@ -12,6 +12,10 @@
 //! thousands of rows in a plain scrolled drawing area would make GTK
 //! allocate a texture as tall as the whole table. They are painted on a
 //! painting thread ([`super::painter`]).
+//!
+//! The viewer is a relm4 component without output (nothing in it
+//! navigates); its model, [`StatisticsView`], is a handle the tab keeps to
+//! hand it renders.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,6 +23,7 @@ use std::sync::Arc;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
+use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 use traceloom_viewers::draw::{draw_statistics, CairoMeasure, StatisticsLayout, StatisticsOptions};
 use traceloom_viewers::render::StatisticsArrangement;
 use traceloom_viewers::{PresentationConfig, StatisticsRender};
@@ -168,10 +173,39 @@ pub struct StatisticsView {
     painter: Painter<Picture, Painted>,
 }
 
+impl SimpleComponent for StatisticsView {
+    /// What it draws with.
+    type Init = PresentationConfig;
+    /// Driven through its handle: the tab hands it renders.
+    type Input = ();
+    /// Its clicks sort and fold the table, nothing for the tab.
+    type Output = ();
+    type Root = gtk::Box;
+    type Widgets = ();
+
+    fn init_root() -> gtk::Box {
+        gtk::Box::new(gtk::Orientation::Vertical, 2)
+    }
+
+    fn init(
+        config: PresentationConfig,
+        root: gtk::Box,
+        _sender: ComponentSender<Self>,
+    ) -> ComponentParts<Self> {
+        let model = StatisticsView::new(root, config);
+        ComponentParts { model, widgets: () }
+    }
+}
+
+impl std::fmt::Debug for StatisticsView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatisticsView").finish_non_exhaustive()
+    }
+}
+
 impl StatisticsView {
-    /// An empty statistics view.
-    pub fn new(config: PresentationConfig) -> Self {
-        let widget = gtk::Box::new(gtk::Orientation::Vertical, 2);
+    /// An empty statistics view in `widget`.
+    fn new(widget: gtk::Box, config: PresentationConfig) -> Self {
         let caption = gtk::Label::new(Some("Statistics: reading the trace…"));
         caption.set_xalign(0.0);
         caption.set_ellipsize(gtk::pango::EllipsizeMode::End);

@@ -12,6 +12,11 @@
 //! pan. In the tree column, a click on a row's triangle collapses or
 //! expands it, elsewhere it selects the row (highlighted; what "follow"
 //! follows).
+//!
+//! The viewer is a relm4 component whose output is navigation ([`Nav`]),
+//! forwarded to its tab; its model, [`TimeGraphView`], is a handle the
+//! tab keeps to hand it renders and the time focus (at once: the runner's
+//! results are painted in the turn that brought them).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,6 +26,7 @@ use traceloom_base::TimeRange;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
+use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 use traceloom_viewers::draw::{
     draw_time_graph, tooltip, HitItem, HitPart, TimeGraphLayout, TimeGraphOptions,
 };
@@ -28,7 +34,7 @@ use traceloom_viewers::render::RowId;
 use traceloom_viewers::{DataConfig, PresentationConfig, TimeGraphRender};
 
 use super::painter::Painter;
-use super::{draw_bookmarks, Nav, NavSink, TimeFocus};
+use super::{draw_bookmarks, Nav, TimeFocus};
 
 /// Pointer travel under which a press-release is a click, not a drag.
 const CLICK_SLOP: f64 = 3.0;
@@ -87,15 +93,63 @@ pub struct TimeGraphView {
     pub area: gtk::DrawingArea,
     /// The rows' vertical scrollbar.
     pub scrollbar: gtk::Scrollbar,
-    nav: NavSink,
+    /// The component's output: navigation, for the tab.
+    nav: relm4::Sender<Nav>,
     state: Rc<RefCell<State>>,
     painter: Rc<RefCell<Option<Painter<Picture, TimeGraphLayout>>>>,
 }
 
+/// What a time-graph viewer is made with.
+#[derive(Debug, Clone)]
+pub struct TimeGraphInit {
+    /// The tree column's heading.
+    pub title: String,
+    /// What it draws with.
+    pub config: PresentationConfig,
+}
+
+impl SimpleComponent for TimeGraphView {
+    type Init = TimeGraphInit;
+    /// Driven through its handle (see the module documentation).
+    type Input = ();
+    type Output = Nav;
+    type Root = gtk::Box;
+    type Widgets = ();
+
+    fn init_root() -> gtk::Box {
+        gtk::Box::new(gtk::Orientation::Horizontal, 0)
+    }
+
+    fn init(
+        init: TimeGraphInit,
+        root: gtk::Box,
+        sender: ComponentSender<Self>,
+    ) -> ComponentParts<Self> {
+        let model = TimeGraphView::new(
+            root,
+            &init.title,
+            init.config,
+            sender.output_sender().clone(),
+        );
+        ComponentParts { model, widgets: () }
+    }
+}
+
+impl std::fmt::Debug for TimeGraphView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimeGraphView").finish_non_exhaustive()
+    }
+}
+
 impl TimeGraphView {
-    /// A view titled `title` (the tree column's heading), drawing with
-    /// `config`, sending navigation to `nav`.
-    pub fn new(title: &str, config: PresentationConfig, nav: NavSink) -> Self {
+    /// A view in `widget` titled `title` (the tree column's heading),
+    /// drawing with `config`, sending navigation to `nav`.
+    fn new(
+        widget: gtk::Box,
+        title: &str,
+        config: PresentationConfig,
+        nav: relm4::Sender<Nav>,
+    ) -> Self {
         let area = gtk::DrawingArea::new();
         area.set_hexpand(true);
         area.set_vexpand(true);
@@ -122,7 +176,6 @@ impl TimeGraphView {
             size: None,
         }));
         let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, None::<&gtk::Adjustment>);
-        let widget = gtk::Box::new(gtk::Orientation::Horizontal, 0);
         widget.append(&area);
         widget.append(&scrollbar);
         let view = TimeGraphView {
@@ -164,7 +217,7 @@ impl TimeGraphView {
             s.opts.scroll_y = 0.0;
         }
         drop(s);
-        (self.nav)(Nav::Rows);
+        self.nav.emit(Nav::Rows);
     }
 
     /// Collapses every row that has children (or expands them all).
@@ -268,7 +321,7 @@ impl TimeGraphView {
         };
         self.area.queue_draw();
         if let Some(m) = msg {
-            (self.nav)(m);
+            self.nav.emit(m);
         }
     }
 
@@ -383,7 +436,7 @@ impl TimeGraphView {
         self.state.borrow().layout.clone()
     }
 
-    fn connect_draw(&self, nav: NavSink) {
+    fn connect_draw(&self, nav: relm4::Sender<Nav>) {
         let state = self.state.clone();
         // Stall accounting names the view by its tree column's heading.
         let source = if self.state.borrow().opts.title.as_deref() == Some("Process") {
@@ -445,7 +498,7 @@ impl TimeGraphView {
                 if latest.abs_diff(want) > 1 && s.asked_width.is_none_or(|a| a.abs_diff(want) > 1) {
                     s.asked_width = Some(want);
                     let nav = nav.clone();
-                    glib::idle_add_local_once(move || nav(Nav::Resized));
+                    glib::idle_add_local_once(move || nav.emit(Nav::Resized));
                 }
                 // The scrollbar follows the rows (after the drawing: its
                 // signal redraws, which must not borrow the state). A
@@ -463,7 +516,7 @@ impl TimeGraphView {
         });
     }
 
-    fn connect_input(&self, nav: NavSink) {
+    fn connect_input(&self, nav: relm4::Sender<Nav>) {
         let motion = gtk::EventControllerMotion::new();
         let state = self.state.clone();
         motion.connect_motion(move |_, x, _| state.borrow_mut().pointer_x = Some(x));
@@ -515,7 +568,7 @@ impl TimeGraphView {
             if w > 0.0 {
                 let step = dx - last_dx.get();
                 last_dx.set(dx);
-                nav2(Nav::Pan(-step / w));
+                nav2.emit(Nav::Pan(-step / w));
             }
         });
         self.area.add_controller(pan);
@@ -534,14 +587,14 @@ impl TimeGraphView {
             };
             if ctrl {
                 if let Some(anchor) = anchor {
-                    nav(Nav::Zoom {
+                    nav.emit(Nav::Zoom {
                         factor: if dy > 0.0 { 1.25 } else { 0.8 },
                         anchor,
                     });
                 }
             } else if mods.contains(gtk::gdk::ModifierType::SHIFT_MASK) || dx != 0.0 {
                 let amount = if dx != 0.0 { dx } else { dy };
-                nav(Nav::Pan(amount * 0.1));
+                nav.emit(Nav::Pan(amount * 0.1));
             } else {
                 // Three rows a notch, as list views scroll.
                 let y = {
