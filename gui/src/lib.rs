@@ -1,11 +1,13 @@
-//! The traceloom GTK4 window: a relm4 application whose tabs each show one
-//! traceset in five viewers (control flow, resources, detailed event list,
-//! statistics, histogram). The widgets are thin: they draw the render
-//! objects the viewer models (`traceloom_viewers::model`) produce and
-//! forward input as navigation requests; the models' events requests are
-//! serviced on the GTK main loop by each tab's idle source, in chunks of at
-//! most 10 ms that yield to pending input, while building the time-graph
-//! models, rendering and painting run on threads of their own.
+//! The traceloom GTK4 window: a relm4 application whose tabs (factory
+//! components) each show one traceset in five viewers (control flow,
+//! resources, detailed event list, statistics, histogram; each a relm4
+//! component). The widgets are thin: they draw the render objects the
+//! viewer models (`traceloom_viewers::model`) produce and send input to
+//! their tab as navigation messages; the models' events requests are
+//! serviced on the GTK main loop by each tab's background runner, an idle
+//! source, in chunks of at most 10 ms that yield to pending input, while
+//! building the time-graph models, rendering and painting run on threads
+//! of their own.
 
 pub mod analysis;
 pub mod app;
