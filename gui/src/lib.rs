@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod bars;
 pub mod config;
 pub mod layout;
 pub mod models;

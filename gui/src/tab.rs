@@ -3,17 +3,21 @@
 //! servicing their events requests.
 //!
 //! In the window a tab is a relm4 factory component, [`TabPage`], one
-//! page of the window's notebook ([`crate::tab_book::TabBook`]): its
-//! widgets' signals (time bar, filter and search bars, buttons, keys, the
-//! viewers' navigation) send it [`TabMsg`]s, and it reports errors and
-//! asks to be closed with [`TabOutput`]s, which the window shows or acts
-//! on. [`Tab`] is the page's state and widgets; the page's messages call
-//! its methods, which tests call too (through [`TabPage::tab`] or a
-//! [`TabHost`]). Each viewer is a relm4 component of its own
-//! ([`crate::views`]) whose navigation outputs are forwarded to the tab as
-//! [`TabMsg::Nav`], [`TabMsg::ListMove`] and [`TabMsg::Follow`]; the tab
-//! keeps the components' models, handles to the viewers, to hand them
-//! renders and the time focus.
+//! page of the window's notebook ([`crate::tab_book::TabBook`]): what its
+//! parts ask (the bars, the viewers, its keys, its runner) reaches it as
+//! [`TabMsg`]s, and it reports errors and asks to be closed with
+//! [`TabOutput`]s, which the window shows or acts on. [`Tab`] is the
+//! page's state and widgets; the page's messages call its methods, which
+//! tests call too (through [`TabPage::tab`] or a [`TabHost`]).
+//!
+//! Its parts are relm4 components of their own: each viewer
+//! ([`crate::views`]), whose navigation outputs are forwarded to the tab
+//! as [`TabMsg::Nav`], [`TabMsg::ListMove`] and [`TabMsg::Follow`], and
+//! the bars above and below them ([`crate::bars`]: times typed, filter,
+//! search, zoom buttons, Cancel and Resume). The tab keeps the
+//! components' models, handles to their widgets, to hand the viewers
+//! renders and the time focus and to show times, bookmarks and
+//! progress.
 //!
 //! The viewer models' session (traceset + scheduler) lives on the main
 //! thread, in the tab's [`Runner`]: every change of window asks the
@@ -44,6 +48,8 @@ use traceloom_viewers::model::{PajeSession, Session};
 use traceloom_viewers::PresentationConfig;
 
 use crate::analysis::{self, Analysis, KernelTab};
+pub use crate::bars::TimeEntry;
+use crate::bars::{BarsOutput, ProgressOutput, ProgressStrip, TabBars};
 use crate::config::{self, Bookmark, TraceConfig};
 use crate::layout::{Layout, SavedLayout};
 use crate::models::{ListPage, Search};
@@ -65,17 +71,6 @@ const MIN_SPAN: u64 = 1_000;
 /// Longest wait for a tab's first frame before the whole-trace analysis
 /// starts anyway (a tab never shown still gets analysed).
 const FIRST_FRAME_WAIT: Duration = Duration::from_secs(2);
-
-/// The time bar's entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeEntry {
-    /// The window's start.
-    Start,
-    /// The window's end.
-    End,
-    /// The current time.
-    Current,
-}
 
 /// What a tab is asked to do: by its widgets' signals, by its viewers
 /// (navigation), by its runner (a turn's results).
@@ -110,6 +105,29 @@ pub enum TabMsg {
     Resume,
     /// A turn of the runner: renders, rows, progress for the views.
     Serviced(Box<Serviced>),
+}
+
+impl From<BarsOutput> for TabMsg {
+    fn from(out: BarsOutput) -> Self {
+        match out {
+            BarsOutput::TimeTyped(which) => TabMsg::TimeTyped(which),
+            BarsOutput::ApplyFilter => TabMsg::ApplyFilter,
+            BarsOutput::Search(forward) => TabMsg::Search(forward),
+            BarsOutput::ZoomFit => TabMsg::ZoomFit,
+            BarsOutput::ZoomSelection => TabMsg::ZoomSelection,
+            BarsOutput::Key(key) => TabMsg::Key(key),
+            BarsOutput::GoToBookmark(i) => TabMsg::GoToBookmark(i),
+        }
+    }
+}
+
+impl From<ProgressOutput> for TabMsg {
+    fn from(out: ProgressOutput) -> Self {
+        match out {
+            ProgressOutput::Cancel => TabMsg::Cancel,
+            ProgressOutput::Resume => TabMsg::Resume,
+        }
+    }
 }
 
 impl From<Serviced> for TabMsg {
@@ -235,15 +253,15 @@ pub struct Tab {
     pub statistics: StatisticsView,
     /// Histogram of the whole trace.
     pub histogram: HistogramView,
-    /// The viewers' components (the fields above are their models).
-    _viewers: Viewers,
+    /// The viewers' and bars' components (the handles here are their
+    /// models).
+    _components: Components,
     /// The viewers' panes, title bars and View menu.
     pub layout: Layout,
-    bars: Bars,
-    /// Pauses the whole-trace pass.
-    pub cancel_button: gtk::Button,
-    /// Resumes the paused whole-trace pass.
-    pub resume_button: gtk::Button,
+    /// The time, filter and search bars.
+    bars: TabBars,
+    /// The whole-trace pass's progress, Cancel and Resume.
+    pub progress: ProgressStrip,
     state: RefCell<TabState>,
     /// Services the requests on the idle loop; owns the analysis.
     runner: Runner<TabMsg>,
@@ -256,28 +274,16 @@ pub struct Tab {
     pushing: Cell<bool>,
 }
 
-/// The viewers' components, kept for as long as the tab.
-struct Viewers {
+/// The viewers' and bars' components, kept for as long as the tab.
+struct Components {
+    _bars: Controller<TabBars>,
+    _progress: Controller<ProgressStrip>,
     _control_flow: Controller<TimeGraphView>,
     _rows_bar: Controller<RowsBar>,
     _resources: Controller<TimeGraphView>,
     _events: Controller<EventListView>,
     _statistics: Controller<StatisticsView>,
     _histogram: Controller<HistogramView>,
-}
-
-/// The time bar's, filter bar's and progress bar's widgets.
-struct Bars {
-    start_entry: gtk::Entry,
-    end_entry: gtk::Entry,
-    current_entry: gtk::Entry,
-    filter_entry: gtk::Entry,
-    filter_error: gtk::Label,
-    search_entry: gtk::Entry,
-    bookmarks_box: gtk::DropDown,
-    bookmarks_list: gtk::StringList,
-    progress_box: gtk::Box,
-    progress: gtk::ProgressBar,
 }
 
 /// `window` zoomed by `factor` around `anchor`, kept at least [`MIN_SPAN`]
@@ -716,21 +722,11 @@ impl Tab {
             st.last_progress = Some(now);
         }
         let progress = self.runner.analysis().background_progress();
-        let bars = &self.bars;
         match progress {
             Some((label, fraction, paused)) if busy || paused => {
-                self.cancel_button.set_visible(!paused);
-                self.resume_button.set_visible(paused);
-                // A new text makes GTK lay the window out again: only
-                // when it changed (the percentage moves slowly on a
-                // large trace).
-                if bars.progress.text().as_deref() != Some(label.as_str()) {
-                    bars.progress.set_text(Some(&label));
-                }
-                bars.progress.set_fraction(fraction.clamp(0.0, 1.0));
-                bars.progress_box.set_visible(true);
+                self.progress.show(&label, fraction, paused)
             }
-            _ => bars.progress_box.set_visible(false),
+            _ => self.progress.hide(),
         }
     }
 
@@ -911,11 +907,7 @@ impl Tab {
     /// current time, moves to the time typed; a bad time is marked and
     /// reported.
     fn time_typed(&self, which: TimeEntry) {
-        let e = match which {
-            TimeEntry::Start => &self.bars.start_entry,
-            TimeEntry::End => &self.bars.end_entry,
-            TimeEntry::Current => &self.bars.current_entry,
-        };
+        let e = self.bars.entry(which);
         let first = self.span().start;
         match parse_time(&e.text(), first) {
             Ok(t) => {
@@ -1145,30 +1137,6 @@ fn title_of(paths: &[PathBuf]) -> String {
         .join(" + ")
 }
 
-fn labelled_entry(bar: &gtk::Box, label: &str, width: i32) -> gtk::Entry {
-    bar.append(&gtk::Label::new(Some(label)));
-    let e = gtk::Entry::new();
-    e.set_width_chars(width);
-    bar.append(&e);
-    e
-}
-
-/// A button of `bar` labelled `label` that sends `msg` to the tab.
-fn button(
-    bar: &gtk::Box,
-    label: &str,
-    tip: &str,
-    input: &relm4::Sender<TabMsg>,
-    msg: fn() -> TabMsg,
-) -> gtk::Button {
-    let b = gtk::Button::with_label(label);
-    b.set_tooltip_text(Some(tip));
-    let input = input.clone();
-    b.connect_clicked(move |_| input.emit(msg()));
-    bar.append(&b);
-    b
-}
-
 /// Builds the widgets of a tab, their signals sending `input` messages,
 /// and its runner over `analysis`.
 fn build(
@@ -1185,93 +1153,15 @@ fn build(
     let pacing = Pacing::watch(&widget);
     let runner = Runner::new(analysis, input_seen, pacing, input.clone(), title);
 
-    // Time bar.
-    let timebar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
-    timebar.set_margin_start(6);
-    timebar.set_margin_end(6);
-    timebar.set_margin_top(4);
-    let start_entry = labelled_entry(&timebar, "Start", 20);
-    let end_entry = labelled_entry(&timebar, "End", 20);
-    let current_entry = labelled_entry(&timebar, "Current", 20);
-    for (entry, which) in [
-        (&start_entry, TimeEntry::Start),
-        (&end_entry, TimeEntry::End),
-        (&current_entry, TimeEntry::Current),
-    ] {
-        let input = input.clone();
-        entry.connect_activate(move |_| input.emit(TabMsg::TimeTyped(which)));
-    }
-    button(
-        &timebar,
-        "Fit",
-        "Zoom to the whole trace (F)",
-        &input,
-        || TabMsg::ZoomFit,
-    );
-    button(
-        &timebar,
-        "Selection",
-        "Zoom to the selection (S)",
-        &input,
-        || TabMsg::ZoomSelection,
-    );
-    button(&timebar, "−", "Zoom out (-)", &input, || {
-        TabMsg::Key(gtk::gdk::Key::minus)
-    });
-    button(&timebar, "+", "Zoom in (+)", &input, || {
-        TabMsg::Key(gtk::gdk::Key::plus)
-    });
-    button(
-        &timebar,
-        "Bookmark",
-        "Bookmark the current time (B)",
-        &input,
-        || TabMsg::Key(gtk::gdk::Key::b),
-    );
-    let bookmarks_list = gtk::StringList::new(&[]);
-    let bookmarks_box = gtk::DropDown::new(Some(bookmarks_list.clone()), None::<gtk::Expression>);
-    bookmarks_box.set_tooltip_text(Some("Go to a bookmark"));
-    bookmarks_box.set_visible(false);
-    {
-        let input = input.clone();
-        bookmarks_box.connect_selected_notify(move |d| {
-            input.emit(TabMsg::GoToBookmark(d.selected() as usize))
-        });
-    }
-    timebar.append(&bookmarks_box);
-    widget.append(&timebar);
-
-    // Filter and search bar.
-    let filterbar = gtk::Box::new(gtk::Orientation::Horizontal, 6);
-    filterbar.set_margin_start(6);
-    filterbar.set_margin_end(6);
-    let filter_entry = labelled_entry(&filterbar, "Filter", 40);
-    filter_entry.set_hexpand(true);
-    filter_entry.set_placeholder_text(Some("e.g. event.name == \"sched_switch\" && cpu == 1"));
-    {
-        let input = input.clone();
-        filter_entry.connect_activate(move |_| input.emit(TabMsg::ApplyFilter));
-    }
-    button(&filterbar, "Apply", "Filter the event list", &input, || {
-        TabMsg::ApplyFilter
-    });
-    let filter_error = gtk::Label::new(None);
-    filter_error.add_css_class("error");
-    filter_error.set_visible(false);
-    filterbar.append(&filter_error);
-    let search_entry = labelled_entry(&filterbar, "Search", 24);
-    search_entry.set_placeholder_text(Some("filter expression"));
-    {
-        let input = input.clone();
-        search_entry.connect_activate(move |_| input.emit(TabMsg::Search(true)));
-    }
-    button(&filterbar, "◀", "Previous matching event", &input, || {
-        TabMsg::Search(false)
-    });
-    button(&filterbar, "▶", "Next matching event", &input, || {
-        TabMsg::Search(true)
-    });
-    widget.append(&filterbar);
+    // The time, filter and search bars.
+    let bars_c = TabBars::builder().launch(()).forward(&input, TabMsg::from);
+    widget.append(bars_c.widget());
+    let bars = bars_c.model().clone();
+    // Below the viewers: the progress of background work, with cancel.
+    let progress_c = ProgressStrip::builder()
+        .launch(())
+        .forward(&input, TabMsg::from);
+    let progress = progress_c.model().clone();
 
     // The viewers: components whose navigation comes back as the tab's
     // messages.
@@ -1283,7 +1173,9 @@ fn build(
         })
         .forward(&input, TabMsg::Nav);
     let control_flow = cf.model().clone();
-    let viewers = Viewers {
+    let components = Components {
+        _bars: bars_c,
+        _progress: progress_c,
         _rows_bar: RowsBar::builder()
             .launch(control_flow.clone())
             .forward(&input, |RowsOutput::Follow(tid)| TabMsg::Follow(tid)),
@@ -1305,12 +1197,12 @@ fn build(
             .launch(config)
             .forward(&input, TabMsg::Nav),
     };
-    let rows_bar = viewers._rows_bar.model().clone();
-    let resources = viewers._resources.model().clone();
-    let events = viewers._events.model().clone();
+    let rows_bar = components._rows_bar.model().clone();
+    let resources = components._resources.model().clone();
+    let events = components._events.model().clone();
     events.set_span(span.start, span.end);
-    let statistics = viewers._statistics.model().clone();
-    let histogram = viewers._histogram.model().clone();
+    let statistics = components._statistics.model().clone();
+    let histogram = components._histogram.model().clone();
 
     let layout = Layout::new(
         [
@@ -1323,7 +1215,7 @@ fn build(
         &events.details_widget,
         &rows_bar.widget,
     );
-    timebar.append(&layout.view_menu);
+    bars.time_bar.append(&layout.view_menu);
     let main = layout.widget.clone();
     let keys = gtk::EventControllerKey::new();
     {
@@ -1340,32 +1232,7 @@ fn build(
     main.add_controller(keys);
     widget.append(&main);
 
-    // Progress of background work, with cancel.
-    let progress_box = gtk::Box::new(gtk::Orientation::Horizontal, 6);
-    progress_box.set_margin_start(6);
-    progress_box.set_margin_end(6);
-    progress_box.set_margin_bottom(4);
-    let progress = gtk::ProgressBar::new();
-    progress.set_show_text(true);
-    progress.set_hexpand(true);
-    progress_box.append(&progress);
-    let cancel_button = button(
-        &progress_box,
-        "Cancel",
-        "Pause the whole-trace analysis (Resume goes on from where it stopped)",
-        &input,
-        || TabMsg::Cancel,
-    );
-    let resume_button = button(
-        &progress_box,
-        "Resume",
-        "Go on with the whole-trace analysis from where it stopped",
-        &input,
-        || TabMsg::Resume,
-    );
-    resume_button.set_visible(false);
-    progress_box.set_visible(false);
-    widget.append(&progress_box);
+    widget.append(&progress.widget);
 
     Tab {
         widget,
@@ -1376,22 +1243,10 @@ fn build(
         events,
         statistics,
         histogram,
-        _viewers: viewers,
+        _components: components,
         layout,
-        bars: Bars {
-            start_entry,
-            end_entry,
-            current_entry,
-            filter_entry,
-            filter_error,
-            search_entry,
-            bookmarks_box,
-            bookmarks_list,
-            progress_box,
-            progress,
-        },
-        cancel_button,
-        resume_button,
+        bars,
+        progress,
         state: RefCell::new(TabState {
             last_progress: None,
             span,

@@ -194,7 +194,7 @@ pub(crate) fn background_pass(out: &mut Outcome) {
 
     // Cancel pauses: the views get what was read (more than at first),
     // then nothing grows any more.
-    tab.cancel_button.emit_clicked();
+    tab.progress.cancel_button.emit_clicked();
     pump(500);
     let paused = (stats_total(&tab), histogram_total(&tab));
     pump(1000);
@@ -207,14 +207,14 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     out.check(
         "cancel_pauses_the_pass",
         tab.background_paused()
-            && tab.resume_button.is_visible()
+            && tab.progress.resume_button.is_visible()
             && paused == still
             && paused.0 < summary.events,
         || {
             format!(
                 "paused {} resume visible {}; {paused:?} then {still:?}",
                 tab.background_paused(),
-                tab.resume_button.is_visible()
+                tab.progress.resume_button.is_visible()
             )
         },
     );
@@ -258,7 +258,7 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     tab.set_filter("");
 
     // Resume completes with the generator's totals.
-    tab.resume_button.emit_clicked();
+    tab.progress.resume_button.emit_clicked();
     let done = tab.run_until_idle(Duration::from_secs(300));
     pump(300);
     let totals = (stats_total(&tab), histogram_total(&tab));
