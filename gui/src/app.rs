@@ -529,8 +529,7 @@ impl Component for App {
 
     fn shutdown(&mut self, _widgets: &mut Self::Widgets, _output: relm4::Sender<()>) {
         for t in self.tabs.iter() {
-            t.tab().save_config();
-            t.tab().stop();
+            t.tab().close();
         }
         self.save_state();
     }

@@ -272,6 +272,8 @@ pub struct Tab {
     /// Guards against re-entrant cursor pushes (a view reacting to a cursor
     /// update by sending navigation).
     pushing: Cell<bool>,
+    /// Closed: configuration saved, requests no longer serviced.
+    closed: Cell<bool>,
 }
 
 /// The viewers' and bars' components, kept for as long as the tab.
@@ -790,8 +792,15 @@ impl Tab {
         false
     }
 
-    /// Stops servicing the requests (the tab is closed).
-    pub fn stop(&self) {
+    /// The tab is closed (or its window): saves its configuration and
+    /// stops servicing its requests, once. The window's shutdown closes
+    /// its tabs while their widgets are alive; the factory's shutdown of
+    /// each page comes after, and finds it done.
+    pub fn close(&self) {
+        if self.closed.replace(true) {
+            return;
+        }
+        self.save_config();
         self.runner.stop();
     }
 
@@ -1259,6 +1268,7 @@ fn build(
         input,
         output,
         pushing: Cell::new(false),
+        closed: Cell::new(false),
     }
 }
 
@@ -1330,8 +1340,7 @@ impl FactoryComponent for TabPage {
     }
 
     fn shutdown(&mut self, _widgets: &mut (), _output: relm4::Sender<TabOutput>) {
-        self.tab.save_config();
-        self.tab.stop();
+        self.tab.close();
     }
 }
 
