@@ -72,8 +72,8 @@ const MIN_SPAN: u64 = 1_000;
 /// starts anyway (a tab never shown still gets analysed).
 const FIRST_FRAME_WAIT: Duration = Duration::from_secs(2);
 
-/// What a tab is asked to do: by its widgets' signals, by its viewers
-/// (navigation), by its runner (a turn's results).
+/// What a tab is asked to do: by its bars, its keys and its Types menu,
+/// by its viewers (navigation), by its runner (a turn's results).
 #[derive(Debug)]
 pub enum TabMsg {
     /// A viewer's navigation (current time, selection, window, zoom,
