@@ -354,12 +354,7 @@ pub fn reopen_large(out: &mut Outcome, dir: &Path) {
         .and_then(|n| n.parse().ok())
         .expect("count prints the number of events first");
     // The window is up first, as in the application.
-    let window = gtk::Window::new();
-    window.set_default_size(1400, 1000);
-    window.set_child(Some(&gtk::Label::new(Some("opening…"))));
-    stalls::watch_frames(&window);
-    window.present();
-    pump(1500);
+    let window = super::warmed_window("reopen");
     println!("reopen: load average {}", load_average());
     stalls::start();
     let opened = Instant::now();

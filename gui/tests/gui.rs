@@ -616,6 +616,36 @@ fn median_worst(d: &mut [Duration]) -> (Duration, Duration) {
     )
 }
 
+/// A 1400×1000 window, up and watched by the stall accounting, that has
+/// shown a tab of the bundled sample trace once and now shows a label:
+/// its first frames set the renderer up. With GTK's GL renderer on a
+/// software rasterizer (llvmpipe), the first frame that draws a tab
+/// compiles shaders for 1.3-1.8 s on the main thread, once per machine
+/// (Mesa keeps them in its cache), which is no trace's: a test timing a
+/// trace's opening starts from here, as a user's window would.
+pub(crate) fn warmed_window(test: &str) -> gtk::Window {
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    stalls::watch_frames(&window);
+    window.present();
+    let warmed = Instant::now();
+    let sample = TabHost::open(vec![traceloom_testdata::sample_kernel()], |e| {
+        eprintln!("warm-up tab: {e}")
+    })
+    .expect("open the sample trace");
+    window.set_child(Some(sample.widget()));
+    sample.tab().run_until_idle(Duration::from_secs(60));
+    pump(1000);
+    window.set_child(Some(&gtk::Label::new(Some("opening…"))));
+    drop(sample);
+    pump(500);
+    println!(
+        "{test}: renderer warmed up on the sample trace in {:.1} s",
+        warmed.elapsed().as_secs_f64()
+    );
+    window
+}
+
 /// Issue 5, acceptance 3, scaled: while a generated kernel trace is read in
 /// the background (state, statistics, histogram), a 20 ms GLib timeout
 /// stands for periodic input; how late each one runs is the main loop's
@@ -658,31 +688,7 @@ fn latency_while_reading(out: &mut Outcome) {
         std::env::var("GSK_RENDERER").unwrap_or_default(),
         load_average()
     );
-    // The window is up before the trace is opened, and has shown a tab
-    // once: its first frames set the renderer up. With GTK's GL renderer
-    // on a software rasterizer (llvmpipe), that is 1.3-1.8 s of shader
-    // compiling on the main thread in the first frame that draws a tab,
-    // once per machine (Mesa keeps the shaders in its cache), which is not
-    // the reading's: the bundled sample trace draws them here.
-    let window = gtk::Window::new();
-    window.set_default_size(1400, 1000);
-    stalls::watch_frames(&window);
-    window.present();
-    let warmed = Instant::now();
-    let sample = TabHost::open(vec![traceloom_testdata::sample_kernel()], |e| {
-        eprintln!("latency warm-up tab: {e}")
-    })
-    .expect("open the sample trace");
-    window.set_child(Some(sample.widget()));
-    sample.tab().run_until_idle(Duration::from_secs(60));
-    pump(1000);
-    window.set_child(Some(&gtk::Label::new(Some("opening…"))));
-    drop(sample);
-    pump(500);
-    println!(
-        "latency: renderer warmed up on the sample trace in {:.1} s",
-        warmed.elapsed().as_secs_f64()
-    );
+    let window = warmed_window("latency");
     // Opening (index of the packets, metadata): reported, and counted as a
     // stall when longer than a frame.
     let opened = Instant::now();
