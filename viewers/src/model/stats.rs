@@ -862,6 +862,11 @@ pub struct StatNode {
 }
 
 impl StatNode {
+    /// Nodes in the subtree, itself included.
+    pub fn count(&self) -> usize {
+        1 + self.children.iter().map(StatNode::count).sum::<usize>()
+    }
+
     fn add_time(&mut self, t: u64) {
         let sum = self.cpu_time.get_or_insert(0);
         *sum = sum.saturating_add(t);
@@ -885,25 +890,46 @@ impl StatNode {
 struct Building {
     node: StatNode,
     children: Vec<Building>,
-    index: std::collections::HashMap<String, usize>,
+    index: FastMap<Box<str>, usize>,
 }
+
+/// Children of a [`Building`] node from which it indexes their labels.
+const INDEXED_CHILDREN: usize = 16;
 
 impl Building {
     fn new(kind: &'static str, label: String) -> Self {
         Building {
             node: StatNode::new(kind, label),
             children: Vec::new(),
-            index: std::collections::HashMap::new(),
+            index: FastMap::default(),
         }
     }
 
-    fn child(&mut self, kind: &'static str, label: String) -> &mut Building {
-        let i = match self.index.get(&label) {
-            Some(&i) => i,
+    /// The child labelled `label`, made when missing (the label is copied
+    /// only then: a tree of 236,000 nodes looks labels up ~400,000 times).
+    /// A node's first [`INDEXED_CHILDREN`] children are found by
+    /// comparing labels, the others through an index: most nodes have a
+    /// few children, and an index of each one's labels was as many
+    /// allocations again.
+    fn child(&mut self, kind: &'static str, label: &str) -> &mut Building {
+        let found = if self.index.is_empty() {
+            self.children.iter().position(|c| c.node.label == label)
+        } else {
+            self.index.get(label).copied()
+        };
+        let i = match found {
+            Some(i) => i,
             None => {
-                self.index.insert(label.clone(), self.children.len());
-                self.children.push(Building::new(kind, label));
-                self.children.len() - 1
+                let i = self.children.len();
+                self.children.push(Building::new(kind, label.to_string()));
+                if !self.index.is_empty() {
+                    self.index.insert(label.into(), i);
+                } else if i + 1 == INDEXED_CHILDREN {
+                    for (k, c) in self.children.iter().enumerate() {
+                        self.index.insert(c.node.label.as_str().into(), k);
+                    }
+                }
+                i
             }
         };
         &mut self.children[i]
@@ -951,44 +977,45 @@ impl Statistics {
             (a.trace, a.cpu, a.pid, a.tid, a.mode).cmp(&(b.trace, b.cpu, b.pid, b.tid, b.mode))
         });
         let mut root = Building::new("traceset", "traceset".into());
+        // The labels of a cell's path, written into buffers reused from
+        // cell to cell.
+        let mut labels: [String; 5] = Default::default();
+        const KINDS: [&str; 5] = ["trace", "cpu", "process", "thread", "mode"];
         for c in cells {
             let n: u64 = c.events.values().sum();
-            let trace_label = self
-                .trace_names
-                .get(c.trace as usize)
-                .cloned()
-                .unwrap_or_else(|| format!("trace {}", c.trace));
-            let cpu_label = if c.cpu == NO_CPU {
-                "CPU ?".to_string()
+            for l in labels.iter_mut() {
+                l.clear();
+            }
+            match self.trace_names.get(c.trace as usize) {
+                Some(name) => labels[0].push_str(name),
+                None => {
+                    let _ = write!(labels[0], "trace {}", c.trace);
+                }
+            }
+            if c.cpu == NO_CPU {
+                labels[1].push_str("CPU ?");
             } else {
-                format!("CPU {}", c.cpu)
-            };
-            let (proc_label, thread_label) = if c.tid < 0 {
-                ("(unknown)".to_string(), "(unknown)".to_string())
+                let _ = write!(labels[1], "CPU {}", c.cpu);
+            }
+            if c.tid < 0 {
+                labels[2].push_str("(unknown)");
+                labels[3].push_str("(unknown)");
             } else {
-                (
-                    format!("process {}", c.pid),
-                    format!("{} [{}]", c.name, c.tid),
-                )
-            };
-            let path: [(&'static str, String); 5] = [
-                ("trace", trace_label),
-                ("cpu", cpu_label),
-                ("process", proc_label),
-                ("thread", thread_label),
-                ("mode", c.mode.name().to_string()),
-            ];
+                let _ = write!(labels[2], "process {}", c.pid);
+                let _ = write!(labels[3], "{} [{}]", c.name, c.tid);
+            }
+            labels[4].push_str(c.mode.name());
             // Damaged timestamps can charge any time: sums saturate.
             root.node.events += n;
             root.node.add_time(c.cpu_time);
             let mut node = &mut root;
-            for (kind, label) in path {
+            for (kind, label) in KINDS.iter().zip(&labels) {
                 node = node.child(kind, label);
                 node.node.events += n;
                 node.node.add_time(c.cpu_time);
             }
             for (name, k) in &c.events {
-                let leaf = &mut node.child("event", name.to_string()).node;
+                let leaf = &mut node.child("event", name).node;
                 leaf.cpu_time = None;
                 leaf.events += k;
             }
@@ -998,10 +1025,11 @@ impl Statistics {
 
     /// The tree as a statistics table (name, events, CPU time).
     pub fn render(&self) -> StatisticsRender {
-        fn walk(n: &StatNode, depth: u16, rows: &mut Vec<StatRow>) {
+        // The tree is this render's own: its labels move into the rows.
+        fn walk(n: StatNode, depth: u16, rows: &mut Vec<StatRow>) {
             rows.push(StatRow {
                 depth,
-                label: n.label.clone(),
+                label: n.label,
                 values: vec![
                     StatValue::Count(n.events),
                     n.cpu_time.map_or(StatValue::Empty, |t| {
@@ -1009,7 +1037,7 @@ impl Statistics {
                     }),
                 ],
             });
-            for c in &n.children {
+            for c in n.children {
                 walk(c, depth + 1, rows);
             }
         }
@@ -1037,7 +1065,9 @@ impl Statistics {
             label: name.to_owned(),
             values: vec![StatValue::Count(k), StatValue::Empty],
         }));
-        walk(&self.tree(), 0, &mut rows);
+        let tree = self.tree();
+        rows.reserve(tree.count() + 1);
+        walk(tree, 0, &mut rows);
         StatisticsRender {
             name_title: "Statistics".into(),
             columns: vec!["events".to_string(), "CPU time".to_string()].into(),
