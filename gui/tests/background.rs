@@ -125,70 +125,24 @@ pub(crate) fn background_pass(out: &mut Outcome) {
 
     // A zoom into a part the pass has not reached: the window is analysed
     // alone (HIGH) and its detail drawn before the pass gets there.
-    let zoom = TimeRange::new(
-        span.start + (span.span() as f64 * 0.85) as Time,
-        span.start + (span.span() as f64 * 0.851) as Time,
-    );
-    let asked = Instant::now();
-    tab.navigate(Nav::Window(zoom));
-    let drawn = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
-        r.is_some_and(|r| {
-            r.range() == zoom
-                && (0..r.tree().len())
-                    .filter(|&i| !r.states(i).is_empty())
-                    .count()
-                    > 3
-        })
-    };
-    let detailed = pump_until(|| drawn(tab.control_flow.render()) && drawn(tab.resources.render()));
-    let zoom_latency = asked.elapsed();
-    let not_reached = stats_total(&tab) < summary.events * 85 / 100;
-    out.check(
+    zoom_ahead(
+        out,
+        &tab,
+        0.85,
+        summary.events,
         "zoom_beyond_the_pass_shows_detail",
-        detailed && not_reached,
-        || {
-            format!(
-                "detail {detailed} after {zoom_latency:?}; pass short of the window: {not_reached}"
-            )
-        },
-    );
-    println!(
-        "background: zoom into 85 % (not yet read) drawn after {:.1} ms",
-        zoom_latency.as_secs_f64() * 1e3
+        "not yet read",
     );
     // Another zoom the pass has not reached, where the checkpoint pass
     // (past 85 % by now) has left a checkpoint: issue 18's "any zoom
     // shows detail within 100 ms even during the pass".
-    let zoom = TimeRange::new(
-        span.start + (span.span() as f64 * 0.75) as Time,
-        span.start + (span.span() as f64 * 0.751) as Time,
-    );
-    let asked = Instant::now();
-    tab.navigate(Nav::Window(zoom));
-    let drawn = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
-        r.is_some_and(|r| {
-            r.range() == zoom
-                && (0..r.tree().len())
-                    .filter(|&i| !r.states(i).is_empty())
-                    .count()
-                    > 3
-        })
-    };
-    let detailed = pump_until(|| drawn(tab.control_flow.render()) && drawn(tab.resources.render()));
-    let zoom_latency = asked.elapsed();
-    let not_reached = stats_total(&tab) < summary.events * 75 / 100;
-    out.check(
+    zoom_ahead(
+        out,
+        &tab,
+        0.75,
+        summary.events,
         "zoom_behind_the_checkpoints_shows_detail",
-        detailed && not_reached,
-        || {
-            format!(
-                "detail {detailed} after {zoom_latency:?}; pass short of the window: {not_reached}"
-            )
-        },
-    );
-    println!(
-        "background: zoom into 75 % (not yet analysed, checkpoints there) drawn after {:.1} ms",
-        zoom_latency.as_secs_f64() * 1e3
+        "not yet analysed, checkpoints there",
     );
     tab.navigate(Nav::Window(span));
 
@@ -315,6 +269,40 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     );
     window.close();
     pump(100);
+}
+
+/// Zooms `tab` into a thousandth of its span at `at` (a fraction of it),
+/// checks (as `check`) that both time graphs show detail there while the
+/// pass (of `events` in all) is still short of it, and prints how long
+/// the detail took (`what`: where the zoom went).
+fn zoom_ahead(out: &mut Outcome, tab: &Tab, at: f64, events: u64, check: &str, what: &str) {
+    let span = tab.span();
+    let zoom = TimeRange::new(
+        span.start + (span.span() as f64 * at) as Time,
+        span.start + (span.span() as f64 * (at + 0.001)) as Time,
+    );
+    let asked = Instant::now();
+    tab.navigate(Nav::Window(zoom));
+    let drawn = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
+        r.is_some_and(|r| {
+            r.range() == zoom
+                && (0..r.tree().len())
+                    .filter(|&i| !r.states(i).is_empty())
+                    .count()
+                    > 3
+        })
+    };
+    let detailed = pump_until(|| drawn(tab.control_flow.render()) && drawn(tab.resources.render()));
+    let latency = asked.elapsed();
+    let not_reached = (stats_total(tab) as f64) < events as f64 * at;
+    out.check(check, detailed && not_reached, || {
+        format!("detail {detailed} after {latency:?}; pass short of the window: {not_reached}")
+    });
+    println!(
+        "background: zoom into {:.0} % ({what}) drawn after {:.1} ms",
+        at * 100.0,
+        latency.as_secs_f64() * 1e3
+    );
 }
 
 /// Issue 17's "reopening the 1 GB trace shows the complete control flow,
