@@ -243,24 +243,12 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     window.set_default_size(1400, 1000);
     window.set_child(Some(host.widget()));
     window.present();
-    let complete = pump_until(|| {
-        stats_total(&tab) == summary.events
-            && histogram_total(&tab) == summary.events
-            && tab
-                .control_flow
-                .render()
-                .is_some_and(|r| r.tree().len() > 1)
-    });
-    let took = opened.elapsed();
-    out.check(
+    let took = stored_analysis_shown(
+        out,
+        &tab,
+        summary.events,
+        opened,
         "reopen_shows_the_stored_analysis",
-        complete && tab.analysis_from_store(),
-        || {
-            format!(
-                "complete {complete} after {took:?}, from the store {}",
-                tab.analysis_from_store()
-            )
-        },
     );
     println!(
         "background: reopened, complete analysis shown after {:.0} ms (from the store: {})",
@@ -303,6 +291,36 @@ fn zoom_ahead(out: &mut Outcome, tab: &Tab, at: f64, events: u64, check: &str, w
         at * 100.0,
         latency.as_secs_f64() * 1e3
     );
+}
+
+/// Waits until `tab` shows the whole analysis of a trace of `events`
+/// (statistics and histogram totals, control flow and resources rows),
+/// checks (as `check`) that it came from the store, and returns the time
+/// since `opened`.
+fn stored_analysis_shown(
+    out: &mut Outcome,
+    tab: &Tab,
+    events: u64,
+    opened: Instant,
+    check: &str,
+) -> Duration {
+    let complete = pump_until(|| {
+        stats_total(tab) == events
+            && histogram_total(tab) == events
+            && tab
+                .control_flow
+                .render()
+                .is_some_and(|r| r.tree().len() > 1)
+            && tab.resources.render().is_some_and(|r| r.tree().len() > 1)
+    });
+    let took = opened.elapsed();
+    out.check(check, complete && tab.analysis_from_store(), || {
+        format!(
+            "complete {complete} after {took:?}, from the store {}",
+            tab.analysis_from_store()
+        )
+    });
+    took
 }
 
 /// Issue 17's "reopening the 1 GB trace shows the complete control flow,
@@ -351,27 +369,14 @@ pub fn reopen_large(out: &mut Outcome, dir: &Path) {
     let tab = host.tab();
     let open_time = opened.elapsed();
     window.set_child(Some(host.widget()));
-    let complete = pump_until(|| {
-        stats_total(&tab) == events
-            && histogram_total(&tab) == events
-            && tab
-                .control_flow
-                .render()
-                .is_some_and(|r| r.tree().len() > 1)
-            && tab.resources.render().is_some_and(|r| r.tree().len() > 1)
-    });
-    let took = opened.elapsed();
-    let (per_source, _) = stalls::stop();
-    out.check(
+    let took = stored_analysis_shown(
+        out,
+        &tab,
+        events,
+        opened,
         "reopen_large_shows_the_stored_analysis",
-        complete && tab.analysis_from_store(),
-        || {
-            format!(
-                "complete {complete} after {took:?}, from the store {}",
-                tab.analysis_from_store()
-            )
-        },
     );
+    let (per_source, _) = stalls::stop();
     println!(
         "reopen: Tab::open {:.0} ms; complete analysis shown after {:.0} ms ({events} events)",
         open_time.as_secs_f64() * 1e3,
