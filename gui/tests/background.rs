@@ -294,7 +294,8 @@ fn zoom_ahead(out: &mut Outcome, tab: &Tab, at: f64, events: u64, check: &str, w
 }
 
 /// Waits until `tab` shows the whole analysis of a trace of `events`
-/// (statistics and histogram totals, control flow and resources rows),
+/// (statistics and histogram totals, control flow and resources rows,
+/// painted and drawn),
 /// checks (as `check`) that it came from the store, and returns the time
 /// since `opened`.
 fn stored_analysis_shown(
@@ -312,6 +313,10 @@ fn stored_analysis_shown(
                 .render()
                 .is_some_and(|r| r.tree().len() > 1)
             && tab.resources.render().is_some_and(|r| r.tree().len() > 1)
+            // Shown, not only handed over: painted and drawn.
+            && tab.statistics.shows_render()
+            && !tab.control_flow.painting()
+            && !tab.resources.painting()
     });
     let took = opened.elapsed();
     out.check(check, complete && tab.analysis_from_store(), || {

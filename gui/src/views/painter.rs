@@ -207,7 +207,10 @@ impl<K: PartialEq + Clone + Send + 'static, L: Clone + Send + 'static> Painter<K
         let spawned = std::thread::Builder::new()
             .name("traceloom-paint".into())
             .spawn(move || {
-                crate::worker::lower_priority();
+                // At the main thread's priority, not the background's: a
+                // picture is what the next frame shows, as GTK's own
+                // rendering on the main thread is (niced, the statistics
+                // of a reopened 1 GB trace waited 1.9 s behind a build).
                 let _ = tx.send(crate::worker::charged(|| {
                     paint_surface(width, height, scale, paint)
                 }));

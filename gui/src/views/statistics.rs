@@ -372,9 +372,21 @@ impl StatisticsView {
         }
     }
 
-    /// The render shown.
+    /// The render given (its table may not be painted yet: see
+    /// [`shows_render`](Self::shows_render)).
     pub fn render(&self) -> Option<Arc<StatisticsRender>> {
         self.state.borrow().render.clone()
+    }
+
+    /// Whether the table last drawn is the current render's (arranged and
+    /// painted off the main thread, which takes a while for a large
+    /// trace's hundreds of thousands of rows).
+    pub fn shows_render(&self) -> bool {
+        let s = self.state.borrow();
+        match (&s.render, &s.arranged) {
+            (Some(r), Some(a)) => Arc::ptr_eq(&a.render, r) && a.version == s.version,
+            _ => false,
+        }
     }
 
     /// The caption text.
