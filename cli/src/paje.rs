@@ -139,7 +139,7 @@ fn cell(v: &StatValue) -> String {
 
 fn to_text(r: &StatisticsRender) -> String {
     let mut s = format!("{}: {}\n", r.name_title, r.columns.join(", "));
-    for row in r.rows.iter() {
+    for row in r.rows() {
         let values: Vec<String> = row.values.iter().map(cell).collect();
         let values = values.join("  ");
         let indent = "  ".repeat(usize::from(row.depth));
@@ -150,11 +150,10 @@ fn to_text(r: &StatisticsRender) -> String {
 
 fn to_json(r: &StatisticsRender) -> String {
     let rows: Vec<serde_json::Value> = r
-        .rows
-        .iter()
+        .rows()
         .map(|row| {
             let mut o = serde_json::json!({ "depth": row.depth, "label": row.label });
-            for (name, v) in r.columns.iter().zip(&row.values) {
+            for (name, v) in r.columns.iter().zip(row.values) {
                 let v = match v {
                     StatValue::Empty => continue,
                     StatValue::Count(n) => serde_json::json!(n),

@@ -27,7 +27,7 @@ fn stats_total(tab: &Tab) -> u64 {
     tab.statistics
         .render()
         .and_then(|r| {
-            r.rows.first().and_then(|row| match row.values.first() {
+            r.rows().next().and_then(|row| match row.values.first() {
                 Some(StatValue::Count(n)) => Some(*n),
                 _ => None,
             })
@@ -305,20 +305,44 @@ fn stored_analysis_shown(
     opened: Instant,
     check: &str,
 ) -> Duration {
-    let complete = pump_until(|| {
-        stats_total(tab) == events
-            && histogram_total(tab) == events
-            && tab
-                .control_flow
+    // Each view's part, with when it first held (what comes last is
+    // what to make faster).
+    let parts: [(&str, &dyn Fn() -> bool); 4] = [
+        ("statistics", &|| {
+            // Shown, not only handed over: arranged, painted and drawn.
+            stats_total(tab) == events && tab.statistics.shows_render()
+        }),
+        ("histogram", &|| histogram_total(tab) == events),
+        ("control flow", &|| {
+            tab.control_flow
                 .render()
                 .is_some_and(|r| r.tree().len() > 1)
-            && tab.resources.render().is_some_and(|r| r.tree().len() > 1)
-            // Shown, not only handed over: painted and drawn.
-            && tab.statistics.shows_render()
-            && !tab.control_flow.painting()
-            && !tab.resources.painting()
+                && !tab.control_flow.painting()
+        }),
+        ("resources", &|| {
+            tab.resources.render().is_some_and(|r| r.tree().len() > 1) && !tab.resources.painting()
+        }),
+    ];
+    let first: [std::cell::Cell<Option<Duration>>; 4] = Default::default();
+    let complete = pump_until(|| {
+        for ((_, holds), at) in parts.iter().zip(&first) {
+            if at.get().is_none() && holds() {
+                at.set(Some(opened.elapsed()));
+            }
+        }
+        // A part may go back (a newer render, not painted yet).
+        parts.iter().all(|(_, holds)| holds())
     });
     let took = opened.elapsed();
+    let when: Vec<String> = parts
+        .iter()
+        .zip(&first)
+        .map(|((name, _), t)| match t.get() {
+            Some(t) => format!("{name} {:.0} ms", t.as_secs_f64() * 1e3),
+            None => format!("{name} never"),
+        })
+        .collect();
+    println!("stored analysis: first shown: {}", when.join(", "));
     out.check(check, complete && tab.analysis_from_store(), || {
         format!(
             "complete {complete} after {took:?}, from the store {}",

@@ -1220,7 +1220,7 @@ fn main() {
         cf.as_ref().is_some_and(|r| r.tree().len() > 1 && states(r) > 0)
             && res.as_ref().is_some_and(|r| !r.tree().is_empty() && states(r) > 0)
             && hist.as_ref().is_some_and(|h| h.bins().iter().sum::<u64>() > 0)
-            && stats.as_ref().is_some_and(|s| !s.rows.is_empty())
+            && stats.as_ref().is_some_and(|s| s.row_count() > 0)
             && tab.events.len() >= 5
             && tab.events.len() == tab.events.page(),
         || {
@@ -1229,7 +1229,7 @@ fn main() {
                 cf.as_ref().map(|r| r.tree().len()),
                 res.as_ref().map(|r| r.tree().len()),
                 hist.as_ref().map(|h| h.bins().iter().sum::<u64>()),
-                stats.as_ref().map(|s| s.rows.len()),
+                stats.as_ref().map(|s| s.row_count()),
                 tab.events.len(),
                 tab.events.page()
             )

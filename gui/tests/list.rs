@@ -193,18 +193,20 @@ pub(crate) fn statistics_tree_and_histogram_selection(
     use traceloom_base::TimeRange;
     use traceloom_gui::views::Nav;
 
+    use traceloom_viewers::StatisticsTable;
+
     let stats = &tab.statistics;
-    let before = stats.shown().map_or(0, |r| r.rows.len());
+    let before = stats.shown().map_or(0, |r| r.row_count());
     let first = stats
         .shown()
-        .and_then(|r| r.rows.first().map(|r| r.label.clone()));
+        .and_then(|r| r.rows().next().map(|r| r.marked_label()));
     // The first row is the summary by event name; collapse it.
     stats.toggle_row(traceloom_viewers::model::stats::EVENT_TYPES);
     pump(100);
-    let after = stats.shown().map_or(0, |r| r.rows.len());
+    let after = stats.shown().map_or(0, |r| r.row_count());
     let collapsed_label = stats
         .shown()
-        .and_then(|r| r.rows.first().map(|r| r.label.clone()));
+        .and_then(|r| r.rows().next().map(|r| r.marked_label()));
     stats.toggle_row(traceloom_viewers::model::stats::EVENT_TYPES);
     // A click on the "events" column title sorts by it, largest first.
     let width = stats.widget.width() as f64;
@@ -213,8 +215,7 @@ pub(crate) fn statistics_tree_and_histogram_selection(
     let counts: Vec<u64> = stats
         .shown()
         .map(|r| {
-            r.rows
-                .iter()
+            r.rows()
                 .filter(|row| row.depth == 1)
                 .take(20)
                 .filter_map(|row| match row.values.first() {

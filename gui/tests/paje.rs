@@ -167,10 +167,9 @@ fn a_graph_point(tab: &Tab) -> Option<(f64, f64, traceloom_base::Time)> {
 /// Statistics rows of one container's state types: (label, time).
 fn stats_rows(tab: &Tab) -> Vec<(String, i64)> {
     tab.statistics.render().map_or_else(Vec::new, |r| {
-        r.rows
-            .iter()
+        r.rows()
             .filter_map(|row| match row.values.first() {
-                Some(StatValue::Duration(d)) => Some((row.label.clone(), *d)),
+                Some(StatValue::Duration(d)) => Some((row.label.to_string(), *d)),
                 _ => None,
             })
             .collect()

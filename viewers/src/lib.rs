@@ -27,9 +27,9 @@ pub mod style;
 pub mod time;
 
 pub use render::{
-    Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent, HistogramBuilder,
-    HistogramRender, ItemDetails, Properties, RowId, StatRow, StatValue, StateInterval,
-    StatisticsRender, StyleKey, TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode,
-    TreeRender, TreeRow,
+    ArrangedStatistics, Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent,
+    HistogramBuilder, HistogramRender, ItemDetails, Properties, RowId, StatRow, StatValue,
+    StateInterval, StatisticsBuilder, StatisticsRender, StatisticsTable, StyleKey, TimeGraphRender,
+    TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
 };
 pub use style::{DataConfig, PresentationConfig, Rgba};

@@ -670,15 +670,14 @@ fn histogram_exports() {
 
 #[test]
 fn statistics_export() {
-    let stats = StatisticsRender {
-        name_title: "Name".into(),
-        columns: vec![
+    let stats = StatisticsRender::from_rows(
+        "Name",
+        vec![
             "Events".to_string(),
             "CPU time".to_string(),
             "Share".to_string(),
-        ]
-        .into(),
-        rows: vec![
+        ],
+        vec![
             StatRow {
                 depth: 0,
                 label: "trace kernel".into(),
@@ -706,9 +705,8 @@ fn statistics_export() {
                     StatValue::Text("n/a".into()),
                 ],
             },
-        ]
-        .into(),
-    };
+        ],
+    );
     let config = PresentationConfig::control_flow();
     let mut fig = StatisticsFigure::new(&stats, &config);
     fig.options = StatisticsOptions {

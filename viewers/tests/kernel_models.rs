@@ -11,11 +11,11 @@ use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::state::ThreadStatus;
 use traceloom_tsdl::ir::Scope;
 use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData, NO_THREAD};
-use traceloom_viewers::model::stats::range_request;
+use traceloom_viewers::model::stats::{range_request, StatNode, Statistics, EVENT_TYPES};
 use traceloom_viewers::model::steps::{blocks_of, NO_CLASS};
 use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel, Session};
 use traceloom_viewers::style::control_flow as cf;
-use traceloom_viewers::DataConfig;
+use traceloom_viewers::{DataConfig, StatRow, StatValue, StatisticsRender};
 
 fn shared(rel: &str) -> PathBuf {
     traceloom_testdata::ctf(rel)
@@ -103,6 +103,7 @@ fn check_trace(path: &PathBuf) {
     );
     let tree = data.stats.tree();
     assert_eq!(tree.events, data.stats.total_events);
+    check_render_is_the_tree(&data.stats, &name);
     // 2. Per CPU, the time of all threads and modes adds up to the duration.
     let duration = data.stats.duration();
     assert!(duration > 0, "{name}");
@@ -303,12 +304,49 @@ fn check_trace(path: &PathBuf) {
     );
 }
 
+/// The statistics table is the summary by event name (most frequent
+/// first), then the tree, node by node in depth-first order.
+fn check_render_is_the_tree(stats: &Statistics, name: &str) {
+    fn walk(n: &StatNode, depth: u16, out: &mut Vec<StatRow>) {
+        out.push(StatRow {
+            depth,
+            label: n.label.clone(),
+            values: vec![
+                StatValue::Count(n.events),
+                n.cpu_time
+                    .map_or(StatValue::Empty, |t| StatValue::Duration(t as i64)),
+            ],
+        });
+        for c in &n.children {
+            walk(c, depth + 1, out);
+        }
+    }
+    let mut names: Vec<(&String, &u64)> = stats.per_name.iter().collect();
+    names.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut want = vec![StatRow {
+        depth: 0,
+        label: EVENT_TYPES.into(),
+        values: vec![StatValue::Count(stats.total_events), StatValue::Empty],
+    }];
+    for (n, k) in names {
+        want.push(StatRow {
+            depth: 1,
+            label: n.clone(),
+            values: vec![StatValue::Count(*k), StatValue::Empty],
+        });
+    }
+    walk(&stats.tree(), 0, &mut want);
+    let got = stats.render();
+    assert_eq!(got.row_count(), want.len(), "{name}");
+    let want = StatisticsRender::from_rows(got.name_title.clone(), got.columns.to_vec(), want);
+    assert!(got == want, "{name}: the statistics table is not the tree");
+}
+
 #[test]
 fn shared_kernel_traces() {
+    // Each path exists: `traceloom_testdata` panics otherwise.
     for p in kernel_traces() {
-        if p.exists() {
-            check_trace(&p);
-        }
+        check_trace(&p);
     }
 }
 

@@ -150,12 +150,12 @@ fn renders_show_containers_states_links_and_variables() {
 fn range_statistics_add_up_per_type() {
     let (data, _) = PajeData::open(&traceloom_testdata::paje("simu-mardi.trace")).unwrap();
     let whole = data.statistics(data.span, &PajeView::default());
-    assert!(whole.rows.len() > 10);
+    assert!(whole.row_count() > 10);
     let mid = data.span.start + data.span.span() as Time / 2;
     let half = data.statistics(TimeRange::new(mid, data.span.end), &PajeView::default());
     assert_ne!(whole, half);
     for s in [&whole, &half] {
-        for r in s.rows.iter().filter(|r| r.depth == 1) {
+        for r in s.rows().filter(|r| r.depth == 1) {
             let StatValue::Percent(p) = r.values[1] else {
                 panic!("{r:?}")
             };

@@ -25,8 +25,8 @@ use gtk4 as gtk;
 use gtk4::prelude::*;
 use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 use traceloom_viewers::draw::{draw_statistics, CairoMeasure, StatisticsLayout, StatisticsOptions};
-use traceloom_viewers::render::StatisticsArrangement;
-use traceloom_viewers::{PresentationConfig, StatisticsRender};
+use traceloom_viewers::render::{ArrangedStatistics, Expander, StatisticsArrangement};
+use traceloom_viewers::{PresentationConfig, StatisticsRender, StatisticsTable};
 
 use super::painter::Painter;
 
@@ -50,15 +50,13 @@ impl PartialEq for Picture {
     }
 }
 
-/// A render as arranged (collapsed, sorted), with each row's path: made
-/// on the painting thread (tens of ms for a large trace's thousands of
-/// rows), kept for clicks.
+/// A render as arranged (collapsed, sorted): made on the painting thread
+/// (milliseconds for a large trace's hundreds of thousands of rows), kept
+/// for the next paintings and for clicks.
 #[derive(Clone)]
 struct Arranged {
-    render: Arc<StatisticsRender>,
     version: u64,
-    shown: Arc<StatisticsRender>,
-    paths: Arc<Vec<String>>,
+    shown: Arc<ArrangedStatistics>,
 }
 
 impl Arranged {
@@ -67,13 +65,15 @@ impl Arranged {
         arrangement: &StatisticsArrangement,
         version: u64,
     ) -> Self {
-        let (shown, paths) = render.arranged(arrangement);
         Arranged {
-            render: render.clone(),
             version,
-            shown: Arc::new(shown),
-            paths: Arc::new(paths),
+            shown: Arc::new(ArrangedStatistics::new(render.clone(), arrangement)),
         }
+    }
+
+    /// Whether this is `render` arranged as at `version`.
+    fn is_of(&self, render: &Arc<StatisticsRender>, version: u64) -> bool {
+        Arc::ptr_eq(self.shown.render(), render) && self.version == version
     }
 }
 
@@ -96,10 +96,12 @@ fn picture_job(
     };
     let (config, opts, version) = (s.config.clone(), s.opts.clone(), s.version);
     let arrangement = s.arrangement.clone();
+    // A scroll paints the table again as last arranged.
+    let last = s.arranged.clone().filter(|a| a.is_of(&render, version));
     let paint = move |cr: &cairo::Context, w: f64, h: f64| {
-        let arranged = Arranged::new(&render, &arrangement, version);
-        draw_statistics(cr, &arranged.shown, &config, &opts, w, h).map_err(|e| e.to_string())?;
-        let height = StatisticsLayout::natural_height(&arranged.shown, &opts);
+        let arranged = last.unwrap_or_else(|| Arranged::new(&render, &arrangement, version));
+        draw_statistics(cr, &*arranged.shown, &config, &opts, w, h).map_err(|e| e.to_string())?;
+        let height = StatisticsLayout::natural_height(&*arranged.shown, &opts);
         Ok(Painted {
             arranged,
             height,
@@ -150,7 +152,7 @@ impl State {
         let current = self
             .arranged
             .as_ref()
-            .filter(|a| Arc::ptr_eq(&a.render, render) && a.version == self.version);
+            .filter(|a| a.is_of(render, self.version));
         if current.is_none() {
             self.arranged = Some(Arranged::new(render, &self.arrangement, self.version));
         }
@@ -294,13 +296,13 @@ impl StatisticsView {
     /// collapses or expands it; on a value column's title, sorts by it.
     pub fn click(&self, x: f64, y: f64) {
         let mut s = self.state.borrow_mut();
-        let Some(Arranged { shown, paths, .. }) = s.arranged() else {
+        let Some(Arranged { shown, .. }) = s.arranged() else {
             return;
         };
         let Ok(m) = CairoMeasure::new() else {
             return;
         };
-        let l = StatisticsLayout::compute(&shown, &s.opts, self.area.width() as f64, &m);
+        let l = StatisticsLayout::compute(&*shown, &s.opts, self.area.width() as f64, &m);
         let rh = l.row_height;
         if y < rh {
             let col = l.column_right.iter().position(|&right| x < right);
@@ -315,13 +317,10 @@ impl StatisticsView {
             }
         } else {
             let i = ((y - rh + s.opts.scroll_y) / rh).floor() as usize;
-            let Some(row) = shown.rows.get(i) else {
-                return;
-            };
-            if !(row.label.starts_with('▾') || row.label.starts_with('▸')) {
+            if i >= shown.row_count() || shown.row(i).expander == Expander::Leaf {
                 return;
             }
-            let path = paths[i].clone();
+            let path = shown.path(i);
             if !s.arrangement.collapsed.remove(&path) {
                 s.arrangement.collapsed.insert(path);
             }
@@ -332,7 +331,7 @@ impl StatisticsView {
     }
 
     /// The table as shown (collapsed rows, sort).
-    pub fn shown(&self) -> Option<Arc<StatisticsRender>> {
+    pub fn shown(&self) -> Option<Arc<ArrangedStatistics>> {
         self.state.borrow_mut().arranged().map(|a| a.shown)
     }
 
@@ -384,7 +383,7 @@ impl StatisticsView {
     pub fn shows_render(&self) -> bool {
         let s = self.state.borrow();
         match (&s.render, &s.arranged) {
-            (Some(r), Some(a)) => Arc::ptr_eq(&a.render, r) && a.version == s.version,
+            (Some(r), Some(a)) => a.is_of(r, s.version),
             _ => false,
         }
     }

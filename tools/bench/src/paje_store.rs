@@ -224,7 +224,7 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
         out,
         "warm: whole-trace statistics from the store {:.3} s ({} rows)",
         t0.elapsed().as_secs_f64(),
-        stats.rows.len()
+        stats.row_count()
     )?;
     writeln!(
         out,

@@ -1,10 +1,11 @@
-//! Drawing of a [`StatisticsRender`]: a tree of names with right-aligned
-//! value columns.
+//! Drawing of a statistics table ([`StatisticsTable`]: a render as it
+//! is, or as a view arranges it): a tree of names with right-aligned value
+//! columns.
 
 use super::canvas::{elide, Anchor, CairoCanvas, Canvas, Font, Rect, Stroke, TextMeasure};
-use crate::render::{StatValue, StatisticsRender};
+use crate::render::{StatValue, StatisticsTable};
 use crate::style::PresentationConfig;
-use crate::time::format_duration;
+use crate::time::{format_duration, TimeUnit};
 
 /// How to draw a statistics table.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +33,55 @@ pub fn format_stat(v: &StatValue) -> String {
         StatValue::Duration(ns) => format_duration(*ns as i128),
         StatValue::Percent(p) => format!("{p:.1} %"),
         StatValue::Text(s) => s.clone(),
+    }
+}
+
+/// Characters in [`format_stat`]'s text of `v`, without writing it: the
+/// layout weighs every row of a table (236,000 for a 1 GB kernel trace),
+/// and writing each value took most of a painting. Exact but for a
+/// percentage rounding up to one more digit (99.96 → `100.0 %`).
+pub fn stat_text_chars(v: &StatValue) -> usize {
+    fn digits(mut n: u128) -> usize {
+        let mut d = 1;
+        while n >= 10 {
+            n /= 10;
+            d += 1;
+        }
+        d
+    }
+    match v {
+        StatValue::Empty => 0,
+        StatValue::Count(n) => {
+            let d = digits(*n as u128);
+            d + (d - 1) / 3
+        }
+        StatValue::Duration(ns) => {
+            // As `format_duration`: the largest unit, three decimals
+            // truncated, trailing zeros dropped.
+            let abs = ns.unsigned_abs();
+            let unit = TimeUnit::for_magnitude(abs);
+            let int = abs / unit.ns();
+            let mut frac = (abs % unit.ns()) * 1_000 / unit.ns();
+            let decimals = if unit == TimeUnit::Ns || frac == 0 {
+                0
+            } else {
+                let mut d = 3;
+                while frac.is_multiple_of(10) {
+                    frac /= 10;
+                    d -= 1;
+                }
+                d
+            };
+            let point = usize::from(decimals > 0);
+            usize::from(*ns < 0)
+                + digits(int as u128)
+                + point
+                + decimals
+                + 1
+                + unit.symbol().chars().count()
+        }
+        StatValue::Percent(p) => usize::from(*p < 0.0) + digits(p.abs().trunc() as u128) + 4,
+        StatValue::Text(t) => t.chars().count(),
     }
 }
 
@@ -79,9 +129,9 @@ fn longest(n: usize, length: impl Fn(usize) -> f64) -> Vec<usize> {
 }
 
 impl StatisticsLayout {
-    /// Lays out `render` for `width`.
+    /// Lays out `table` for `width`.
     pub fn compute(
-        render: &StatisticsRender,
+        table: &dyn StatisticsTable,
         opts: &StatisticsOptions,
         width: f64,
         m: &dyn TextMeasure,
@@ -95,25 +145,30 @@ impl StatisticsLayout {
         // rows whose text is among the longest (in characters, after the
         // indent) are measured; a table of at most MEASURED_ROWS rows is
         // measured whole.
-        let rows = &render.rows;
-        let mut name_w = m.text_width(&render.name_title, bold);
+        let n = table.row_count();
+        let mut name_w = m.text_width(table.name_title(), bold);
         let em = opts.font_size;
-        for i in longest(rows.len(), |i| {
-            let r = &rows[i];
-            r.depth as f64 * ind + r.label.chars().count() as f64 * em * 0.6
+        for i in longest(n, |i| {
+            let r = table.row(i);
+            let chars = r.expander.mark().chars().count() + r.label.chars().count();
+            r.depth as f64 * ind + chars as f64 * em * 0.6
         }) {
-            let r = &rows[i];
-            name_w = name_w.max(r.depth as f64 * ind + m.text_width(&r.label, font));
+            let r = table.row(i);
+            name_w = name_w.max(r.depth as f64 * ind + m.text_width(&r.marked_label(), font));
         }
-        let mut col_w: Vec<f64> = render
-            .columns
+        let mut col_w: Vec<f64> = table
+            .columns()
             .iter()
             .map(|c| m.text_width(c, bold))
             .collect();
         for (k, w) in col_w.iter_mut().enumerate() {
-            let text = |i: usize| rows[i].values.get(k).map(format_stat);
-            for i in longest(rows.len(), |i| {
-                text(i).map_or(0.0, |t| t.chars().count() as f64)
+            let text = |i: usize| table.row(i).values.get(k).map(format_stat);
+            for i in longest(n, |i| {
+                table
+                    .row(i)
+                    .values
+                    .get(k)
+                    .map_or(0.0, |v| stat_text_chars(v) as f64)
             }) {
                 if let Some(t) = text(i) {
                     *w = w.max(m.text_width(&t, font));
@@ -140,36 +195,36 @@ impl StatisticsLayout {
     }
 
     /// Height showing every row.
-    pub fn natural_height(render: &StatisticsRender, opts: &StatisticsOptions) -> f64 {
-        ((render.rows.len() + 1) as f64 * (opts.font_size * 1.7).round() + 2.0).ceil()
+    pub fn natural_height(table: &dyn StatisticsTable, opts: &StatisticsOptions) -> f64 {
+        ((table.row_count() + 1) as f64 * (opts.font_size * 1.7).round() + 2.0).ceil()
     }
 }
 
-/// Draws `render` on `cr`.
+/// Draws `table` on `cr`.
 pub fn draw_statistics(
     cr: &cairo::Context,
-    render: &StatisticsRender,
+    table: &dyn StatisticsTable,
     config: &PresentationConfig,
     opts: &StatisticsOptions,
     width: f64,
     height: f64,
 ) -> Result<StatisticsLayout, cairo::Error> {
     let mut cv = CairoCanvas::new(cr);
-    let l = paint_statistics(&mut cv, render, config, opts, width, height);
+    let l = paint_statistics(&mut cv, table, config, opts, width, height);
     cv.finish()?;
     Ok(l)
 }
 
-/// Draws `render` on any canvas.
+/// Draws `table` on any canvas.
 pub fn paint_statistics(
     cv: &mut dyn Canvas,
-    render: &StatisticsRender,
+    table: &dyn StatisticsTable,
     config: &PresentationConfig,
     opts: &StatisticsOptions,
     width: f64,
     height: f64,
 ) -> StatisticsLayout {
-    let l = StatisticsLayout::compute(render, opts, width, cv);
+    let l = StatisticsLayout::compute(table, opts, width, cv);
     let font = Font::regular(opts.font_size);
     let bold = Font::bold(opts.font_size);
     let pad = opts.font_size;
@@ -180,7 +235,8 @@ pub fn paint_statistics(
     cv.begin_group("rows");
     cv.push_clip(Rect::new(0.0, rh, width, height - rh));
     let first = (opts.scroll_y / rh).floor().max(0.0) as usize;
-    for (i, r) in render.rows.iter().enumerate().skip(first) {
+    for i in first..table.row_count() {
+        let r = table.row(i);
         let y = rh + i as f64 * rh - opts.scroll_y;
         if y > height {
             break;
@@ -191,7 +247,7 @@ pub fn paint_statistics(
         let mid = y + rh / 2.0;
         let x = pad / 2.0 + r.depth as f64 * ind;
         let f = if r.depth == 0 { bold } else { font };
-        let label = elide(cv, &r.label, f, l.name_width - x - pad / 2.0);
+        let label = elide(cv, &r.marked_label(), f, l.name_width - x - pad / 2.0);
         cv.text((x, mid), &label, f, config.foreground, Anchor::Start);
         for (k, v) in r.values.iter().enumerate().take(l.column_right.len()) {
             let text = format_stat(v);
@@ -214,12 +270,12 @@ pub fn paint_statistics(
     );
     cv.text(
         (pad / 2.0, rh / 2.0),
-        &render.name_title,
+        table.name_title(),
         bold,
         config.foreground,
         Anchor::Start,
     );
-    for (k, title) in render.columns.iter().enumerate() {
+    for (k, title) in table.columns().iter().enumerate() {
         cv.text(
             (l.column_right[k] - pad, rh / 2.0),
             title,
@@ -231,7 +287,7 @@ pub fn paint_statistics(
     let line = Stroke::solid(config.foreground.with_alpha(140), 1.0);
     cv.line((0.0, rh - 0.5), (l.table_width, rh - 0.5), &line);
     let sep = Stroke::solid(config.grid, 1.0);
-    let bottom = (rh * (render.rows.len() + 1) as f64 - opts.scroll_y).min(height);
+    let bottom = (rh * (table.row_count() + 1) as f64 - opts.scroll_y).min(height);
     cv.line(
         (l.name_width + 0.5, 0.0),
         (l.name_width + 0.5, bottom),
@@ -255,5 +311,35 @@ mod tests {
         assert_eq!(format_stat(&StatValue::Count(1000)), "1,000");
         assert_eq!(format_stat(&StatValue::Duration(1_500_000)), "1.5 ms");
         assert_eq!(format_stat(&StatValue::Percent(12.345)), "12.3 %");
+    }
+
+    /// The layout's character counts are those of the written values.
+    #[test]
+    fn text_chars_without_writing() {
+        let mut values = vec![StatValue::Empty, StatValue::Text("héllo".into())];
+        let mut n: u64 = 0;
+        while n < u64::MAX / 7 {
+            values.push(StatValue::Count(n));
+            values.push(StatValue::Duration(n as i64));
+            values.push(StatValue::Duration(-(n as i64)));
+            n = n * 7 + 3;
+        }
+        for ns in [
+            1_000,
+            1_500,
+            1_050,
+            1_005,
+            999_999,
+            1_000_000_000,
+            2_000_001_000,
+        ] {
+            values.push(StatValue::Duration(ns));
+        }
+        for p in [0.0, 5.04, 12.345, 99.9, 100.0, -3.2] {
+            values.push(StatValue::Percent(p));
+        }
+        for v in &values {
+            assert_eq!(stat_text_chars(v), format_stat(v).chars().count(), "{v:?}");
+        }
     }
 }

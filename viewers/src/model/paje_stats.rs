@@ -197,10 +197,10 @@ impl PajeData {
                 }
             }
         }
-        StatisticsRender {
-            name_title: "Container / state type / value".into(),
-            columns: vec!["Time".to_string(), "%".to_string(), "States".to_string()].into(),
-            rows: rows.into(),
-        }
+        StatisticsRender::from_rows(
+            "Container / state type / value",
+            vec!["Time".to_string(), "%".to_string(), "States".to_string()],
+            rows,
+        )
     }
 }

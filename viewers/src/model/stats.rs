@@ -39,7 +39,7 @@ use traceloom_engine::state::{CpuMap, CpuMode, ExecMode, Thread, TraceState, Tra
 use traceloom_hooks::{Flow, Priority};
 
 use super::session::{part_scheduler, KernelRequest, Payload, Session};
-use crate::render::{StatRow, StatValue, StatisticsRender};
+use crate::render::{StatValue, StatisticsBuilder, StatisticsRender};
 
 /// CPU number used for events that carry none.
 pub const NO_CPU: u32 = u32::MAX;
@@ -972,6 +972,11 @@ impl Statistics {
     /// The tree traceset → trace → CPU → process → thread → mode → event
     /// name.
     pub fn tree(&self) -> StatNode {
+        self.building().finish()
+    }
+
+    /// [`tree`](Self::tree), before its nodes are made [`StatNode`]s.
+    fn building(&self) -> Building {
         let mut cells: Vec<&StatCell> = self.cells.iter().collect();
         cells.sort_by(|a, b| {
             (a.trace, a.cpu, a.pid, a.tid, a.mode).cmp(&(b.trace, b.cpu, b.pid, b.tid, b.mode))
@@ -1020,30 +1025,30 @@ impl Statistics {
                 leaf.events += k;
             }
         }
-        root.finish()
+        root
     }
 
-    /// The tree as a statistics table (name, events, CPU time).
+    /// The tree as a statistics table (name, events, CPU time): a summary
+    /// by event name first (what a user looks for first), most frequent
+    /// first; then the tree by trace, CPU, process.
     pub fn render(&self) -> StatisticsRender {
-        // The tree is this render's own: its labels move into the rows.
-        fn walk(n: StatNode, depth: u16, rows: &mut Vec<StatRow>) {
-            rows.push(StatRow {
-                depth,
-                label: n.label,
-                values: vec![
-                    StatValue::Count(n.events),
-                    n.cpu_time.map_or(StatValue::Empty, |t| {
-                        StatValue::Duration(t.min(i64::MAX as u64) as i64)
-                    }),
-                ],
+        // Walked as built, each label copied once into the table.
+        fn walk(n: &Building, depth: u16, out: &mut StatisticsBuilder) {
+            let time = n.node.cpu_time.map_or(StatValue::Empty, |t| {
+                StatValue::Duration(t.min(i64::MAX as u64) as i64)
             });
-            for c in n.children {
-                walk(c, depth + 1, rows);
+            out.push(
+                depth,
+                &n.node.label,
+                [StatValue::Count(n.node.events), time],
+            );
+            for c in &n.children {
+                walk(c, depth + 1, out);
             }
         }
-        let mut rows = Vec::new();
-        // A summary by event name first (what a user looks for first),
-        // most frequent first; then the tree by trace, CPU, process.
+        fn count(n: &Building) -> usize {
+            1 + n.children.iter().map(count).sum::<usize>()
+        }
         let mut by_name: BTreeMap<&str, u64> = BTreeMap::new();
         for c in &self.cells {
             for (name, k) in &c.events {
@@ -1052,27 +1057,19 @@ impl Statistics {
         }
         let mut names: Vec<(&str, u64)> = by_name.into_iter().collect();
         names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        rows.push(StatRow {
-            depth: 0,
-            label: EVENT_TYPES.into(),
-            values: vec![
-                StatValue::Count(names.iter().map(|(_, k)| k).sum()),
-                StatValue::Empty,
-            ],
-        });
-        rows.extend(names.into_iter().map(|(name, k)| StatRow {
-            depth: 1,
-            label: name.to_owned(),
-            values: vec![StatValue::Count(k), StatValue::Empty],
-        }));
-        let tree = self.tree();
-        rows.reserve(tree.count() + 1);
-        walk(tree, 0, &mut rows);
-        StatisticsRender {
-            name_title: "Statistics".into(),
-            columns: vec!["events".to_string(), "CPU time".to_string()].into(),
-            rows: rows.into(),
+        let tree = self.building();
+        let mut out = StatisticsBuilder::new(
+            "Statistics",
+            vec!["events".to_string(), "CPU time".to_string()],
+        );
+        out.reserve(1 + names.len() + count(&tree));
+        let total = names.iter().map(|(_, k)| k).sum();
+        out.push(0, EVENT_TYPES, [StatValue::Count(total), StatValue::Empty]);
+        for (name, k) in names {
+            out.push(1, name, [StatValue::Count(k), StatValue::Empty]);
         }
+        walk(&tree, 0, &mut out);
+        out.build()
     }
 
     /// The tree as indented text, one node per line.

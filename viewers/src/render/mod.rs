@@ -17,7 +17,13 @@ use crate::lod::{ArrowsBuilder, CounterBuilder, RowEventsBuilder, RowIntervalsBu
 use crate::style::{DataConfig, TreeOrder};
 use crate::time::PixelScale;
 
+mod statistics;
 pub(crate) mod types;
+
+pub use statistics::{
+    ArrangedStatistics, Expander, ShownRow, StatRow, StatValue, StatisticsArrangement,
+    StatisticsBuilder, StatisticsRender, StatisticsTable,
+};
 
 pub use types::{
     Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent, ItemDetails, Properties,
@@ -733,173 +739,9 @@ impl HistogramBuilder {
     }
 }
 
-/// What a statistics column holds.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StatValue {
-    /// Nothing.
-    Empty,
-    /// An event or occurrence count.
-    Count(u64),
-    /// A duration in nanoseconds.
-    Duration(i64),
-    /// A percentage (0–100).
-    Percent(f64),
-    /// Free text.
-    Text(String),
-}
-
-/// One row of the statistics tree (trace, CPU, process, event type...).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatRow {
-    /// Indentation level.
-    pub depth: u16,
-    /// Name.
-    pub label: String,
-    /// One value per column.
-    pub values: Vec<StatValue>,
-}
-
-/// A statistics table: a tree of names with value columns (LTTV's
-/// statistics viewer, ViTE's statistics window).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatisticsRender {
-    /// Title of the name column.
-    pub name_title: String,
-    /// Titles of the value columns.
-    pub columns: Arc<[String]>,
-    /// Rows in display order.
-    pub rows: Arc<[StatRow]>,
-}
-
-/// How a view shows a [`StatisticsRender`]: rows collapsed (by path, the
-/// labels from the root joined by `/`, stable while the statistics grow)
-/// and siblings sorted by a value column.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatisticsArrangement {
-    /// Paths of the collapsed rows.
-    pub collapsed: HashSet<String>,
-    /// Value column to sort siblings by, largest first when the flag is
-    /// set; `None` keeps the model's order.
-    pub sort: Option<(usize, bool)>,
-}
-
-/// Expander marks prefixed to the labels of rows with children.
-const EXPANDED: &str = "▾ ";
-const COLLAPSED: &str = "▸ ";
-
-impl StatisticsRender {
-    /// The rows as `arrangement` shows them: siblings sorted, the
-    /// descendants of collapsed rows left out, and rows with children
-    /// marked ▾ (expanded) or ▸ (collapsed) before their label. Also
-    /// returns each shown row's path, for [`StatisticsArrangement`].
-    pub fn arranged(&self, arrangement: &StatisticsArrangement) -> (StatisticsRender, Vec<String>) {
-        // The tree: each row's children, by index.
-        let rows = &self.rows;
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len() + 1];
-        let mut stack: Vec<usize> = Vec::new();
-        for (i, r) in rows.iter().enumerate() {
-            stack.truncate(r.depth as usize);
-            let parent = stack.last().map_or(rows.len(), |&p| p);
-            children[parent].push(i);
-            stack.push(i);
-        }
-        if let Some((col, descending)) = arrangement.sort {
-            let key = |i: &usize| match rows[*i].values.get(col) {
-                Some(StatValue::Count(n)) => *n as f64,
-                Some(StatValue::Duration(d)) => *d as f64,
-                Some(StatValue::Percent(p)) => *p,
-                _ => f64::NEG_INFINITY,
-            };
-            for kids in &mut children {
-                kids.sort_by(|a, b| {
-                    let o = key(a).total_cmp(&key(b));
-                    if descending {
-                        o.reverse()
-                    } else {
-                        o
-                    }
-                });
-            }
-        }
-        let mut out = Vec::with_capacity(rows.len());
-        let mut paths = Vec::with_capacity(rows.len());
-        // Depth-first from the roots, with each row's path.
-        let mut todo: Vec<(usize, String)> = children[rows.len()]
-            .iter()
-            .rev()
-            .map(|&i| (i, rows[i].label.clone()))
-            .collect();
-        while let Some((i, path)) = todo.pop() {
-            let r = &rows[i];
-            let kids = &children[i];
-            let collapsed = arrangement.collapsed.contains(&path);
-            let mark = match (kids.is_empty(), collapsed) {
-                (true, _) => "",
-                (false, true) => COLLAPSED,
-                (false, false) => EXPANDED,
-            };
-            out.push(StatRow {
-                depth: r.depth,
-                label: format!("{mark}{}", r.label),
-                values: r.values.clone(),
-            });
-            if !collapsed {
-                for &k in kids.iter().rev() {
-                    todo.push((k, format!("{path}/{}", rows[k].label)));
-                }
-            }
-            paths.push(path);
-        }
-        (
-            StatisticsRender {
-                name_title: self.name_title.clone(),
-                columns: self.columns.clone(),
-                rows: out.into(),
-            },
-            paths,
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn statistics_collapse_and_sort() {
-        let row = |depth: u16, label: &str, n: u64| StatRow {
-            depth,
-            label: label.into(),
-            values: vec![StatValue::Count(n)],
-        };
-        let r = StatisticsRender {
-            name_title: "Statistics".into(),
-            columns: vec!["events".to_string()].into(),
-            rows: vec![
-                row(0, "traceset", 10),
-                row(1, "a", 3),
-                row(2, "x", 3),
-                row(1, "b", 7),
-                row(2, "y", 2),
-                row(2, "z", 5),
-            ]
-            .into(),
-        };
-        let labels =
-            |r: &StatisticsRender| r.rows.iter().map(|r| r.label.clone()).collect::<Vec<_>>();
-        let (plain, paths) = r.arranged(&StatisticsArrangement::default());
-        assert_eq!(labels(&plain), ["▾ traceset", "▾ a", "x", "▾ b", "y", "z"]);
-        assert_eq!(paths[4], "traceset/b/y");
-        let mut a = StatisticsArrangement {
-            sort: Some((0, true)),
-            ..Default::default()
-        };
-        a.collapsed.insert("traceset/a".into());
-        let (sorted, _) = r.arranged(&a);
-        assert_eq!(labels(&sorted), ["▾ traceset", "▾ b", "z", "y", "▸ a"]);
-        a.collapsed.insert("traceset".into());
-        assert_eq!(labels(&r.arranged(&a).0), ["▸ traceset"]);
-    }
 
     fn node(id: u64, parent: Option<u64>, label: &str) -> TreeNode {
         TreeNode {
