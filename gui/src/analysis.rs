@@ -42,6 +42,10 @@ pub trait Analysis {
     /// What the window shows: the main time graph's and the second one's
     /// graph widths.
     fn request_window(&mut self, window: TimeRange, main_width: u32, second_width: u32);
+    /// The rows (display indices) the main time graph shows: its renders
+    /// need hold only those, and a margin (a format whose renders hold
+    /// every row ignores it).
+    fn request_main_rows(&mut self, _shown: std::ops::Range<usize>) {}
     /// The main time graph's rows configuration (collapsed rows, filter,
     /// order); the next poll renders with it.
     fn set_main_rows(&mut self, rows: DataConfig);
@@ -147,6 +151,9 @@ impl Analysis for KernelTab {
     }
     fn background_progress(&mut self) -> Option<(String, f64, bool)> {
         self.models.background_progress(&mut self.session)
+    }
+    fn request_main_rows(&mut self, shown: std::ops::Range<usize>) {
+        self.models.request_control_flow_rows(shown);
     }
     fn request_window(&mut self, window: TimeRange, main_width: u32, second_width: u32) {
         self.models.request_window(window, main_width, second_width);

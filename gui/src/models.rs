@@ -131,13 +131,33 @@ fn replace_newer<T: Send + 'static>(slot: &mut Option<T>, newer: Option<T>) {
 }
 
 /// What a render of the time graphs shows: window and graph widths, the
-/// generation of the models it was drawn from, and the fingerprint of the
-/// control flow's rows configuration.
+/// generation of the models it was drawn from, the fingerprint of the
+/// control flow's rows configuration and the control-flow rows it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Rendered {
     window: (TimeRange, u32, u32),
     generation: u64,
     rows: u64,
+    /// Control-flow rows held (display indices, end excluded).
+    held: (usize, usize),
+}
+
+impl Rendered {
+    /// Whether it shows what `other` asks for: the same window, data and
+    /// rows configuration, holding every row `other` shows.
+    fn serves(&self, other: &Rendered, shown: &std::ops::Range<usize>) -> bool {
+        self.window == other.window
+            && self.generation == other.generation
+            && self.rows == other.rows
+            && self.held.0 <= shown.start
+            && shown.end <= self.held.1
+    }
+
+    /// Whether it shows another window, rows or rows configuration than
+    /// `other` (a render the user waits for).
+    fn moved_from(&self, other: &Rendered) -> bool {
+        self.window != other.window || self.rows != other.rows || self.held != other.held
+    }
 }
 
 /// Direction and origin of a search.
@@ -394,6 +414,8 @@ pub struct TabModels {
     /// The control flow's rows configuration (filter, order, collapsed
     /// processes, hidden idle threads, arrows).
     control_flow_rows: DataConfig,
+    /// The control-flow rows in view (display indices).
+    control_flow_shown: std::ops::Range<usize>,
     /// The whole trace's statistics shown are out of date.
     stats_dirty: bool,
     /// Damaged streams already reported (the session's errors before
@@ -444,6 +466,7 @@ impl TabModels {
             span,
             rendered: None,
             control_flow_rows: DataConfig::default(),
+            control_flow_shown: 0..64,
             stats_dirty: true,
             damage_reported: 0,
             damage_shown: HashSet::new(),
@@ -662,6 +685,13 @@ impl TabModels {
     /// the time graphs again with it.
     pub fn set_control_flow_rows(&mut self, rows: DataConfig) {
         self.control_flow_rows = rows;
+    }
+
+    /// Says which control-flow rows are in view: renders hold those and a
+    /// page either side ([`ControlFlowModel::rows_with_margin`]); the next
+    /// poll renders again if the last render does not hold them.
+    pub fn request_control_flow_rows(&mut self, shown: std::ops::Range<usize>) {
+        self.control_flow_shown = shown;
     }
 
     /// Asks for what `window` shows: time graphs at the given graph widths.
@@ -989,9 +1019,7 @@ impl TabModels {
                     u.errors.push("rendering the time graphs failed".into());
                 }
             }
-            moved = self
-                .rendered
-                .is_none_or(|r| r.window != what.window || r.rows != what.rows);
+            moved = self.rendered.is_none_or(|r| r.moved_from(&what));
             self.rendered = Some(what);
             self.graph_job = None;
         }
@@ -1011,12 +1039,15 @@ impl TabModels {
             _ => return moved,
         };
         let rows = self.control_flow_rows.clone();
+        let shown = self.control_flow_shown.clone();
+        let held = ControlFlowModel::rows_with_margin(shown.clone());
         let what = Rendered {
             window: w,
             generation,
             rows: rows.fingerprint(),
+            held: (held.start, held.end),
         };
-        if self.rendered == Some(what) {
+        if self.rendered.is_some_and(|r| r.serves(&what, &shown)) {
             return moved;
         }
         // Models of the current data are reused; else the job builds them
@@ -1029,10 +1060,8 @@ impl TabModels {
         // A render the user waits for (another window or rows, or the
         // window's own data) runs at their priority; one that only follows
         // the pass's growth, at the background's.
-        let follows_user = graph_slot(generation) == 1
-            || self
-                .rendered
-                .is_none_or(|r| r.window != what.window || r.rows != what.rows);
+        let follows_user =
+            graph_slot(generation) == 1 || self.rendered.is_none_or(|r| r.moved_from(&what));
         let render = move || {
             let graphs = built.unwrap_or_else(|| {
                 Arc::new((
@@ -1041,7 +1070,7 @@ impl TabModels {
                 ))
             });
             let (window, cfw, rw) = w;
-            let cf = graphs.0.render_with(&rows, window, cfw);
+            let cf = graphs.0.render_rows_with(&rows, window, cfw, Some(held));
             let res = graphs.1.render(window, rw);
             (graphs, cf, res)
         };

@@ -643,6 +643,7 @@ impl Tab {
         };
         {
             let mut analysis = self.runner.analysis();
+            analysis.request_main_rows(self.control_flow.shown_rows());
             analysis.request_window(
                 window,
                 self.control_flow.graph_width(),

@@ -669,3 +669,42 @@ fn partial_statistics_equal_a_full_copy() {
         assert!(checked > 0, "{name}: the pass was seen mid-way");
     }
 }
+
+/// A control-flow render made for some rows holds exactly the whole
+/// render's states and events there and nothing elsewhere, with the
+/// same tree and arrows.
+#[test]
+fn render_of_some_rows_equals_the_whole_render_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = generated(dir.path(), 60_000, 3);
+    let (_session, data) = analyze(&p);
+    let m = ControlFlowModel::new(data);
+    let config = m.config().clone();
+    let full = m.full_range();
+    let third = (full.span() / 3) as i64;
+    let zoom = TimeRange::new(full.start + third, full.start + third + third / 2);
+    for range in [full, zoom] {
+        let all = m.render_with(&config, range, 800);
+        let n = all.tree().len();
+        assert!(n > 20, "{n} rows");
+        assert_eq!(all.materialized(), 0..n);
+        for rows in [0..10, n / 2..n / 2 + 7, n - 5..n + 10] {
+            let part = m.render_rows_with(&config, range, 800, Some(rows.clone()));
+            assert_eq!(part.materialized(), rows.start..rows.end.min(n));
+            assert_eq!(part.tree(), all.tree());
+            assert_eq!(part.arrow_series(), all.arrow_series());
+            let mut filled = 0;
+            for i in 0..n {
+                if part.materialized().contains(&i) {
+                    assert_eq!(part.states(i), all.states(i), "row {i}");
+                    assert_eq!(part.events(i), all.events(i), "row {i}");
+                    filled += part.states(i).len();
+                } else {
+                    assert!(part.states(i).is_empty() && part.events(i).is_empty());
+                }
+            }
+            // Every thread lives somewhere in the trace.
+            assert!(range != full || filled > 0, "rows {rows:?} drew nothing");
+        }
+    }
+}

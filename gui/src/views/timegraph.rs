@@ -54,6 +54,9 @@ struct State {
     /// Graph width last asked for through [`Nav::Resized`]: asked once,
     /// not at every redraw until the new render lands.
     asked_width: Option<u32>,
+    /// Rows in view last asked for through [`Nav::Resized`] because the
+    /// render did not hold them: asked once, likewise.
+    asked_rows: Option<std::ops::Range<usize>>,
     /// The render of the picture shown (`layout` is its layout): what
     /// clicks and tooltips hit.
     shown: Option<Arc<TimeGraphRender>>,
@@ -170,6 +173,7 @@ impl TimeGraphView {
             drag: None,
             placeholder: "Reading the trace…".into(),
             asked_width: None,
+            asked_rows: None,
             shown: None,
             rows: DataConfig::default(),
             rows_configurable: false,
@@ -420,6 +424,25 @@ impl TimeGraphView {
         }
     }
 
+    /// Rows (display indices) in view at the current scroll, from the
+    /// last layout; before the first drawing, as many as the widget's
+    /// height could show.
+    pub fn shown_rows(&self) -> std::ops::Range<usize> {
+        let s = self.state.borrow();
+        match &s.layout {
+            Some(l) => {
+                let mut l = l.clone();
+                l.scroll_y = s.opts.scroll_y;
+                l.rows_in_view()
+            }
+            None => {
+                let first = (s.opts.scroll_y / s.opts.row_height).max(0.0) as usize;
+                let h = self.area.height().max(1000) as f64;
+                first..first + (h / s.opts.row_height).ceil() as usize
+            }
+        }
+    }
+
     /// Time under widget x coordinate `x`, from the last drawing.
     pub fn time_at(&self, x: f64) -> Option<Time> {
         self.state.borrow().layout.as_ref().map(|l| l.xmap.time(x))
@@ -499,6 +522,29 @@ impl TimeGraphView {
                     s.asked_width = Some(want);
                     let nav = nav.clone();
                     glib::idle_add_local_once(move || nav.emit(Nav::Resized));
+                }
+                // The latest render does not hold the rows scrolled into
+                // view (a render holds those a view showed, and a page
+                // either side): ask for them.
+                let in_view = {
+                    let mut l = layout.clone();
+                    l.scroll_y = s.opts.scroll_y;
+                    l.rows_in_view()
+                };
+                if let Some((held, n)) = s
+                    .render
+                    .as_ref()
+                    .map(|r| (r.materialized(), r.tree().len()))
+                {
+                    // Tree rows only: counters are drawn whole.
+                    let wanted = in_view.start.min(n)..in_view.end.min(n);
+                    let missing =
+                        !wanted.is_empty() && (wanted.start < held.start || wanted.end > held.end);
+                    if missing && s.asked_rows.as_ref() != Some(&in_view) {
+                        s.asked_rows = Some(in_view);
+                        let nav = nav.clone();
+                        glib::idle_add_local_once(move || nav.emit(Nav::Resized));
+                    }
                 }
                 // The scrollbar follows the rows (after the drawing: its
                 // signal redraws, which must not borrow the state). A

@@ -275,6 +275,17 @@ impl TimeGraphLayout {
         (k < self.counter_rows.len()).then_some(self.tree_rows + k)
     }
 
+    /// Rows (display indices) at least partly in the rows region, at the
+    /// layout's scroll.
+    pub fn rows_in_view(&self) -> std::ops::Range<usize> {
+        let n = self.row_count();
+        let first = self.row_at(self.graph.y).unwrap_or(n);
+        let last = self
+            .row_at((self.graph.bottom() - 0.5).max(self.graph.y))
+            .map_or(n, |r| r + 1);
+        first.min(last)..last
+    }
+
     /// Centre y of the row at display index `i`.
     pub fn row_center(&self, i: usize) -> f64 {
         let (y, h) = self.row_band(i);

@@ -366,10 +366,19 @@ pub struct TimeGraphRender {
     counters: Arc<[Counter]>,
     /// Properties made on demand, for models whose items carry none.
     details: Option<Arc<dyn ItemDetails>>,
+    /// Rows whose intervals and events were made (display indices).
+    materialized: std::ops::Range<usize>,
     hash: u64,
 }
 
 impl TimeGraphRender {
+    /// The rows (display indices) whose intervals and events the render
+    /// holds: every row, or those a view shows and a margin when the
+    /// render was made for them (the others are empty, not idle).
+    pub fn materialized(&self) -> std::ops::Range<usize> {
+        self.materialized.clone()
+    }
+
     /// The time range and pixel width the render was made for.
     pub fn scale(&self) -> PixelScale {
         self.scale
@@ -487,6 +496,7 @@ pub struct TimeGraphRenderBuilder {
     arrows: Vec<(StyleKey, ArrowsBuilder)>,
     counters: Vec<(StyleKey, Option<RowId>, CounterBuilder)>,
     details: Option<Arc<dyn ItemDetails>>,
+    materialized: std::ops::Range<usize>,
 }
 
 impl TimeGraphRenderBuilder {
@@ -502,7 +512,21 @@ impl TimeGraphRenderBuilder {
             arrows: Vec::new(),
             counters: Vec::new(),
             details: None,
+            materialized: 0..n,
         }
+    }
+
+    /// Says the render holds the intervals and events of `rows` only
+    /// (clamped to the tree); its model fills no other row.
+    pub fn materialize_only(&mut self, rows: std::ops::Range<usize>) {
+        let n = self.tree.len();
+        self.materialized = rows.start.min(n)..rows.end.min(n);
+    }
+
+    /// The rows to fill (every row unless
+    /// [`materialize_only`](Self::materialize_only) said otherwise).
+    pub fn materialized(&self) -> std::ops::Range<usize> {
+        self.materialized.clone()
     }
 
     /// The grid the render is made for.
@@ -619,6 +643,7 @@ impl TimeGraphRenderBuilder {
         // the hash only detects changes within the process.
         let mut h = traceloom_base::FastHasher::default();
         self.scale.hash(&mut h);
+        self.materialized.hash(&mut h);
         tree.content_hash().hash(&mut h);
         states.hash(&mut h);
         events.hash(&mut h);
@@ -641,6 +666,7 @@ impl TimeGraphRenderBuilder {
             arrows,
             counters,
             details: self.details,
+            materialized: self.materialized,
             hash: h.finish(),
         }
     }
