@@ -328,7 +328,8 @@ type GraphResult = (
 enum StatsSource {
     /// The kernel pass's (whole trace) statistics.
     Whole(Arc<KernelData>),
-    /// A selection's statistics, from its range request.
+    /// Statistics on their own: a selection's, from its range request, or
+    /// the whole trace's read from the store ahead of its data.
     Range(Box<Statistics>),
 }
 
@@ -387,6 +388,10 @@ pub struct TabModels {
     /// Whether that render also builds its models (it is then let finish
     /// even when the user moves on: the next render reuses them).
     graph_job_builds: bool,
+    /// The store's statistics, read ahead of its data.
+    stored_statistics: Option<Job<Option<Statistics>>>,
+    /// The statistics shown are the store's, read ahead of its data.
+    stats_read_ahead: bool,
     /// A statistics render under way, and its caption.
     stats_job: Option<(Job<StatisticsRender>, String)>,
     /// Statistics to render once the job under way is done (the latest
@@ -454,6 +459,8 @@ impl TabModels {
             graphs: [None, None],
             graph_job: None,
             graph_job_builds: false,
+            stored_statistics: None,
+            stats_read_ahead: false,
             stats_job: None,
             stats_next: None,
             lost: lost_events(session.traceset()),
@@ -487,6 +494,16 @@ impl TabModels {
             return;
         };
         let traceset = session.traceset().clone();
+        // The store's statistics are in its meta block, read in tens of ms
+        // where the whole store takes hundreds: their table (the slowest
+        // view to make) starts while the rest loads.
+        let (d, ts) = (dir.clone(), traceset.clone());
+        self.stored_statistics = Job::spawn_urgent("traceloom-stored-stats", move || {
+            store::load_summary(&d, &TracesetIdentity::of(&ts))
+                .ok()
+                .map(|s| s.stats)
+        })
+        .ok();
         match Job::spawn("traceloom-caches", move || Cached::read(&dir, &traceset)) {
             Ok(j) => self.opening = Some(j),
             Err(_) => self.start_pass(session, false),
@@ -709,6 +726,7 @@ impl TabModels {
             || self.stats_next.is_some()
             || self.final_job.is_some()
             || self.opening.is_some()
+            || self.stored_statistics.is_some()
             || self.saving.is_some()
             || matches!(self.window_pass, Some((_, WindowPass::Snapshot(_))))
     }
@@ -953,7 +971,10 @@ impl TabModels {
             drop_later(old);
         }
         self.generation += 1;
-        if self.selection.is_none() {
+        // The store's data after its statistics (read ahead, shown): the
+        // same statistics, not to be made again.
+        let shown = std::mem::take(&mut self.stats_read_ahead) && self.from_store;
+        if self.selection.is_none() && !shown {
             self.stats_dirty = true;
         }
     }
@@ -1182,6 +1203,20 @@ impl TabModels {
 
     /// Statistics: the selection's when one is asked, else the whole
     /// trace's from the kernel pass; rendered by a job.
+    /// The store's statistics, read ahead, when they are to be shown:
+    /// before any data, with no selection.
+    fn poll_stored_statistics(&mut self) -> Option<Statistics> {
+        let stats = match self.stored_statistics.as_ref()?.try_take() {
+            JobState::Running => return None,
+            JobState::Done(s) => s,
+            JobState::Failed => None,
+        };
+        self.stored_statistics = None;
+        let stats = stats.filter(|_| self.data.is_none() && self.selection.is_none())?;
+        self.stats_read_ahead = true;
+        Some(stats)
+    }
+
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
         if let Some((task, r)) = &mut self.stats_request {
             let r = *r;
@@ -1198,6 +1233,11 @@ impl TabModels {
                     ),
                 ));
             }
+        } else if let Some(stats) = self.poll_stored_statistics() {
+            self.stats_next = Some((
+                StatsSource::Range(Box::new(stats)),
+                "Statistics of the whole trace".to_string(),
+            ));
         } else if self.stats_dirty && self.selection.is_none() {
             if let Some(d) = &self.data {
                 let partial = if self.kernel_pass.is_some() || self.final_job.is_some() {
