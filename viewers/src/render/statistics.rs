@@ -415,20 +415,25 @@ mod tests {
         a.rows().map(|r| r.marked_label()).collect()
     }
 
-    #[test]
-    fn statistics_collapse_and_sort() {
-        let r = Arc::new(StatisticsRender::from_rows(
+    /// A one-column table of `(depth, label, events)` rows.
+    fn table(rows: &[(u16, &str, u64)]) -> Arc<StatisticsRender> {
+        Arc::new(StatisticsRender::from_rows(
             "Statistics",
             vec!["events".to_string()],
-            vec![
-                row(0, "traceset", 10),
-                row(1, "a", 3),
-                row(2, "x", 3),
-                row(1, "b", 7),
-                row(2, "y", 2),
-                row(2, "z", 5),
-            ],
-        ));
+            rows.iter().map(|&(d, l, n)| row(d, l, n)),
+        ))
+    }
+
+    #[test]
+    fn statistics_collapse_and_sort() {
+        let r = table(&[
+            (0, "traceset", 10),
+            (1, "a", 3),
+            (2, "x", 3),
+            (1, "b", 7),
+            (2, "y", 2),
+            (2, "z", 5),
+        ]);
         let plain = ArrangedStatistics::new(r.clone(), &StatisticsArrangement::default());
         assert_eq!(labels(&plain), ["▾ traceset", "▾ a", "x", "▾ b", "y", "z"]);
         assert_eq!(plain.path(4), "traceset/b/y");
@@ -452,17 +457,13 @@ mod tests {
     /// (a row gone since) collapses nothing.
     #[test]
     fn collapsed_paths_match_labels_with_slashes() {
-        let r = Arc::new(StatisticsRender::from_rows(
-            "Statistics",
-            vec!["events".to_string()],
-            vec![
-                row(0, "traceset", 4),
-                row(1, "/usr/bin/a", 3),
-                row(2, "x", 3),
-                row(1, "/usr", 1),
-                row(2, "bin", 1),
-            ],
-        ));
+        let r = table(&[
+            (0, "traceset", 4),
+            (1, "/usr/bin/a", 3),
+            (2, "x", 3),
+            (1, "/usr", 1),
+            (2, "bin", 1),
+        ]);
         let mut a = StatisticsArrangement::default();
         a.collapsed.insert("traceset//usr/bin/a".into());
         a.collapsed.insert("traceset/gone".into());
