@@ -65,6 +65,8 @@ fn assert_same(a: &PajeData, b: &PajeData, what: &str) {
             assert_eq!((l.type_id, l.level, l.end), (m.type_id, m.level, m.end));
             assert_eq!(l.times, m.times, "{c}: lane times");
             assert_eq!(l.codes, m.codes, "{c}: lane values");
+            assert_eq!(l.blocks, m.blocks, "{c}: lane summaries");
+            assert_eq!(l.classes, m.classes, "{c}: lane summaries' values");
         }
         assert_eq!(x.events, y.events, "{c}: events");
         assert_eq!(x.variables.len(), y.variables.len(), "{c}");

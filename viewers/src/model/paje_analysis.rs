@@ -42,7 +42,7 @@ use crate::model::histogram::FineHistogram;
 use crate::model::paje_session::{PajeRequest, PajeSession};
 use crate::model::session::{OpenError, Payload};
 use crate::model::spill::Arena;
-use crate::model::steps::NONE;
+use crate::model::steps::{Blocks, BlocksBuilder, NONE, NO_CLASS};
 use crate::style::Rgba;
 
 /// An event of a container: its time and value (plain data of a fixed
@@ -152,7 +152,21 @@ pub struct Lane {
     pub codes: Column<u32>,
     /// End of the last state.
     pub end: Time,
+    /// The summary of the changes per block of 64 (first time, longest
+    /// interval, value that lasted longest as a class of
+    /// [`classes`](Self::classes)): what a render draws a column of
+    /// sub-pixel states from without decoding them. Empty for a lane of
+    /// more than [`MAX_CLASSES`] values.
+    pub blocks: Blocks,
+    /// The value id of each class of [`blocks`](Self::blocks), in order
+    /// of first appearance.
+    pub classes: Arc<[u32]>,
 }
+
+/// Most values a lane's summary tells apart (a class is a byte, and
+/// [`NO_CLASS`] means no state): a lane of more values has no summary and
+/// is drawn from its changes alone.
+pub const MAX_CLASSES: usize = NO_CLASS as usize;
 
 /// Values of one variable type of a container.
 #[derive(Debug, Clone)]
@@ -256,7 +270,7 @@ impl PajeData {
         let mut h = PajeHeap::default();
         for c in self.containers.iter() {
             for l in &c.lanes {
-                h.lanes += l.times.heap_bytes() + l.codes.heap_bytes();
+                h.lanes += l.times.heap_bytes() + l.codes.heap_bytes() + l.blocks.heap_bytes();
                 h.lane_changes += l.times.len();
             }
             for (_, e) in &c.events {
@@ -320,6 +334,64 @@ struct LaneBuilder {
     times: ColumnBuilder<Time>,
     codes: ColumnBuilder<u32>,
     end: Time,
+    blocks: BlocksBuilder,
+    /// Value id per class, in order of first appearance; `None` once the
+    /// lane has more than [`MAX_CLASSES`] values (no summary then).
+    classes: Option<Vec<u32>>,
+}
+
+impl LaneBuilder {
+    fn new(type_id: TypeId, level: u32) -> Self {
+        LaneBuilder {
+            type_id,
+            level,
+            times: ColumnBuilder::new(),
+            codes: ColumnBuilder::new(),
+            end: Time::MIN,
+            blocks: BlocksBuilder::default(),
+            classes: Some(Vec::new()),
+        }
+    }
+
+    /// Appends a change to `code` at `time`, and brings the summary up to
+    /// date.
+    fn push(&mut self, time: Time, code: u32) {
+        self.times.push(time);
+        self.codes.push(code);
+        if let Some(classes) = &mut self.classes {
+            if code != NONE && !classes.contains(&code) {
+                if classes.len() == MAX_CLASSES {
+                    self.classes = None;
+                    return;
+                }
+                classes.push(code);
+            }
+            let codes = &self.codes;
+            self.blocks.sync(&self.times, |k| match codes.get(k) {
+                NONE => NO_CLASS,
+                c => classes
+                    .iter()
+                    .position(|&x| x == c)
+                    .map_or(NO_CLASS, |i| i as u8),
+            });
+        }
+    }
+
+    fn snapshot(&mut self) -> Lane {
+        let (blocks, classes) = match &self.classes {
+            Some(c) => (self.blocks.snapshot(), Arc::from(c.as_slice())),
+            None => (Blocks::default(), Arc::from([])),
+        };
+        Lane {
+            type_id: self.type_id,
+            level: self.level,
+            times: self.times.snapshot(),
+            codes: self.codes.snapshot(),
+            end: self.end,
+            blocks,
+            classes,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -413,6 +485,7 @@ impl PajeCollector {
             for l in &mut c.lanes {
                 l.times.spill(a);
                 l.codes.spill(a);
+                l.blocks.spill(a);
             }
             for (_, e) in &mut c.events {
                 e.spill(a);
@@ -485,13 +558,7 @@ impl PajeCollector {
         {
             Some(k) => &mut c.lanes[k],
             None => {
-                c.lanes.push(LaneBuilder {
-                    type_id: s.type_id,
-                    level: s.imbrication,
-                    times: ColumnBuilder::new(),
-                    codes: ColumnBuilder::new(),
-                    end: Time::MIN,
-                });
+                c.lanes.push(LaneBuilder::new(s.type_id, s.imbrication));
                 c.lanes.sort_by_key(|l| (l.type_id, l.level));
                 let k = c
                     .lanes
@@ -504,11 +571,9 @@ impl PajeCollector {
         // States of a level never overlap; a bad trace's are clipped.
         let start = start.max(lane.end);
         if !lane.times.is_empty() && start > lane.end {
-            lane.times.push(lane.end);
-            lane.codes.push(NONE);
+            lane.push(lane.end, NONE);
         }
-        lane.times.push(start);
-        lane.codes.push(s.value.0);
+        lane.push(start, s.value.0);
         lane.end = end.max(start);
     }
 
@@ -670,17 +735,7 @@ impl ContainerBuilder {
             type_id: c.type_id,
             start: c.start,
             end: c.end,
-            lanes: c
-                .lanes
-                .iter_mut()
-                .map(|l| Lane {
-                    type_id: l.type_id,
-                    level: l.level,
-                    times: l.times.snapshot(),
-                    codes: l.codes.snapshot(),
-                    end: l.end,
-                })
-                .collect(),
+            lanes: c.lanes.iter_mut().map(LaneBuilder::snapshot).collect(),
             events: c
                 .events
                 .iter_mut()
@@ -776,5 +831,64 @@ impl PajeAnalysis {
                 Flow::Continue
             });
         session.add(req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::steps::BLOCK;
+
+    /// A lane's summary names, per closed block, the value that lasted
+    /// longest (as a class of its own values) and its longest interval;
+    /// gaps are no class.
+    #[test]
+    fn lane_summaries_follow_the_changes() {
+        let mut l = LaneBuilder::new(TypeId(1), 0);
+        // Value 40 + k % 3 lasting 10 + k % 3 ns, every fourth change a
+        // gap of 1 ns.
+        let mut t = 0;
+        let mut changes = Vec::new();
+        for k in 0..10 * BLOCK as u32 {
+            let (code, d) = if k % 4 == 3 {
+                (NONE, 1)
+            } else {
+                (40 + k % 3, 10 + Time::from(k % 3))
+            };
+            l.push(t, code);
+            changes.push((t, code, d));
+            t += d;
+        }
+        let lane = l.snapshot();
+        assert_eq!(lane.blocks.len(), (changes.len() - 1) / BLOCK);
+        for (b, s) in lane.blocks.iter().enumerate() {
+            let block = &changes[b * BLOCK..(b + 1) * BLOCK];
+            assert_eq!(s.start, block[0].0);
+            let mut per_value: Vec<(u32, Time)> = Vec::new();
+            for &(_, code, d) in block.iter().filter(|c| c.1 != NONE) {
+                match per_value.iter_mut().find(|(c, _)| *c == code) {
+                    Some((_, x)) => *x += d,
+                    None => per_value.push((code, d)),
+                }
+            }
+            let best = per_value
+                .iter()
+                .fold(per_value[0], |a, &b| if b.1 > a.1 { b } else { a });
+            assert_eq!(lane.classes[usize::from(s.class)], best.0, "block {b}");
+            assert_eq!(s.longest, 12);
+        }
+    }
+
+    /// A lane of more values than a summary tells apart has none: it is
+    /// drawn from its changes.
+    #[test]
+    fn a_lane_of_many_values_has_no_summary() {
+        let mut l = LaneBuilder::new(TypeId(1), 0);
+        for k in 0..4 * BLOCK as u32 {
+            l.push(Time::from(k), k);
+        }
+        let lane = l.snapshot();
+        assert!(lane.blocks.is_empty() && lane.classes.is_empty());
+        assert_eq!(lane.codes.len(), 4 * BLOCK);
     }
 }

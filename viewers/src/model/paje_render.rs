@@ -35,7 +35,7 @@ use traceloom_paje::{TypeId, TypeNature};
 
 use crate::model::controlflow::ARROWS_PER_PIXEL;
 use crate::model::paje_analysis::{ContainerData, PajeData};
-use crate::model::steps::{push_steps, Blocks};
+use crate::model::steps::{push_steps, Blocks, NONE};
 use crate::render::{
     Arrow, DrawnEvent, ItemDetails, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
@@ -296,6 +296,21 @@ impl PajeData {
         view: &PajeView,
         stop: impl Fn() -> bool,
     ) -> Option<TimeGraphRender> {
+        self.render_lanes_from(range, width, view, true, stop)
+    }
+
+    /// [`render_until`](Self::render_until), the lanes drawn from their
+    /// block summaries (`summaries`: as the views do) or from their
+    /// changes alone (the reference the summaries are tested against).
+    fn render_lanes_from(
+        &self,
+        range: TimeRange,
+        width: u32,
+        view: &PajeView,
+        summaries: bool,
+        stop: impl Fn() -> bool,
+    ) -> Option<TimeGraphRender> {
+        let no_blocks = Blocks::default();
         let (tree, content) = self.rows(view);
         let mut b = TimeGraphRenderBuilder::new(tree.clone(), range, width);
         let scale = b.scale();
@@ -314,10 +329,8 @@ impl PajeData {
                         l.end,
                         scale,
                         b.intervals(i),
-                        // No summary: values are many and unordered; the
-                        // walk samples each pixel's changes instead.
-                        &Blocks::default(),
-                        |x| x as u32,
+                        if summaries { &l.blocks } else { &no_blocks },
+                        |x| l.classes.get(usize::from(x)).copied().unwrap_or(NONE),
                         |k| codes.at(k),
                         |v| keys.key(v),
                         |k, s, e| {
@@ -588,7 +601,117 @@ impl ItemDetails for PajeDetails {
 
 #[cfg(test)]
 mod tests {
-    use super::gallop;
+    use super::*;
+    use crate::model::paje_analysis::Lane;
+
+    /// A generated trace of `mb` megabytes with `seed`, analysed.
+    fn generated(mb: u64, seed: u64) -> PajeData {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = traceloom_pajegen::GeneratorConfig {
+            max_bytes: mb << 20,
+            seed,
+            ..Default::default()
+        };
+        let f = dir.path().join("gen.trace");
+        traceloom_pajegen::generate(&cfg, std::fs::File::create(&f).unwrap()).unwrap();
+        PajeData::open(&f).unwrap().0
+    }
+
+    /// Checks a row's render from the summaries (`sum`) against the one
+    /// from the changes alone (`exact`) of `lane`: the same intervals of a
+    /// pixel or more, in order; mixed intervals made only of sub-pixel
+    /// states. Returns whether the two differ.
+    fn check_row(
+        data: &PajeData,
+        lane: &Lane,
+        scale: PixelScale,
+        exact: &[StateInterval],
+        sum: &[StateInterval],
+    ) -> bool {
+        let whole = |v: &[StateInterval]| -> Vec<StateInterval> {
+            v.iter()
+                .filter(|iv| !iv.is_mixed() && scale.at_least_one_pixel(iv.end.abs_diff(iv.start)))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(whole(exact), whole(sum), "intervals of a pixel or more");
+        for w in sum.windows(2) {
+            assert!(w[0].end <= w[1].start, "overlap: {w:?}");
+        }
+        let times = lane.times.to_vec();
+        let n = times.len();
+        let end_of = |k: usize| if k + 1 < n { times[k + 1] } else { lane.end };
+        // The last column merges what runs out of sight: checked before.
+        let last_column = scale.time_of_pixel(scale.width - 1);
+        for iv in sum
+            .iter()
+            .filter(|iv| iv.is_mixed() && iv.end <= last_column)
+        {
+            let k0 = times.partition_point(|&t| t < iv.start);
+            let k1 = times.partition_point(|&t| t < iv.end);
+            for (k, &t) in times.iter().enumerate().take(k1).skip(k0) {
+                assert!(
+                    !scale.at_least_one_pixel(end_of(k).abs_diff(t)),
+                    "{iv:?} hides state {k} [{t}, {}) of {}",
+                    end_of(k),
+                    data.value_key(lane.codes.at(k))
+                );
+            }
+        }
+        exact != sum
+    }
+
+    /// The render drawn from the lanes' block summaries equals the one
+    /// drawn from their changes wherever states last a pixel or more, on
+    /// generated traces, full range and windows, at several widths; and
+    /// events and links are the same.
+    #[test]
+    fn summarised_render_equals_the_exact_one_where_states_last_a_pixel() {
+        let mut differ = 0;
+        for (mb, seed) in [(3, 1), (6, 7)] {
+            let data = generated(mb, seed);
+            let blocks: usize = data
+                .containers
+                .iter()
+                .flat_map(|c| &c.lanes)
+                .map(|l| l.blocks.len())
+                .sum();
+            assert!(blocks > 500, "{blocks} summarised blocks");
+            let view = PajeView::default();
+            let span = data.span;
+            let third = span.span() as Time / 3;
+            let ranges = [
+                span,
+                TimeRange::new(span.start + third, span.end - third),
+                TimeRange::new(span.start + third, span.start + third + third / 50),
+            ];
+            for range in ranges {
+                for width in [7, 31, 97, 400, 1920] {
+                    let sum = data.render(range, width, &view);
+                    let exact = data
+                        .render_lanes_from(range, width, &view, false, || false)
+                        .unwrap();
+                    assert_eq!(sum.tree(), exact.tree());
+                    let (_, content) = data.rows(&view);
+                    let scale = PixelScale::new(range, width);
+                    for (i, row) in sum.tree().rows().iter().enumerate() {
+                        assert_eq!(sum.events(i), exact.events(i));
+                        let Some(&Content::Lane { c, lane }) = content.get(&row.id) else {
+                            assert_eq!(sum.states(i), exact.states(i));
+                            continue;
+                        };
+                        let lane = &data.containers[c].lanes[lane];
+                        if check_row(&data, lane, scale, exact.states(i), sum.states(i)) {
+                            differ += 1;
+                        }
+                    }
+                    assert_eq!(sum.arrow_series(), exact.arrow_series());
+                }
+            }
+        }
+        // The summaries were used: some rows are drawn differently.
+        assert!(differ > 0);
+    }
 
     #[test]
     fn gallop_finds_the_first_index_of_the_suffix() {

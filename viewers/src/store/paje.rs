@@ -39,11 +39,12 @@ use crate::model::paje_analysis::{
 use crate::model::paje_session::PajeSession;
 use crate::model::series::Series;
 use crate::model::session::OpenError;
+use crate::model::steps::{BlockSummary, BLOCK};
 use crate::style::Rgba;
 
 /// What the meta block of a Pajé store holds, and how: a store of another
 /// format (or a kernel store) is stale for a Pajé trace.
-pub const FORMAT: u32 = 0x5041_0001;
+pub const FORMAT: u32 = 0x5041_0002;
 
 /// The identity of the Pajé trace whose files are `files` (the main file
 /// first): one trace, named by the main file, with every file's stamp.
@@ -106,6 +107,9 @@ struct LaneMeta {
     times: Packed,
     codes: Packed,
     end: Time,
+    /// The lane's block summaries, as they are in memory.
+    blocks: Col,
+    classes: Vec<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -193,6 +197,8 @@ fn write(w: &mut Writer, identity: &TracesetIdentity, data: &PajeData) -> std::i
                 times: packed_column(w, &l.times)?,
                 codes: packed_column(w, &l.codes)?,
                 end: l.end,
+                blocks: plain_column(w, &l.blocks)?,
+                classes: l.classes.to_vec(),
             });
         }
         let mut events = Vec::with_capacity(c.events.len());
@@ -333,12 +339,23 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
     for c in meta.containers {
         let mut lanes = Vec::with_capacity(c.lanes.len());
         for l in c.lanes {
+            let times: Column<Time> = packed(m, l.times)?;
+            let blocks: Series<BlockSummary> = m.series(l.blocks)?;
+            // A render reads the change after each summarised block.
+            if blocks.len() > times.len().saturating_sub(1) / BLOCK {
+                return Err(damaged(
+                    m,
+                    format!("lane at {}: more summaries than blocks", l.blocks.offset),
+                ));
+            }
             lanes.push(Lane {
                 type_id: TypeId(l.type_id),
                 level: l.level,
-                times: packed(m, l.times)?,
+                times,
                 codes: packed(m, l.codes)?,
                 end: l.end,
+                blocks,
+                classes: Arc::from(l.classes),
             });
         }
         let mut events = Vec::with_capacity(c.events.len());
