@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use traceloom_base::TimeRange;
+use traceloom_paje::TypeId;
 use traceloom_viewers::model::{PajeData, PajeSession, PajeView};
 use traceloom_viewers::store::paje::{self, store_path};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome};
@@ -99,11 +100,33 @@ fn assert_same(a: &PajeData, b: &PajeData, what: &str) {
         b.render(mid, 700, &view),
         "{what}: render of a window"
     );
-    assert_eq!(
-        a.statistics(a.span, &view),
-        b.statistics(b.span, &view),
-        "{what}: statistics"
+    // The whole trace's statistics come from the kept totals when there
+    // are some: they equal the walk over the states, over any range
+    // holding them and with types hidden; other ranges are walked.
+    let wide = TimeRange::new(a.span.start - 5, a.span.end + 1_000_000);
+    let mut hidden = PajeView::default();
+    hidden.hidden.extend(
+        a.types
+            .iter()
+            .enumerate()
+            .step_by(2)
+            .map(|(i, _)| TypeId(i as u32)),
     );
+    for (range, v, r) in [
+        (a.span, &view, "whole trace"),
+        (wide, &view, "wider range"),
+        (a.span, &hidden, "whole trace, types hidden"),
+        (mid, &view, "part"),
+    ] {
+        assert_eq!(
+            a.statistics(range, v),
+            b.statistics(range, v),
+            "{what}: statistics of the {r}"
+        );
+    }
+    if let Some(t) = &b.totals {
+        assert_eq!(**t, a.state_totals(), "{what}: totals");
+    }
 }
 
 fn is_mapped(d: &PajeData) -> bool {
@@ -147,6 +170,7 @@ fn round_trip_equals_the_pass_on_every_example_and_a_generated_trace() {
             "{name}: {outcome:?}"
         );
         assert_same(&heap, &loaded, &format!("{name} (loaded)"));
+        assert!(heap.totals.is_none() && loaded.totals.is_some(), "{name}");
         if heap.containers.iter().any(|c| !c.lanes.is_empty()) {
             assert!(is_mapped(&loaded), "{name}: not read in place");
         }
@@ -161,6 +185,41 @@ fn round_trip_equals_the_pass_on_every_example_and_a_generated_trace() {
     ] {
         assert!(stored.iter().any(|n| n == must), "{must}: {stored:?}");
     }
+}
+
+/// A stored trace's whole-trace statistics are its kept totals (no walk
+/// over its states); a range that does not hold every state is walked.
+#[test]
+fn whole_trace_statistics_come_from_the_kept_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = generated(dir.path());
+    let mut s = PajeSession::open(&path).unwrap();
+    let (data, _) = paje::load_or_build(&mut s, dir.path()).unwrap();
+    let view = PajeView::default();
+    let span = data.span;
+    let part = TimeRange::new(span.start + span.span() as i64 / 4, span.end);
+    let mut altered = (*data).clone();
+    let mut totals = (**data.totals.as_ref().expect("kept totals")).clone();
+    for (_, values) in totals.containers.iter_mut().flatten() {
+        for v in values {
+            v.1 *= 2;
+        }
+    }
+    altered.totals = Some(std::sync::Arc::new(totals));
+    let time_of = |r: &traceloom_viewers::StatisticsRender| -> Vec<String> {
+        r.rows
+            .iter()
+            .map(|row| format!("{:?}", row.values[0]))
+            .collect()
+    };
+    assert_ne!(
+        time_of(&altered.statistics(span, &view)),
+        time_of(&data.statistics(span, &view))
+    );
+    assert_eq!(
+        altered.statistics(part, &view),
+        data.statistics(part, &view)
+    );
 }
 
 /// A copy of `name` in a directory of its own (so that it can be changed).

@@ -40,6 +40,7 @@ use traceloom_paje::{
 use crate::model::column::{Column, ColumnBuilder};
 use crate::model::histogram::FineHistogram;
 use crate::model::paje_session::{PajeRequest, PajeSession};
+use crate::model::paje_stats::StateTotals;
 use crate::model::session::{OpenError, Payload};
 use crate::model::spill::Arena;
 use crate::model::steps::{Blocks, BlocksBuilder, NONE, NO_CLASS};
@@ -239,6 +240,9 @@ pub struct PajeData {
     pub events_read: u64,
     /// Problems of the simulation (with file and line).
     pub diagnostics: Arc<[Diagnostic]>,
+    /// The whole trace's state statistics, when kept (a complete pass read
+    /// from its store).
+    pub totals: Option<Arc<StateTotals>>,
 }
 
 impl PajeData {
@@ -709,6 +713,7 @@ impl PajeCollector {
             histogram: Arc::new(self.histogram.clone()),
             events_read: self.events_read,
             diagnostics: Arc::from(self.diagnostics.clone()),
+            totals: None,
         }
     }
 

@@ -11,9 +11,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use traceloom_base::{Time, TimeRange};
+use traceloom_paje::TypeId;
 
 use crate::model::column::ColumnReader;
-use crate::model::paje_analysis::{Lane, PajeData};
+use crate::model::paje_analysis::{ContainerData, Lane, PajeData};
 use crate::model::paje_render::PajeView;
 use crate::model::steps::NONE;
 use crate::render::{StatRow, StatValue, StatisticsRender};
@@ -98,16 +99,117 @@ impl<'a> CodeAt<'a> {
     }
 }
 
+/// Per value id of one state type: its time (ns) and number of states.
+pub type ValueTotals = Vec<(u32, i64, u64)>;
+
+/// The time and number of states of each value of each state type of each
+/// container over the whole trace: the statistics of any range holding
+/// every state (the whole trace's, the window's at open) are made of them
+/// without a walk over the changes. The analysis store keeps them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateTotals {
+    /// The earliest start and the latest end of a state: a range holding
+    /// them has these totals.
+    pub extent: (Time, Time),
+    /// Per container (as [`PajeData::containers`]), per state type: the
+    /// value ids with their time (ns) and number of states.
+    pub containers: Vec<Vec<(TypeId, ValueTotals)>>,
+}
+
+impl StateTotals {
+    /// Whether `range` holds every state.
+    fn covers(&self, range: TimeRange) -> bool {
+        range.start <= self.extent.0 && range.end >= self.extent.1
+    }
+}
+
 impl PajeData {
+    /// Time and number of states per value id of the states of type `t` in
+    /// `c`, over `range` (see the module doc).
+    fn type_totals(
+        &self,
+        c: &ContainerData,
+        t: TypeId,
+        range: TimeRange,
+    ) -> HashMap<u32, (i64, u64)> {
+        let lanes: Vec<&Lane> = c.lanes.iter().filter(|l| l.type_id == t).collect();
+        // By value id first (no name per state), by name after.
+        let mut by_code: HashMap<u32, (i64, u64)> = HashMap::new();
+        let mut add = |code: u32, d: i64, n: u64| {
+            let e = by_code.entry(code).or_default();
+            e.0 += d;
+            e.1 += n;
+        };
+        for (k, lane) in lanes.iter().enumerate() {
+            // The level below, when this one is pushed on it.
+            let mut below = k
+                .checked_sub(1)
+                .map(|j| lanes[j])
+                .filter(|b| b.level + 1 == lane.level)
+                .map(CodeAt::new);
+            each_state(lane, range, |s, e, code| {
+                add(code, e - s, 1);
+                if let Some(parent) = below.as_mut().and_then(|b| b.at(s)) {
+                    add(parent, -(e - s), 0);
+                }
+            });
+        }
+        by_code
+    }
+
+    /// The whole trace's [`StateTotals`] (a walk over every change).
+    pub fn state_totals(&self) -> StateTotals {
+        let lanes = self.containers.iter().flat_map(|c| &c.lanes);
+        let start = lanes.clone().filter_map(|l| l.times.first()).min();
+        let end = lanes.map(|l| l.end).max();
+        let (Some(start), Some(end)) = (start, end) else {
+            // No state: any range holds them all.
+            return StateTotals {
+                extent: (Time::MAX, Time::MIN),
+                containers: vec![Vec::new(); self.containers.len()],
+            };
+        };
+        let extent = TimeRange::new(start, end.max(start));
+        let containers = self
+            .containers
+            .iter()
+            .map(|c| {
+                let mut types: Vec<TypeId> = c.lanes.iter().map(|l| l.type_id).collect();
+                types.dedup();
+                types
+                    .into_iter()
+                    .map(|t| {
+                        let mut v: ValueTotals = self
+                            .type_totals(c, t, extent)
+                            .into_iter()
+                            .map(|(code, (d, n))| (code, d, n))
+                            .collect();
+                        v.sort_unstable();
+                        (t, v)
+                    })
+                    .collect()
+            })
+            .collect();
+        StateTotals {
+            extent: (extent.start, extent.end),
+            containers,
+        }
+    }
+
     /// Per container (in tree order of creation) and state type, the time
-    /// per value over `range` (see the module doc).
+    /// per value over `range` (see the module doc): from the kept
+    /// [`StateTotals`] when `range` holds every state.
     pub fn state_statistics(
         &self,
         range: TimeRange,
         view: &PajeView,
     ) -> Vec<(String, Vec<(String, TypeStats)>)> {
+        let totals = self
+            .totals
+            .as_deref()
+            .filter(|t| t.covers(range) && t.containers.len() == self.containers.len());
         let mut out = Vec::new();
-        for c in self.containers.iter() {
+        for (ci, c) in self.containers.iter().enumerate() {
             let mut per_type: Vec<(String, TypeStats)> = Vec::new();
             let mut types: Vec<_> = c.lanes.iter().map(|l| l.type_id).collect();
             types.dedup();
@@ -115,28 +217,11 @@ impl PajeData {
                 if view.hidden.contains(&t) {
                     continue;
                 }
-                let lanes: Vec<&Lane> = c.lanes.iter().filter(|l| l.type_id == t).collect();
-                // By value id first (no name per state), by name after.
-                let mut by_code: HashMap<u32, (i64, u64)> = HashMap::new();
-                let mut add = |code: u32, d: i64, n: u64| {
-                    let e = by_code.entry(code).or_default();
-                    e.0 += d;
-                    e.1 += n;
+                let kept = totals.and_then(|x| x.containers[ci].iter().find(|(u, _)| *u == t));
+                let by_code: Vec<(u32, (i64, u64))> = match kept {
+                    Some((_, v)) => v.iter().map(|&(code, d, n)| (code, (d, n))).collect(),
+                    None => self.type_totals(c, t, range).into_iter().collect(),
                 };
-                for (k, lane) in lanes.iter().enumerate() {
-                    // The level below, when this one is pushed on it.
-                    let mut below = k
-                        .checked_sub(1)
-                        .map(|j| lanes[j])
-                        .filter(|b| b.level + 1 == lane.level)
-                        .map(CodeAt::new);
-                    each_state(lane, range, |s, e, code| {
-                        add(code, e - s, 1);
-                        if let Some(parent) = below.as_mut().and_then(|b| b.at(s)) {
-                            add(parent, -(e - s), 0);
-                        }
-                    });
-                }
                 let mut stats = TypeStats::default();
                 for (code, (d, n)) in by_code {
                     let name = self

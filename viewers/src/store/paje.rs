@@ -37,6 +37,7 @@ use crate::model::paje_analysis::{
     ContainerData, Lane, LinkSeries, PajeData, TypeInfo, ValueInfo, VarSeries,
 };
 use crate::model::paje_session::PajeSession;
+use crate::model::paje_stats::{StateTotals, ValueTotals};
 use crate::model::series::Series;
 use crate::model::session::OpenError;
 use crate::model::steps::{BlockSummary, BLOCK};
@@ -125,6 +126,9 @@ struct ContainerMeta {
     events: Vec<(u32, Packed)>,
     /// Type, values, end of the last value.
     variables: Vec<(u32, Packed, Time)>,
+    /// The whole trace's state statistics: per state type, per value id,
+    /// time (ns) and number of states ([`StateTotals`]).
+    totals: Vec<(u32, ValueTotals)>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -154,6 +158,8 @@ struct Meta {
     links: Vec<LinkMeta>,
     histogram: FineHistogram,
     diagnostics: Vec<DiagnosticMeta>,
+    /// [`StateTotals::extent`].
+    totals_extent: (Time, Time),
 }
 
 fn color_out(c: Option<Rgba>) -> Option<[u8; 4]> {
@@ -187,8 +193,14 @@ fn now_unix_s() -> u64 {
 
 /// Writes `data`'s columns with `w`; returns the meta block.
 fn write(w: &mut Writer, identity: &TracesetIdentity, data: &PajeData) -> std::io::Result<Vec<u8>> {
+    // The whole trace's statistics, computed once here (a walk over every
+    // change: ~1.3 s on a 1 GB trace) rather than at each open.
+    let totals = match &data.totals {
+        Some(t) if t.containers.len() == data.containers.len() => t.clone(),
+        _ => Arc::new(data.state_totals()),
+    };
     let mut containers = Vec::with_capacity(data.containers.len());
-    for c in data.containers.iter() {
+    for (c, kept) in data.containers.iter().zip(&totals.containers) {
         let mut lanes = Vec::with_capacity(c.lanes.len());
         for l in &c.lanes {
             lanes.push(LaneMeta {
@@ -220,6 +232,7 @@ fn write(w: &mut Writer, identity: &TracesetIdentity, data: &PajeData) -> std::i
             lanes,
             events,
             variables,
+            totals: kept.iter().map(|(t, v)| (t.0, v.clone())).collect(),
         });
     }
     let mut links = Vec::with_capacity(data.links.len());
@@ -280,6 +293,7 @@ fn write(w: &mut Writer, identity: &TracesetIdentity, data: &PajeData) -> std::i
                 message: d.message.clone(),
             })
             .collect(),
+        totals_extent: totals.extent,
     };
     Ok(postcard::to_stdvec(&meta).expect("meta serialization is infallible"))
 }
@@ -336,7 +350,14 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
         });
     }
     let mut containers = Vec::with_capacity(meta.containers.len());
+    let mut totals = StateTotals {
+        extent: meta.totals_extent,
+        containers: Vec::with_capacity(meta.containers.len()),
+    };
     for c in meta.containers {
+        totals
+            .containers
+            .push(c.totals.into_iter().map(|(t, v)| (TypeId(t), v)).collect());
         let mut lanes = Vec::with_capacity(c.lanes.len());
         for l in c.lanes {
             let times: Column<Time> = packed(m, l.times)?;
@@ -447,6 +468,7 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
         histogram: Arc::new(meta.histogram),
         events_read: meta.head.events,
         diagnostics: Arc::from(diagnostics),
+        totals: Some(Arc::new(totals)),
     };
     Ok((meta.head, data))
 }
