@@ -207,10 +207,7 @@ fn whole_trace_statistics_come_from_the_kept_totals() {
     }
     altered.totals = Some(std::sync::Arc::new(totals));
     let time_of = |r: &traceloom_viewers::StatisticsRender| -> Vec<String> {
-        r.rows
-            .iter()
-            .map(|row| format!("{:?}", row.values[0]))
-            .collect()
+        r.rows().map(|row| format!("{:?}", row.values[0])).collect()
     };
     assert_ne!(
         time_of(&altered.statistics(span, &view)),
