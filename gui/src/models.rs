@@ -1201,8 +1201,6 @@ impl TabModels {
         u.histogram = Some(Arc::new(r));
     }
 
-    /// Statistics: the selection's when one is asked, else the whole
-    /// trace's from the kernel pass; rendered by a job.
     /// The store's statistics, read ahead, when they are to be shown:
     /// before any data, with no selection.
     fn poll_stored_statistics(&mut self) -> Option<Statistics> {
@@ -1217,6 +1215,9 @@ impl TabModels {
         Some(stats)
     }
 
+    /// Statistics: the selection's when one is asked, else the whole
+    /// trace's (read ahead from the store, or from the kernel pass);
+    /// rendered by a job.
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
         if let Some((task, r)) = &mut self.stats_request {
             let r = *r;

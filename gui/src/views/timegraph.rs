@@ -430,11 +430,7 @@ impl TimeGraphView {
     pub fn shown_rows(&self) -> std::ops::Range<usize> {
         let s = self.state.borrow();
         match &s.layout {
-            Some(l) => {
-                let mut l = l.clone();
-                l.scroll_y = s.opts.scroll_y;
-                l.rows_in_view()
-            }
+            Some(l) => rows_in_view_at(l, s.opts.scroll_y),
             None => {
                 let first = (s.opts.scroll_y / s.opts.row_height).max(0.0) as usize;
                 let h = self.area.height().max(1000) as f64;
@@ -526,11 +522,7 @@ impl TimeGraphView {
                 // The latest render does not hold the rows scrolled into
                 // view (a render holds those a view showed, and a page
                 // either side): ask for them.
-                let in_view = {
-                    let mut l = layout.clone();
-                    l.scroll_y = s.opts.scroll_y;
-                    l.rows_in_view()
-                };
+                let in_view = rows_in_view_at(&layout, s.opts.scroll_y);
                 if let Some((held, n)) = s
                     .render
                     .as_ref()
@@ -750,6 +742,14 @@ fn picture_job(
         draw_time_graph(cr, &render, &config, &opts, w, h).map_err(|e| e.to_string())
     };
     (want, paint)
+}
+
+/// The rows `layout` shows when scrolled to `scroll` pixels (the view
+/// scrolls without laying out again).
+fn rows_in_view_at(layout: &TimeGraphLayout, scroll: f64) -> std::ops::Range<usize> {
+    let mut l = layout.clone();
+    l.scroll_y = scroll;
+    l.rows_in_view()
 }
 
 /// Sizes the rows' scrollbar for `layout`, scrolled to `scroll` pixels
