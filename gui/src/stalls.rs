@@ -195,17 +195,19 @@ pub fn summary(per_source: &BTreeMap<&'static str, SourceStats>) -> String {
 }
 
 /// Times every GTK frame of `widget`'s window, by phase of its frame
-/// clock: `gtk:layout` (tick callbacks, measure and allocate),
-/// `gtk:paint` (snapshot, with the draw functions, and rendering: with
-/// GL, the renderer's draw calls and shader compiles) and
-/// `gtk:after-paint` (the frame's end), often differing by orders of
-/// magnitude.
+/// clock: `gtk:update` (tick callbacks), `gtk:layout` (measure and
+/// allocate), `gtk:paint` (snapshot, with the draw functions, and
+/// rendering: with GL, the renderer's draw calls, shader compiles and
+/// waits for the display server) and `gtk:after-paint` (the frame's end),
+/// often differing by orders of magnitude.
 ///
 /// GDK connects its own handlers to the frame clock when the window's
 /// surface is made, before this sees the window realized: they run before
 /// ours in every signal, so each of our handlers marks the *end* of GDK's
 /// work in that signal (GTK allocates in its `layout` handler and renders
-/// in its `paint` handler).
+/// in its `paint` handler). The clock emits `layout` only in frames where
+/// something asked for a new layout: in the others, what runs between the
+/// ends of `update` and `paint` is the paint alone, and counts as such.
 pub fn watch_frames(widget: &impl gtk4::prelude::IsA<gtk4::Widget>) {
     use gtk4::prelude::*;
     widget.connect_realize(|w| {
@@ -222,11 +224,19 @@ pub fn watch_frames(widget: &impl gtk4::prelude::IsA<gtk4::Widget>) {
             p.set(following.map(|f| (f, Mark::now())));
         };
         let p = phase.clone();
-        clock.connect_before_paint(move |_| next(&p, Some("gtk:layout")));
+        clock.connect_before_paint(move |_| next(&p, Some("gtk:update")));
+        let p = phase.clone();
+        clock.connect_update(move |_| next(&p, Some("gtk:layout")));
         let p = phase.clone();
         clock.connect_layout(move |_| next(&p, Some("gtk:paint")));
         let p = phase.clone();
-        clock.connect_paint(move |_| next(&p, Some("gtk:after-paint")));
+        clock.connect_paint(move |_| {
+            // No `layout` this frame: the time since `update` was the paint.
+            if let Some(("gtk:layout", t)) = p.get() {
+                p.set(Some(("gtk:paint", t)));
+            }
+            next(&p, Some("gtk:after-paint"))
+        });
         clock.connect_after_paint(move |_| next(&phase, None));
     });
 }
