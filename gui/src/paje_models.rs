@@ -378,7 +378,7 @@ impl PajeTab {
             self.rows_sent = true;
             let (data, view) = (data.clone(), self.view.clone());
             if let Ok(job) = Job::spawn("traceloom-paje-rows", move || {
-                data.render_rows(window, width, &view)
+                data.render_tree(window, width, &view)
             }) {
                 self.rows_job = Some(job);
             }

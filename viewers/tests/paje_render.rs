@@ -236,8 +236,66 @@ fn a_render_given_up_stops_and_the_rows_alone_lay_out_the_same_tree() {
     assert_eq!(asked.get(), 11, "asked once per row until it holds");
     let again = data.render_until(data.span, 200, &view, || false);
     assert!(again.as_ref() == Some(&whole));
-    let rows = data.render_rows(data.span, 200, &view);
+    let rows = data.render_tree(data.span, 200, &view);
     assert!(rows.tree() == whole.tree() && rows.tree().len() > 100);
     assert!((0..rows.tree().len()).all(|i| rows.states(i).is_empty() && rows.events(i).is_empty()));
     assert!(rows.arrow_series().is_empty() && rows.counters().is_empty());
+}
+
+/// A render for some rows (what the window asks for: the rows in view
+/// and a page either side) equals the whole render on those rows —
+/// states, events, the variables' counters — and is empty elsewhere; the
+/// tree and the links' arrows are whole.
+#[test]
+fn render_of_some_rows_equals_the_whole_render_there() {
+    let data = generated();
+    let view = PajeView::default();
+    let full = data.span;
+    let third = (full.span() / 3) as i64;
+    let zoom = TimeRange::new(full.start + third, full.start + third + third / 2);
+    for range in [full, zoom] {
+        let all = data.render(range, 800, &view);
+        let n = all.tree().len();
+        assert!(n > 100, "{n} rows");
+        assert_eq!(all.materialized(), 0..n);
+        assert!(all.arrow_series().iter().any(|a| !a.arrows.is_empty()));
+        let row_of = |r: &TimeGraphRender, c: &traceloom_viewers::Counter| {
+            c.row.and_then(|id| r.tree().index_of(id))
+        };
+        for rows in [0..10, n / 2..n / 2 + 37, n - 5..n + 10] {
+            let part = data.render_rows(range, 800, &view, Some(rows.clone()));
+            let held = rows.start..rows.end.min(n);
+            assert_eq!(part.materialized(), held);
+            assert!(part.tree() == all.tree());
+            assert_eq!(part.arrow_series(), all.arrow_series());
+            let (mut states, mut events) = (0, 0);
+            for i in 0..n {
+                if held.contains(&i) {
+                    assert_eq!(part.states(i), all.states(i), "row {i}");
+                    assert_eq!(part.events(i), all.events(i), "row {i}");
+                    states += part.states(i).len();
+                    events += part.events(i).len();
+                } else {
+                    assert!(part.states(i).is_empty() && part.events(i).is_empty());
+                }
+            }
+            // The counters of the rows held, the same; none elsewhere.
+            let mine: Vec<_> = all
+                .counters()
+                .iter()
+                .filter(|c| row_of(&all, c).is_some_and(|i| held.contains(&i)))
+                .collect();
+            let got: Vec<_> = part.counters().iter().collect();
+            assert_eq!(got, mine, "rows {rows:?}");
+            assert!(part
+                .counters()
+                .iter()
+                .all(|c| row_of(&part, c).is_some_and(|i| held.contains(&i))));
+            if range == full && rows.start > 0 {
+                assert!(states > 0 && events > 0, "rows {rows:?} drew nothing");
+            }
+        }
+        // Some rows hold variables: their counters were checked.
+        assert!(!all.counters().is_empty());
+    }
 }

@@ -266,7 +266,8 @@ impl PajeData {
         self.rows(view).0
     }
 
-    /// The render of `range` at `width` pixels.
+    /// The render of `range` at `width` pixels, every row filled (exports,
+    /// the command line).
     ///
     /// It holds O(rows × width) items and no string per item: intervals
     /// and events share one key and label per value, their tooltip
@@ -275,14 +276,32 @@ impl PajeData {
     /// of width, sampled evenly, each counting for the links it stands for
     /// (as the control flow view's arrows).
     pub fn render(&self, range: TimeRange, width: u32, view: &PajeView) -> TimeGraphRender {
-        self.render_until(range, width, view, || false)
+        self.render_rows(range, width, view, None)
+    }
+
+    /// [`render`](Self::render) holding the states, events and variables
+    /// of `rows` only (display indices, clamped to the tree; `None`: every
+    /// row), the tree and the arrows whole
+    /// ([`TimeGraphRender::materialized`] says which): a window shows a
+    /// few dozen of a trace's thousands of lanes, and the others made
+    /// most of a render's cost. The window asks for the rows in view and
+    /// a page either side
+    /// ([`ControlFlowModel::rows_with_margin`](crate::model::ControlFlowModel::rows_with_margin)).
+    pub fn render_rows(
+        &self,
+        range: TimeRange,
+        width: u32,
+        view: &PajeView,
+        rows: Option<std::ops::Range<usize>>,
+    ) -> TimeGraphRender {
+        self.render_rows_until(range, width, view, rows, || false)
             .expect("a render never stopped")
     }
 
     /// The rows of the render of `range` at `width` pixels, with nothing
     /// drawn in them yet: what a view lays out (its tree column, hence
     /// the width of its graph) while the render is made.
-    pub fn render_rows(&self, range: TimeRange, width: u32, view: &PajeView) -> TimeGraphRender {
+    pub fn render_tree(&self, range: TimeRange, width: u32, view: &PajeView) -> TimeGraphRender {
         TimeGraphRenderBuilder::new(self.tree(view), range, width).build()
     }
 
@@ -296,26 +315,45 @@ impl PajeData {
         view: &PajeView,
         stop: impl Fn() -> bool,
     ) -> Option<TimeGraphRender> {
-        self.render_lanes_from(range, width, view, true, stop)
+        self.render_rows_until(range, width, view, None, stop)
     }
 
-    /// [`render_until`](Self::render_until), the lanes drawn from their
-    /// block summaries (`summaries`: as the views do) or from their
-    /// changes alone (the reference the summaries are tested against).
+    /// [`render_rows`](Self::render_rows), given up as
+    /// [`render_until`](Self::render_until) is.
+    pub fn render_rows_until(
+        &self,
+        range: TimeRange,
+        width: u32,
+        view: &PajeView,
+        rows: Option<std::ops::Range<usize>>,
+        stop: impl Fn() -> bool,
+    ) -> Option<TimeGraphRender> {
+        self.render_lanes_from(range, width, view, rows, true, stop)
+    }
+
+    /// [`render_rows_until`](Self::render_rows_until), the lanes drawn
+    /// from their block summaries (`summaries`: as the views do) or from
+    /// their changes alone (the reference the summaries are tested
+    /// against).
     fn render_lanes_from(
         &self,
         range: TimeRange,
         width: u32,
         view: &PajeView,
+        rows: Option<std::ops::Range<usize>>,
         summaries: bool,
         stop: impl Fn() -> bool,
     ) -> Option<TimeGraphRender> {
         let no_blocks = Blocks::default();
         let (tree, content) = self.rows(view);
         let mut b = TimeGraphRenderBuilder::new(tree.clone(), range, width);
+        if let Some(rows) = rows {
+            b.materialize_only(rows);
+        }
         let scale = b.scale();
         let keys = ValueKeys::new(self);
-        for (i, tr) in tree.rows().iter().enumerate() {
+        for i in b.materialized() {
+            let tr = &tree.rows()[i];
             if stop() {
                 return None;
             }
@@ -689,7 +727,7 @@ mod tests {
                 for width in [7, 31, 97, 400, 1920] {
                     let sum = data.render(range, width, &view);
                     let exact = data
-                        .render_lanes_from(range, width, &view, false, || false)
+                        .render_lanes_from(range, width, &view, None, false, || false)
                         .unwrap();
                     assert_eq!(sum.tree(), exact.tree());
                     let (_, content) = data.rows(&view);
