@@ -7,9 +7,11 @@
 //!   once per update interval while it runs, so the views fill in;
 //! * the containers view: renders of the window, made by a [`Job`] on a
 //!   thread of its own from the `Arc`'d snapshot (never on the main
-//!   loop); one whose window or width changed meanwhile gives up at its
-//!   next row, and the first is preceded by the rows alone, so that the
-//!   view lays them out and asks for its graph's true width at once;
+//!   loop), holding the rows in view and a page either side (the view
+//!   asks again when scrolled beyond them); one whose window, width or
+//!   rows changed meanwhile gives up at its next row, and the first is
+//!   preceded by the rows alone, so that the view lays them out and asks
+//!   for its graph's true width at once;
 //! * statistics of the selection (or of the window without one), per
 //!   container and state type, also by a job;
 //! * the histogram, re-binned from the pass's fine bins;
@@ -35,7 +37,8 @@ use traceloom_paje::TypeId;
 use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::paje_render::LegendEntry;
 use traceloom_viewers::model::{
-    PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession, PajeView,
+    ControlFlowModel, PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession,
+    PajeView,
 };
 use traceloom_viewers::store::{self, paje as paje_store, StoreError};
 use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
@@ -65,14 +68,26 @@ const JOB_COST_FACTOR: u32 = 4;
 /// What a render shows: window, width, data generation, view generation.
 type RenderKey = (TimeRange, u32, u64, u64);
 
-/// A render being made: what it shows, its result (`None` if given up),
-/// when it started, and whether it is to give up.
+/// Rows (display indices) a render holds: those in view when it was
+/// asked for, and a page either side.
+type Held = std::ops::Range<usize>;
+
+/// A render being made: what it shows and the rows it holds, its result
+/// (`None` if given up), when it started, and whether it is to give up.
 type GraphJob = (
-    RenderKey,
+    (RenderKey, Held),
     Job<Option<TimeGraphRender>>,
     Instant,
     Arc<AtomicBool>,
 );
+
+/// Whether a render of `made` holding `held` serves a view that asks for
+/// `wanted` and shows `shown`: the same window, width, data and view, and
+/// every row in view held.
+fn serves(made: &(RenderKey, Held), wanted: RenderKey, shown: &Held) -> bool {
+    made.0 == wanted
+        && (shown.is_empty() || (made.1.start <= shown.start && shown.end <= made.1.end))
+}
 
 /// A Pajé trace's models (see the module doc).
 pub struct PajeTab {
@@ -96,7 +111,10 @@ pub struct PajeTab {
     /// Types and values known when the presentation was last sent.
     presented: (usize, usize),
     window: Option<(TimeRange, u32)>,
-    rendered: Option<RenderKey>,
+    /// Rows (display indices) the view shows: renders hold those and a
+    /// page either side ([`ControlFlowModel::rows_with_margin`]).
+    shown: Held,
+    rendered: Option<(RenderKey, Held)>,
     /// The render being made, and whether it is no longer wanted (the
     /// window changed meanwhile: it stops at its next row).
     graph_job: Option<GraphJob>,
@@ -155,6 +173,7 @@ impl PajeTab {
             view_generation: 0,
             presented: (0, 0),
             window: None,
+            shown: 0..0,
             rendered: None,
             graph_job: None,
             rows_job: None,
@@ -348,32 +367,37 @@ impl PajeTab {
             }
             _ => None,
         };
-        if let Some((key, job, started, stop)) = &self.graph_job {
+        if let Some((made, job, started, stop)) = &self.graph_job {
             match job.try_take() {
                 JobState::Running => {
-                    if wanted != Some(*key) {
+                    if !wanted.is_some_and(|w| serves(made, w, &self.shown)) {
                         stop.store(true, Ordering::Relaxed);
                     }
                     return;
                 }
                 JobState::Done(Some(r)) => {
-                    self.rendered = Some(*key);
+                    self.rendered = Some(made.clone());
                     u.control_flow = Some(Arc::new(r));
                     self.render_cost = started.elapsed();
                 }
                 // Given up for a newer window: rendered again below.
                 JobState::Done(None) => {}
-                JobState::Failed => self.rendered = Some(*key),
+                JobState::Failed => self.rendered = Some(made.clone()),
             }
             self.graph_job = None;
         }
         let (Some(data), Some(key)) = (&self.data, wanted) else {
             return;
         };
-        if self.rendered == Some(key) {
+        if self
+            .rendered
+            .as_ref()
+            .is_some_and(|r| serves(r, key, &self.shown))
+        {
             return;
         }
         let (window, width) = (key.0, key.1);
+        let held = ControlFlowModel::rows_with_margin(self.shown.clone());
         if self.rendered.is_none() && self.rows_job.is_none() && !self.rows_sent {
             self.rows_sent = true;
             let (data, view) = (data.clone(), self.view.clone());
@@ -386,10 +410,13 @@ impl PajeTab {
         let (data, view) = (data.clone(), self.view.clone());
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let rows = held.clone();
         if let Ok(job) = Job::spawn("traceloom-paje-render", move || {
-            data.render_until(window, width, &view, || stopped.load(Ordering::Relaxed))
+            data.render_rows_until(window, width, &view, Some(rows), || {
+                stopped.load(Ordering::Relaxed)
+            })
         }) {
-            self.graph_job = Some((key, job, Instant::now(), stop));
+            self.graph_job = Some(((key, held), job, Instant::now(), stop));
         }
     }
 
@@ -579,7 +606,8 @@ impl Analysis for PajeTab {
             // A snapshot not rendered yet: the next turn renders it.
             || (self.window.is_some()
                 && self.data.is_some()
-                && self.rendered.map(|k| (k.2, k.3)) != Some((self.generation, self.view_generation)))
+                && self.rendered.as_ref().map(|k| (k.0 .2, k.0 .3))
+                    != Some((self.generation, self.view_generation)))
     }
 
     fn background_progress(&mut self) -> Option<(String, f64, bool)> {
@@ -600,6 +628,10 @@ impl Analysis for PajeTab {
             format!("Reading the Pajé trace (containers, states, links, variables): {pct:.0} %")
         };
         Some((label, f, self.paused))
+    }
+
+    fn request_main_rows(&mut self, shown: std::ops::Range<usize>) {
+        self.shown = shown;
     }
 
     fn request_window(&mut self, window: TimeRange, main_width: u32, _second_width: u32) {

@@ -194,6 +194,8 @@ fn interactions(out: &mut Outcome, name: &str) {
         format!("{r:?}")
     });
 
+    rows_drawn_when_scrolled(out, &tab, &window, stem);
+
     // A click on a state: the current time moves in every view (g5k.trace
     // has no state: a click on the graph).
     let (_, has_states, _, _) = expected(&path);
@@ -311,6 +313,71 @@ fn interactions(out: &mut Outcome, name: &str) {
     );
     window.close();
     pump(50);
+}
+
+/// What the rows in view draw: states, events and counters.
+fn drawn_in_view(tab: &Tab) -> usize {
+    let (Some(r), rows) = (tab.control_flow.render(), tab.control_flow.shown_rows()) else {
+        return 0;
+    };
+    let ids: Vec<_> = rows
+        .clone()
+        .filter_map(|i| r.tree().rows().get(i).map(|row| row.id))
+        .collect();
+    let counters = r
+        .counters()
+        .iter()
+        .filter(|c| c.row.is_some_and(|id| ids.contains(&id)))
+        .count();
+    rows.map(|i| r.states(i).len() + r.events(i).len())
+        .sum::<usize>()
+        + counters
+}
+
+/// The containers view's renders hold the rows in view and a page
+/// either side: scrolled to the middle of the tree and then to its end,
+/// the rows shown are drawn (a screenshot of the middle,
+/// `paje-<trace>-scrolled.png`), and scrolled back to the top as before.
+fn rows_drawn_when_scrolled(out: &mut Outcome, tab: &Tab, window: &gtk::Window, stem: &str) {
+    let cf = &tab.control_flow;
+    let (Some(l), Some(r)) = (cf.layout(), cf.render()) else {
+        out.check(
+            &format!("paje_{stem}_rows_drawn_when_scrolled"),
+            false,
+            || "no render".into(),
+        );
+        return;
+    };
+    let n = r.tree().len();
+    let bottom = (l.row_count() as f64 * l.row_height - l.graph.h).max(0.0);
+    let top = drawn_in_view(tab);
+    let mut seen = Vec::new();
+    for y in [bottom / 2.0, bottom, 0.0] {
+        cf.scroll_rows_to(y);
+        settle(tab);
+        let (shown, held) = (
+            cf.shown_rows(),
+            cf.render().map_or(0..0, |r| r.materialized()),
+        );
+        seen.push((y, shown.clone(), held.clone(), drawn_in_view(tab)));
+        if y == bottom / 2.0 {
+            let shot = traceloom_gui::screenshot::save_png(
+                window,
+                &screenshots_dir().join(format!("paje-{stem}-scrolled.png")),
+            );
+            seen.last_mut().unwrap().3 *= usize::from(shot.is_ok());
+        }
+    }
+    let ok = n > 200
+        && seen.iter().all(|(_, shown, held, drawn)| {
+            held.start <= shown.start.min(n) && shown.end.min(n) <= held.end && *drawn > 0
+        })
+        // Far from the top, the renders hold part of the rows only.
+        && seen[0].2.len() < n
+        && seen[2].3 == top;
+    out.check(&format!("paje_{stem}_rows_drawn_when_scrolled"), ok, || {
+        format!("{n} rows, top drew {top}; (scroll, in view, held, drawn): {seen:?}")
+    });
 }
 
 /// A file that is not a Pajé trace: the window says what is wrong with
