@@ -9,7 +9,10 @@
 //!    thread for its peak growth; the heap the data holds afterwards per
 //!    kind of series, and the store's size against the trace's;
 //! 2. warm: the trace opened again, its store loaded and a first
-//!    full-range render; the whole-trace statistics from the store.
+//!    full-range render; the window's full-range render (the rows in
+//!    view and a page either side, from the top and from the middle of
+//!    the tree: the median of five); the whole-trace statistics from the
+//!    store.
 //!
 //! Every heap figure is against the store's budget: at most
 //! [`HEAP_TARGET`] beyond the mapped files, during and after the pass.
@@ -22,16 +25,19 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use traceloom_viewers::model::session::OpenError;
-use traceloom_viewers::model::{PajeSession, PajeView};
+use traceloom_viewers::model::{ControlFlowModel, PajeSession, PajeView};
 use traceloom_viewers::store::paje as paje_store;
 use traceloom_viewers::store::StoreOutcome;
 
-use crate::measure::{conclude, load_average, pass_fail, RssProbe};
+use crate::measure::{conclude, load_average, median, pass_fail, RssProbe};
 use crate::sizes::WIDTH;
 use crate::BenchError;
 
 /// Heap beyond the maps, during and after the pass, at most.
 pub const HEAP_TARGET: u64 = 250_000_000;
+
+/// Rows a window shows: a 1,000-pixel graph of 20-pixel rows.
+const SHOWN_ROWS: usize = 50;
 
 /// Arguments of `traceloom-bench paje-store`.
 #[derive(Debug, Clone, Args)]
@@ -218,6 +224,24 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
         (first - loaded).as_secs_f64(),
         render.tree().len()
     )?;
+    let n = render.tree().len();
+    drop(render);
+    for (from, first) in [("top", 0), ("middle", n.saturating_sub(SHOWN_ROWS) / 2)] {
+        let rows = ControlFlowModel::rows_with_margin(first..first + SHOWN_ROWS);
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let t0 = Instant::now();
+            let r = data.render_rows(data.span, WIDTH, &PajeView::default(), Some(rows.clone()));
+            times.push(t0.elapsed());
+            std::hint::black_box(r);
+        }
+        writeln!(
+            out,
+            "warm: the window's full-range render at {WIDTH} px, rows {rows:?} ({SHOWN_ROWS} in view from the {from}, a page either side): median {:.3} s of 5",
+            median(&times).as_secs_f64()
+        )?;
+    }
+    let rss_stats = rss_now();
     let t0 = Instant::now();
     let stats = data.statistics(data.span, &PajeView::default());
     writeln!(
@@ -231,8 +255,8 @@ pub fn run(args: &PajeStoreBenchArgs, out: &mut dyn Write) -> Result<(), BenchEr
         "warm: RssAnon growth: store loaded {}, its full-range render ({intervals} intervals, {events} events, {arrows} arrows) {}, statistics {}",
         mb(rss_loaded.saturating_sub(rss1)),
         mb(rss_rendered.saturating_sub(rss_loaded)),
-        mb(rss_now().saturating_sub(rss_rendered))
+        mb(rss_now().saturating_sub(rss_stats))
     )?;
-    drop((render, stats, data, session));
+    drop((stats, data, session));
     conclude(out, &[], ok)
 }
