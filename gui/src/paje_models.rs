@@ -407,15 +407,28 @@ impl PajeTab {
                 self.rows_job = Some(job);
             }
         }
+        // A render the user waits for (the first, another window, width,
+        // view or rows) runs at their priority; one that only follows the
+        // pass's growth, at the background's.
+        let follows_user = self
+            .rendered
+            .as_ref()
+            .is_none_or(|(k, h)| (k.0, k.1, k.3) != (key.0, key.1, key.3) || *h != held);
         let (data, view) = (data.clone(), self.view.clone());
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let rows = held.clone();
-        if let Ok(job) = Job::spawn("traceloom-paje-render", move || {
+        let render = move || {
             data.render_rows_until(window, width, &view, Some(rows), || {
                 stopped.load(Ordering::Relaxed)
             })
-        }) {
+        };
+        let job = if follows_user {
+            Job::spawn_urgent("traceloom-paje-render", render)
+        } else {
+            Job::spawn("traceloom-paje-render", render)
+        };
+        if let Ok(job) = job {
             self.graph_job = Some(((key, held), job, Instant::now(), stop));
         }
     }
