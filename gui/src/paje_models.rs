@@ -38,7 +38,7 @@ use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::paje_render::LegendEntry;
 use traceloom_viewers::model::{
     ControlFlowModel, PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession,
-    PajeView,
+    PajeView, PartialSnapshot,
 };
 use traceloom_viewers::store::{self, paje as paje_store, StoreError};
 use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
@@ -58,6 +58,8 @@ const STATS_INTERVAL: Duration = Duration::from_secs(3);
 /// at least this many times as long as the last took, so that snapshots
 /// take a small part of the main thread whatever the trace.
 const SNAPSHOT_COST_FACTOR: u32 = 20;
+/// Main-loop time a turn gives to the pass's snapshot under way.
+const SNAPSHOT_SLICE: Duration = Duration::from_millis(6);
 /// Each snapshot is rendered (and its statistics computed) on worker
 /// threads, on the cores the pass reads with: while the pass runs, the
 /// next snapshot waits at least this many times as long as the last
@@ -99,6 +101,9 @@ pub struct PajeTab {
     data: Option<Arc<PajeData>>,
     generation: u64,
     last_snapshot: Option<Instant>,
+    /// A snapshot of the pass being taken a slice at a time (the pass
+    /// waits meanwhile), and the time spent on it so far.
+    snapshot_build: Option<(Duration, PartialSnapshot)>,
     /// What the last snapshot cost.
     snapshot_cost: Duration,
     /// What the last render and statistics jobs took.
@@ -165,6 +170,7 @@ impl PajeTab {
             data: None,
             generation: 0,
             last_snapshot: None,
+            snapshot_build: None,
             snapshot_cost: Duration::ZERO,
             render_cost: Duration::ZERO,
             stats_cost: Duration::ZERO,
@@ -283,6 +289,7 @@ impl PajeTab {
         let Some(id) = self.pass else { return };
         if self.session.is_complete(id) {
             self.pass = None;
+            self.snapshot_build = None;
             if let Some(c) = self.session.take::<PajeCollector>(id) {
                 let dir = store::cache_dir();
                 let identity = paje_store::identity(&self.session);
@@ -311,13 +318,27 @@ impl PajeTab {
             .max(self.snapshot_cost * SNAPSHOT_COST_FACTOR)
             .max(self.render_cost * JOB_COST_FACTOR);
         let due = self.last_snapshot.is_none_or(|t| t.elapsed() >= wait);
-        if !due || self.graph_job.is_some() {
-            return;
+        if self.snapshot_build.is_none() {
+            if !due || self.graph_job.is_some() {
+                return;
+            }
+            self.snapshot_build = Some(Default::default());
         }
+        // A slice of the snapshot per turn: with thousands of containers
+        // the whole of it held the main loop for 50-74 ms.
         let started = Instant::now();
-        if let Some(c) = self.session.peek::<PajeCollector>(id) {
-            let d = c.snapshot();
-            self.snapshot_cost = started.elapsed();
+        let (Some(c), Some((spent, part))) = (
+            self.session.peek::<PajeCollector>(id),
+            self.snapshot_build.as_mut(),
+        ) else {
+            self.snapshot_build = None;
+            return;
+        };
+        let done = c.snapshot_part(part, || started.elapsed() >= SNAPSHOT_SLICE);
+        *spent += started.elapsed();
+        if let Some(d) = done {
+            self.snapshot_cost = *spent;
+            self.snapshot_build = None;
             self.last_snapshot = Some(Instant::now());
             self.set_data(d);
         }
@@ -601,6 +622,11 @@ impl Analysis for PajeTab {
     }
 
     fn service(&mut self, budget: Budget, input: bool) -> ServiceStatus {
+        // The pass waits for the snapshot under way, whose containers
+        // must all be of one moment.
+        if self.snapshot_build.is_some() {
+            return ServiceStatus::BudgetSpent;
+        }
         self.session.service(budget, || input)
     }
 
@@ -612,6 +638,7 @@ impl Analysis for PajeTab {
 
     fn busy(&mut self) -> bool {
         self.session.scheduler().pending() > 0
+            || self.snapshot_build.is_some()
             || self.graph_job.is_some()
             || self.final_job.is_some()
             || self.opening.is_some()

@@ -9,7 +9,7 @@ use traceloom_base::{Time, TimeRange};
 use traceloom_engine::request::Budget;
 use traceloom_paje::{Trace, TypeNature};
 use traceloom_viewers::model::eventlist::ListMove;
-use traceloom_viewers::model::paje_analysis::PajeCollector;
+use traceloom_viewers::model::paje_analysis::{PajeCollector, PartialSnapshot};
 use traceloom_viewers::model::steps::NONE;
 use traceloom_viewers::model::{PajeAnalysis, PajeData, PajeListModel, PajeSession, PajeView};
 use traceloom_viewers::render::StatValue;
@@ -115,6 +115,56 @@ fn interrupted_pass_snapshots_grow_to_the_whole() {
         assert!(w[0].0 <= w[1].0 && w[0].1 <= w[1].1, "{seen:?}");
     }
     assert!(seen[0].1 < counts(&whole).1);
+}
+
+/// A snapshot taken a few containers at a time (the window's main loop)
+/// equals one taken at once, midway through the pass and at its end.
+#[test]
+fn snapshot_in_parts_equals_the_whole_snapshot() {
+    for name in EXAMPLES {
+        let path = traceloom_testdata::paje(name);
+        let mut s = PajeSession::open(&path).unwrap();
+        let owner = s.new_owner();
+        let id = PajeAnalysis::request(&mut s, owner);
+        let mut checked = 0;
+        while !s.is_complete(id) {
+            s.service(Budget::events(2000), || false);
+            let Some(c) = s.peek::<PajeCollector>(id) else {
+                break;
+            };
+            let whole = c.snapshot();
+            let mut part = PartialSnapshot::default();
+            let mut calls = 0;
+            let parts = loop {
+                calls += 1;
+                // Stops at every chance: as many calls as 32-container steps.
+                if let Some(d) = c.snapshot_part(&mut part, || true) {
+                    break d;
+                }
+            };
+            assert_eq!(calls, whole.containers.len() / 32 + 1, "{name}");
+            assert_eq!(counts(&parts), counts(&whole), "{name}");
+            assert_eq!(parts.reached, whole.reached, "{name}");
+            let ids = |d: &PajeData| -> Vec<_> {
+                d.containers
+                    .iter()
+                    .map(|c| (c.id, c.name.clone()))
+                    .collect()
+            };
+            assert_eq!(ids(&parts), ids(&whole), "{name}");
+            let view = PajeView::default();
+            let (a, b) = (
+                parts.render(whole.span, 800, &view),
+                whole.render(whole.span, 800, &view),
+            );
+            assert_eq!(a.tree().len(), b.tree().len(), "{name}");
+            for row in 0..a.tree().len() {
+                assert_eq!(a.states(row), b.states(row), "{name} row {row}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 1, "{name}: the pass took one turn");
+    }
 }
 
 #[test]

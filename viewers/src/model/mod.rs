@@ -62,7 +62,7 @@ pub use eventlist::{EventListModel, EventRow, ListMove};
 
 pub use histogram::HistogramModel;
 pub use kernel::{KernelAnalysis, KernelData};
-pub use paje_analysis::{PajeAnalysis, PajeCollector, PajeData};
+pub use paje_analysis::{PajeAnalysis, PajeCollector, PajeData, PartialSnapshot};
 pub use paje_list::{PajeListModel, PajeRow};
 pub use paje_render::PajeView;
 pub use paje_session::PajeSession;
