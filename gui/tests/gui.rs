@@ -885,8 +885,12 @@ fn run_queue_wait() -> Duration {
         .unwrap_or_default()
 }
 
-/// Total size of the files directly in `dir`.
+/// Bytes of the trace at `dir`: its files' (a CTF directory), or its own
+/// (a Pajé file).
 fn dir_size(dir: &Path) -> u64 {
+    if let Some(m) = std::fs::metadata(dir).ok().filter(|m| m.is_file()) {
+        return m.len();
+    }
     std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(Result::ok)
