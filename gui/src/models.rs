@@ -566,7 +566,10 @@ impl TabModels {
     /// analysis restores its state from a checkpoint near it.
     fn start_checkpoint_pass(&mut self, session: &mut Session) {
         let every = checkpoint_pass::interval(session.traceset());
-        match CheckpointsAhead::start(session.traceset(), every) {
+        // Behind the main loop and its frames (with GL under Xvfb, the
+        // frames wait for llvmpipe's threads, which this pass kept from a
+        // core).
+        match CheckpointsAhead::start(session.traceset(), every, crate::worker::lower_priority) {
             Ok(a) => self.checkpoints_ahead = Some(a),
             Err(e) => eprintln!("traceloom: warning: cannot start the checkpoint pass: {e}"),
         }

@@ -151,7 +151,7 @@ fn checkpoints_ahead_arrive_as_made_and_equal_a_pass_alone() {
     let paths = vec![generated(tmp.path(), 5, 0.01)];
     let session = Session::open(&paths).expect("open");
     let alone = checkpoint::build(session.traceset().clone(), 500);
-    let mut ahead = CheckpointsAhead::start(session.traceset(), 500).expect("thread");
+    let mut ahead = CheckpointsAhead::start(session.traceset(), 500, || {}).expect("thread");
     let (mut got, mut polls_with_some, mut done) = (Vec::new(), 0, None);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while !ahead.is_over() {

@@ -124,8 +124,13 @@ pub struct CheckpointsAhead {
 
 impl CheckpointsAhead {
     /// Starts the pass over `traceset`, keeping a checkpoint every `every`
-    /// events; its events are decoded on its own thread only.
-    pub fn start(traceset: &Traceset, every: u64) -> std::io::Result<Self> {
+    /// events; its events are decoded on its own thread only, which first
+    /// runs `on_thread` (a window lowers its priority there).
+    pub fn start(
+        traceset: &Traceset,
+        every: u64,
+        on_thread: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<Self> {
         let (tx, rx) = std::sync::mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let traceset = Arc::new(traceset.with_decode_threads(0));
@@ -133,6 +138,7 @@ impl CheckpointsAhead {
         std::thread::Builder::new()
             .name("checkpoints ahead".into())
             .spawn(move || {
+                on_thread();
                 let mut sched = part_scheduler(traceset, None);
                 let id = sched.add(request(OwnerId(0), every));
                 let mut sent = 0;
