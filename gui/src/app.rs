@@ -72,6 +72,14 @@ pub enum Msg {
     Quit,
 }
 
+/// What a background command of the window gives back.
+#[derive(Debug)]
+pub enum AppCommand {
+    /// The files of a traceset asked for were read ([`tab::read`], off
+    /// the main loop): the tab can be made.
+    Read(Result<tab::TracesetRead, String>),
+}
+
 /// The window's model.
 pub struct App {
     /// Open tabs, in notebook order.
@@ -113,8 +121,32 @@ impl App {
     }
 
     fn open(&mut self, paths: Vec<PathBuf>, widgets: &AppWidgets) {
-        match tab::open(paths.clone()) {
+        self.add_tab(tab::open(paths), widgets);
+    }
+
+    /// Opens `paths` in a new tab, their files read on a thread: a large
+    /// trace (every page of a Pajé file is read to find the files it
+    /// names) must not freeze the window, let alone one on a slow disk.
+    fn open_later(
+        &mut self,
+        paths: Vec<PathBuf>,
+        widgets: &AppWidgets,
+        sender: &ComponentSender<Self>,
+    ) {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        show_message(
+            widgets,
+            gtk::MessageType::Info,
+            &format!("Opening {}…", shown.join(", ")),
+        );
+        sender.spawn_oneshot_command(move || AppCommand::Read(tab::read(paths)));
+    }
+
+    /// A new tab of `opened`, or its error in the info bar.
+    fn add_tab(&mut self, opened: Result<tab::Opened, String>, widgets: &AppWidgets) {
+        match opened {
             Ok(opened) => {
+                let paths = opened.paths.clone();
                 let warning = opened.config_warning.clone();
                 let i = {
                     let mut tabs = self.tabs.guard();
@@ -241,7 +273,7 @@ fn show_message(w: &AppWidgets, kind: gtk::MessageType, text: &str) {
 }
 
 impl Component for App {
-    type CommandOutput = ();
+    type CommandOutput = AppCommand;
     type Input = Msg;
     type Output = ();
     type Init = AppInit;
@@ -409,6 +441,24 @@ impl Component for App {
         ComponentParts { model, widgets }
     }
 
+    fn update_cmd_with_view(
+        &mut self,
+        widgets: &mut Self::Widgets,
+        cmd: AppCommand,
+        _sender: ComponentSender<Self>,
+        _root: &Self::Root,
+    ) {
+        match cmd {
+            AppCommand::Read(read) => {
+                // The "Opening…" note has done its job.
+                if widgets.info_bar.message_type() == gtk::MessageType::Info {
+                    widgets.info_bar.set_revealed(false);
+                }
+                self.add_tab(read.and_then(tab::open_read), widgets);
+            }
+        }
+    }
+
     fn update_with_view(
         &mut self,
         widgets: &mut Self::Widgets,
@@ -417,7 +467,7 @@ impl Component for App {
         _root: &Self::Root,
     ) {
         match msg {
-            Msg::Open(paths) => self.open(paths, widgets),
+            Msg::Open(paths) => self.open_later(paths, widgets, &sender),
             Msg::OpenDialog => {
                 let s = sender.clone();
                 // A file: a Pajé trace (.trace, .paje), or a CTF trace's
@@ -453,13 +503,13 @@ impl Component for App {
                     let i = widgets.notebook.current_page().unwrap_or(0) as usize;
                     // Closing saves the tab's configuration.
                     self.tabs.guard().remove(i);
-                    self.open(paths, widgets);
+                    self.open_later(paths, widgets, &sender);
                 }
-                None => self.open(vec![p], widgets),
+                None => self.open_later(vec![p], widgets, &sender),
             },
             Msg::OpenRecent(i) => {
                 if let Some(paths) = self.state.recent.get(i).cloned() {
-                    self.open(paths, widgets);
+                    self.open_later(paths, widgets, &sender);
                 }
             }
             Msg::ExportDialog(format) => {

@@ -167,36 +167,82 @@ impl std::fmt::Debug for Opened {
     }
 }
 
+/// A traceset's files opened and indexed: the part of opening a tab that
+/// reads them (for a 1 GB Pajé file, every page of it: a header line may
+/// name other files), which [`read`] can do off the main loop;
+/// [`open_read`] then makes the tab's models.
+pub struct TracesetRead {
+    paths: Vec<PathBuf>,
+    files: ReadFiles,
+}
+
+enum ReadFiles {
+    Ctf(Arc<traceloom_ctf::Traceset>),
+    Paje(Arc<traceloom_paje::TraceFiles>),
+}
+
+impl std::fmt::Debug for TracesetRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TracesetRead")
+            .field("paths", &self.paths)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `e`, naming `paths` unless it does already (the readers' errors
+/// usually do).
+fn naming(paths: &[PathBuf], e: String) -> String {
+    let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    if named.iter().any(|p| e.contains(p.as_str())) {
+        e
+    } else {
+        format!("{}: {e}", named.join(", "))
+    }
+}
+
+/// Opens and indexes the files of `paths` (no GTK: any thread).
+pub fn read(paths: Vec<PathBuf>) -> Result<TracesetRead, String> {
+    let paths = analysis::trace_paths(paths);
+    let files = if analysis::is_paje(&paths) {
+        traceloom_paje::TraceFiles::open(&paths[0], Default::default(), true)
+            .map(|f| ReadFiles::Paje(Arc::new(f)))
+            .map_err(|e| naming(&paths, e.to_string()))?
+    } else {
+        traceloom_ctf::Traceset::open(&paths)
+            .map(|t| ReadFiles::Ctf(Arc::new(t)))
+            .map_err(|e| naming(&paths, e.to_string()))?
+    };
+    Ok(TracesetRead { paths, files })
+}
+
 /// Opens `paths` for a new tab; errors (unreadable traces, empty
 /// traceset) are returned for the info bar.
 pub fn open(paths: Vec<PathBuf>) -> Result<Opened, String> {
-    let paths = analysis::trace_paths(paths);
-    let named = |e: String| {
-        // The reader's errors usually name the path already.
-        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        if named.iter().any(|p| e.contains(p.as_str())) {
-            e
-        } else {
-            format!("{}: {e}", named.join(", "))
-        }
-    };
-    let analysis: Box<dyn Analysis> = if analysis::is_paje(&paths) {
-        let mut session = PajeSession::open(&paths[0]).map_err(|e| named(e.to_string()))?;
-        if session.time_span().is_none() {
-            // Nothing timed: a trace of definitions only opens empty,
-            // anything else is not a Pajé trace; say why.
-            let diagnostics = session.take_diagnostics();
-            let error = diagnostics
-                .iter()
-                .find(|d| d.severity == traceloom_paje::Severity::Error);
-            if let Some(d) = error {
-                return Err(named(format!("not a Pajé trace: {d}")));
+    open_read(read(paths)?)
+}
+
+/// The tab's models of the files `read` gave.
+pub fn open_read(read: TracesetRead) -> Result<Opened, String> {
+    let TracesetRead { paths, files } = read;
+    let named = |e: String| naming(&paths, e);
+    let analysis: Box<dyn Analysis> = match files {
+        ReadFiles::Paje(files) => {
+            let source = traceloom_engine::paje_source::PajeSource::new(files);
+            let mut session = PajeSession::new(source);
+            if session.time_span().is_none() {
+                // Nothing timed: a trace of definitions only opens empty,
+                // anything else is not a Pajé trace; say why.
+                let diagnostics = session.take_diagnostics();
+                let error = diagnostics
+                    .iter()
+                    .find(|d| d.severity == traceloom_paje::Severity::Error);
+                if let Some(d) = error {
+                    return Err(named(format!("not a Pajé trace: {d}")));
+                }
             }
+            Box::new(PajeTab::new(session))
         }
-        Box::new(PajeTab::new(session))
-    } else {
-        let session = Session::open(&paths).map_err(|e| named(e.to_string()))?;
-        Box::new(KernelTab::new(session))
+        ReadFiles::Ctf(traceset) => Box::new(KernelTab::new(Session::new(traceset))),
     };
     let (first, last) = analysis
         .time_span()
