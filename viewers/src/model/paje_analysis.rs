@@ -684,13 +684,8 @@ impl PajeCollector {
 
     /// What was collected so far (cheap: the series share their chunks).
     pub fn snapshot(&mut self) -> PajeData {
-        let containers = self
-            .containers
-            .iter_mut()
-            .flatten()
-            .map(ContainerBuilder::snapshot)
-            .collect();
-        self.snapshot_with(containers)
+        self.snapshot_part(&mut PartialSnapshot::default(), || false)
+            .expect("a snapshot never stopped is whole")
     }
 
     /// [`snapshot`](Self::snapshot) a few containers at a time, for a
