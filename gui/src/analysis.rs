@@ -69,6 +69,12 @@ pub trait Analysis {
     fn analysis_from_store(&self) -> bool;
     /// Whether the whole-trace work is paused.
     fn background_paused(&self) -> bool;
+    /// Whether the time graphs' window is a preview, read with no state
+    /// ahead of the analysis (kernel traces; see
+    /// `KernelAnalysis::window_preview_request`).
+    fn window_previewed(&self) -> bool {
+        false
+    }
     /// Whether the format has a second time graph (resources for kernel
     /// traces; a Pajé trace has a single view, its containers).
     fn has_second_graph(&self) -> bool;
@@ -191,6 +197,9 @@ impl Analysis for KernelTab {
     }
     fn background_paused(&self) -> bool {
         self.models.background_paused(&self.session)
+    }
+    fn window_previewed(&self) -> bool {
+        self.models.previewing()
     }
     fn has_second_graph(&self) -> bool {
         true

@@ -42,7 +42,7 @@ use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::StatisticsTask;
 use traceloom_viewers::model::{
     ControlFlowModel, EventListModel, EventRow, KernelAnalysis, KernelData, KernelRequest, Payload,
-    ResourcesModel, Session, Statistics,
+    ResourcesModel, Session, Statistics, WindowPreview,
 };
 use traceloom_viewers::store::identity::TracesetIdentity;
 use traceloom_viewers::store::{self, StoreError};
@@ -354,10 +354,16 @@ pub struct TabModels {
     from_store: bool,
     /// The visible window analysed alone (HIGH priority) because the pass
     /// has not reached it yet: its request, or the job taking its
-    /// snapshot, and the window.
-    window_pass: Option<(TimeRange, WindowPass)>,
-    /// The result of the last window analysis and its generation.
-    window_data: Option<(TimeRange, u64, Arc<KernelData>)>,
+    /// snapshot, the window and how exact the analysis is.
+    window_pass: Option<(TimeRange, WindowDetail, WindowPass)>,
+    /// The result of the last window analysis, or what it has read so
+    /// far.
+    window_data: Option<WindowData>,
+    /// A snapshot of the window analysis under way (what it has read so
+    /// far, shown while it reads) being finished.
+    window_partial: Option<Job<KernelData>>,
+    /// When the last such snapshot was taken.
+    window_partial_at: Option<Instant>,
     /// How far the pass has read (the time of its next event).
     pass_reached: Option<Time>,
     kernel_pass: Option<RequestId>,
@@ -447,6 +453,8 @@ impl TabModels {
             from_store: false,
             window_pass: None,
             window_data: None,
+            window_partial: None,
+            window_partial_at: None,
             pass_reached: None,
             kernel_pass: None,
             last_snapshot: None,
@@ -687,12 +695,29 @@ impl TabModels {
         let pos = self.pass_position(session)?;
         let f = (pos.saturating_sub(self.span.start)) as f64 / self.span.span().max(1) as f64;
         let pct = f.clamp(0.0, 1.0) * 100.0;
-        let label = if paused {
+        let mut label = if paused {
             format!("Whole-trace analysis paused at {pct:.0} %: the views show the part read")
         } else {
             format!("Analysing the whole trace (state, statistics): {pct:.0} %")
         };
+        if self.previewing() {
+            label.push_str(" · this window is a preview: each row from its first event in it");
+        }
         Some((label, f, paused))
+    }
+
+    /// Whether the time graphs' window is drawn from a preview (read with
+    /// no state, ahead of every checkpoint), not yet from an exact
+    /// analysis.
+    pub fn previewing(&self) -> bool {
+        let Some((w, _, _)) = self.window else {
+            return false;
+        };
+        !self.covers(w)
+            && self
+                .window_data
+                .as_ref()
+                .is_some_and(|d| d.range == w && d.detail == WindowDetail::Preview)
     }
 
     /// The kernel pass's data shown (the pass's latest snapshot, or the
@@ -731,7 +756,7 @@ impl TabModels {
             || self.opening.is_some()
             || self.stored_statistics.is_some()
             || self.saving.is_some()
-            || matches!(self.window_pass, Some((_, WindowPass::Snapshot(_))))
+            || matches!(self.window_pass, Some((_, _, WindowPass::Snapshot(_))))
     }
 
     /// Asks for the whole trace's histogram in `bins` bins: a re-binning
@@ -1052,11 +1077,11 @@ impl TabModels {
         // the pass's data.
         let covered = self.covers(w.0);
         let (generation, data) = match (&self.window_data, &self.data) {
-            (Some((r, g, d)), _) if *r == w.0 && !covered => (*g, d.clone()),
+            (Some(d), _) if d.range == w.0 && !covered => (d.generation, d.data.clone()),
             // The window's own pass is under way: the pass's data has
             // nothing there, and a render of it would take a core from
             // that pass.
-            _ if !covered && self.window_pass.as_ref().is_some_and(|(r, _)| *r == w.0) => {
+            _ if !covered && self.window_pass.as_ref().is_some_and(|(r, _, _)| *r == w.0) => {
                 return moved
             }
             (_, Some(d)) => (self.generation, d.clone()),
@@ -1131,59 +1156,165 @@ impl TabModels {
 
     /// The visible window when the pass has not reached it (and it is at
     /// most a quarter of the trace: a wider one is the pass's work):
-    /// analysed alone by a HIGH request from the nearest checkpoint, so
-    /// that a zoom shows its detail at once. Its result is rendered
-    /// instead of the pass's data until the pass gets there.
+    /// analysed alone by HIGH requests, so that a zoom shows its detail
+    /// at once: first previewed with no state
+    /// ([`KernelAnalysis::window_preview_request`]: a seek by time, no
+    /// replay, rows from their first telling event), then, once the
+    /// checkpoint pass has been there, from the nearest checkpoint
+    /// (exact). Each is shown as it reads (snapshots every
+    /// [`WINDOW_PARTIAL_EVERY`]) until a complete one is, instead of the
+    /// pass's data until the pass gets there.
     fn poll_window_pass(&mut self, session: &mut Session) {
-        if let Some((r, WindowPass::Reading(id))) = &self.window_pass {
-            let (r, id) = (*r, *id);
-            if let Some(c) = session.take::<KernelCollector>(id) {
-                match Job::spawn_urgent("traceloom-window", move || c.into_data()) {
-                    Ok(j) => self.window_pass = Some((r, WindowPass::Snapshot(j))),
-                    Err(_) => self.window_pass = None,
-                }
-            } else if session.scheduler().request(id).is_none() {
-                self.window_pass = None;
+        if let Some((r, detail, WindowPass::Reading(id))) = &self.window_pass {
+            let (r, detail, id) = (*r, *detail, *id);
+            let snapshot = match detail {
+                WindowDetail::Preview => session
+                    .take::<WindowPreview>(id)
+                    .map(|p| Job::spawn_urgent("traceloom-window", move || p.into_data())),
+                WindowDetail::Exact => session
+                    .take::<KernelCollector>(id)
+                    .map(|c| Job::spawn_urgent("traceloom-window", move || c.into_data())),
+            };
+            match snapshot {
+                Some(Ok(j)) => self.window_pass = Some((r, detail, WindowPass::Snapshot(j))),
+                Some(Err(_)) => self.window_pass = None,
+                None if session.scheduler().request(id).is_none() => self.window_pass = None,
+                None => self.window_partial_snapshot(session, detail, id),
             }
         }
-        if let Some((r, WindowPass::Snapshot(job))) = &self.window_pass {
-            let r = *r;
+        if let Some((r, detail, WindowPass::Snapshot(job))) = &self.window_pass {
+            let (r, detail) = (*r, *detail);
             match job.try_take() {
                 JobState::Running => {}
                 JobState::Done(d) => {
                     self.window_pass = None;
-                    // Generations of window data have the top bit set:
-                    // never those of the pass's data (the models built
-                    // from one must not be reused for the other).
-                    let g = (1 << 63) | self.window_data.as_ref().map_or(0, |w| w.1 + 1);
-                    self.window_data = Some((r, g, Arc::new(d)));
+                    self.window_partial = None;
+                    self.set_window_data(r, d, detail, true);
                 }
                 JobState::Failed => self.window_pass = None,
             }
         }
+        if let Some(job) = &self.window_partial {
+            match job.try_take() {
+                JobState::Running => {}
+                JobState::Done(d) => {
+                    self.window_partial = None;
+                    // Only while its analysis reads, and when nothing
+                    // complete is shown there: a snapshot landing after
+                    // the complete data, or replacing a complete preview,
+                    // would show less than it.
+                    let reading = match self.window_pass {
+                        Some((r, detail, WindowPass::Reading(_))) => Some((r, detail)),
+                        _ => None,
+                    };
+                    let shown_complete = |r: TimeRange| {
+                        self.window_data
+                            .as_ref()
+                            .is_some_and(|w| w.complete && w.range == r)
+                    };
+                    if let Some((r, detail)) = reading.filter(|(r, _)| !shown_complete(*r)) {
+                        self.set_window_data(r, d, detail, false);
+                    } else {
+                        drop_later(d);
+                    }
+                }
+                JobState::Failed => self.window_partial = None,
+            }
+        }
         let Some((w, _, _)) = self.window else { return };
+        if self.covers(w) || w.span() > self.span.span() / 4 {
+            return;
+        }
+        // Something under way for this window: wait for it.
+        if self.window_pass.as_ref().is_some_and(|(r, _, _)| *r == w) {
+            return;
+        }
+        let shown = self
+            .window_data
+            .as_ref()
+            .filter(|d| d.complete && d.range == w)
+            .map(|d| d.detail);
         // A seek's replay is not interrupted: ahead of every checkpoint, it
         // would hold the main loop for as long as reading up to the window
-        // takes. The checkpoint pass, several times faster, gets there
-        // first: wait for it.
+        // takes. The window is first previewed (no replay: detail after the
+        // first chunk read), then, once the checkpoint pass (several times
+        // faster than the analysis) has been there, analysed exactly.
         let replay_bounded = match &self.checkpoints_ahead {
             Some(a) => a.reached().is_some_and(|t| t >= w.start),
             None => true,
         };
-        let wanted = !self.covers(w)
-            && replay_bounded
-            && w.span() <= self.span.span() / 4
-            && self.window_data.as_ref().is_none_or(|(r, _, _)| *r != w);
-        match &self.window_pass {
-            Some((r, _)) if *r == w => {}
-            _ if wanted => {
-                if let Some((_, WindowPass::Reading(id))) = self.window_pass.take() {
-                    session.cancel(id);
-                }
-                let req = KernelAnalysis::window_request(session, self.owner, w);
-                self.window_pass = Some((w, WindowPass::Reading(session.add(req))));
-            }
-            _ => {}
+        let wanted = match shown {
+            None => WindowDetail::Preview,
+            Some(WindowDetail::Preview) if replay_bounded => WindowDetail::Exact,
+            Some(_) => return,
+        };
+        if let Some((_, _, WindowPass::Reading(id))) = self.window_pass.take() {
+            session.cancel(id);
+        }
+        self.window_partial = None;
+        self.window_partial_at = None;
+        let req = match wanted {
+            WindowDetail::Preview => KernelAnalysis::window_preview_request(session, self.owner, w),
+            WindowDetail::Exact => KernelAnalysis::window_request(session, self.owner, w),
+        };
+        self.window_pass = Some((w, wanted, WindowPass::Reading(session.add(req))));
+    }
+
+    /// While the window's analysis `id` (`detail`) reads: a
+    /// snapshot of what it read so far, at its first poll with events
+    /// read and then every [`WINDOW_PARTIAL_EVERY`], so that a zoom shows
+    /// detail after the analysis' first chunk, not after its last.
+    fn window_partial_snapshot(
+        &mut self,
+        session: &mut Session,
+        detail: WindowDetail,
+        id: RequestId,
+    ) {
+        if self.window_partial.is_some()
+            || self
+                .window_partial_at
+                .is_some_and(|t| t.elapsed() < WINDOW_PARTIAL_EVERY)
+        {
+            return;
+        }
+        let partial = match detail {
+            WindowDetail::Preview => session
+                .peek::<WindowPreview>(id)
+                .filter(|p| p.events() > 0)
+                .map(WindowPreview::snapshot_deferred),
+            WindowDetail::Exact => session
+                .peek::<KernelCollector>(id)
+                .filter(|c| c.progress().0 > 0)
+                .map(KernelCollector::snapshot_deferred),
+        };
+        let Some(partial) = partial else { return };
+        if let Ok(j) = Job::spawn_urgent("traceloom-window", move || partial.finish()) {
+            self.window_partial = Some(j);
+            self.window_partial_at = Some(Instant::now());
+        }
+    }
+
+    /// Shows `data`, the analysis of `window` alone (complete, or what it
+    /// read so far).
+    fn set_window_data(
+        &mut self,
+        window: TimeRange,
+        data: KernelData,
+        detail: WindowDetail,
+        complete: bool,
+    ) {
+        // Generations of window data have the top bit set: never those of
+        // the pass's data (the models built from one must not be reused
+        // for the other).
+        let generation = (1 << 63) | self.window_data.as_ref().map_or(0, |w| w.generation + 1);
+        if let Some(old) = self.window_data.replace(WindowData {
+            range: window,
+            generation,
+            data: Arc::new(data),
+            detail,
+            complete,
+        }) {
+            drop_later(old.data);
         }
     }
 
@@ -1312,6 +1443,31 @@ impl BackSearch {
     fn window_start(&self) -> Time {
         self.anchor.saturating_sub(self.offset)
     }
+}
+
+/// How often the window's analysis under way is shown as it reads.
+const WINDOW_PARTIAL_EVERY: Duration = Duration::from_millis(50);
+
+/// What the time graphs draw of a window the pass has not reached: its
+/// own analysis.
+struct WindowData {
+    range: TimeRange,
+    /// Generation of the data (top bit set: see `set_window_data`).
+    generation: u64,
+    data: Arc<KernelData>,
+    detail: WindowDetail,
+    /// The analysis read the whole window (else what it read so far).
+    complete: bool,
+}
+
+/// How exact a window analysed alone is (ordered: exact is better).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum WindowDetail {
+    /// Read with no state, ahead of every checkpoint: rows from their
+    /// first telling event, modes unknown until they are left.
+    Preview,
+    /// From the nearest checkpoint's state: what the pass will draw.
+    Exact,
 }
 
 /// A window analysed alone: its request, then the job taking its

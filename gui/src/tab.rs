@@ -1107,6 +1107,12 @@ impl Tab {
         self.runner.analysis().analysis_from_store()
     }
 
+    /// Whether the time graphs' window is a preview (read with no state
+    /// ahead of the analysis), not yet exact.
+    pub fn window_previewed(&self) -> bool {
+        self.runner.analysis().window_previewed()
+    }
+
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self) -> bool {
         self.runner.analysis().background_paused()

@@ -1,7 +1,9 @@
 //! A window analysed alone (`KernelAnalysis::window_request`: from the
 //! nearest checkpoint's state, every row seeded at its first event) draws
 //! the same states over the window as the whole-trace pass: what a time
-//! graph shows of a part the pass has not reached yet.
+//! graph shows of a part the pass has not reached yet; previewed with no
+//! state (`KernelAnalysis::window_preview_request`: ahead of every
+//! checkpoint), it draws nothing the whole pass does not.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +12,7 @@ use traceloom_base::{Time, TimeRange};
 use traceloom_engine::request::{Budget, OwnerId};
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::{
-    ControlFlowModel, KernelAnalysis, KernelData, ResourcesModel, Session,
+    ControlFlowModel, KernelAnalysis, KernelData, ResourcesModel, Session, WindowPreview,
 };
 use traceloom_viewers::TimeGraphRender;
 
@@ -104,6 +106,113 @@ fn a_window_analysed_alone_draws_what_the_whole_pass_draws() {
                     "{}: {name}: {compared} of {} rows drawn in the window",
                     trace.display(),
                     full.len()
+                );
+            }
+        }
+    }
+}
+
+fn preview_data(session: &mut Session, window: TimeRange) -> Arc<KernelData> {
+    let req = KernelAnalysis::window_preview_request(session, OwnerId(78), window);
+    let id = session.add(req);
+    while !session.is_complete(id) {
+        session.service(Budget::events(1 << 16), || false);
+    }
+    let p = session
+        .take::<WindowPreview>(id)
+        .expect("the window preview completes");
+    Arc::new(p.into_data())
+}
+
+/// A window previewed with no state at all (ahead of every checkpoint)
+/// draws, wherever it draws a known state, what the whole pass draws
+/// there: the same state, ending at the same change. Only where a row has
+/// not been told its state yet (before its first telling event, or a
+/// running thread whose mode is unknown) may it differ, and it says so.
+#[test]
+fn a_window_previewed_from_nothing_draws_only_what_the_whole_pass_draws() {
+    let tmp = tempfile::tempdir().unwrap();
+    let generated = tmp.path().join("gen");
+    traceloom_kernelgen::generate(
+        &traceloom_kernelgen::GeneratorConfig {
+            events: 200_000,
+            cpus: 4,
+            overwrite: true,
+            ..Default::default()
+        },
+        &generated,
+    )
+    .expect("generate a kernel trace");
+    for trace in [
+        traceloom_testdata::sample_kernel(),
+        traceloom_testdata::ctf("tracecompass/bug446190"),
+        generated,
+    ] {
+        let mut s = Session::open(std::slice::from_ref(&trace)).unwrap();
+        let whole = KernelAnalysis::run(&mut s);
+        let (a, b) = whole.span;
+        for (f0, f1) in [(0.40, 0.45), (0.7, 0.72), (0.0, 0.05), (0.5, 0.6)] {
+            let window = TimeRange::new(
+                a + ((b - a) as f64 * f0) as Time,
+                a + ((b - a) as f64 * f1) as Time,
+            );
+            let mut s2 = Session::open(std::slice::from_ref(&trace)).unwrap();
+            let part = preview_data(&mut s2, window);
+            let (from, to) = (window.start, part.span.1);
+            let width = 200_000;
+            for (name, full_r, part_r) in [
+                (
+                    "resources",
+                    ResourcesModel::new(whole.clone()).render(window, width),
+                    ResourcesModel::new(part.clone()).render(window, width),
+                ),
+                (
+                    "control flow",
+                    ControlFlowModel::new(whole.clone()).render(window, width),
+                    ControlFlowModel::new(part.clone()).render(window, width),
+                ),
+            ] {
+                let (full, part) = (states(&full_r, from, to), states(&part_r, from, to));
+                let (mut known, mut unknown) = (0, 0);
+                for (label, got) in &part {
+                    let Some(want) = full.get(label) else {
+                        continue;
+                    };
+                    for (ga, gb, gs) in got {
+                        if gs == "run-unknown" {
+                            unknown += 1;
+                            continue;
+                        }
+                        known += 1;
+                        let covering: Vec<_> = want
+                            .iter()
+                            .filter(|(wa, wb, _)| wa < gb && wb > ga)
+                            .collect();
+                        // Where the whole pass itself never learnt a
+                        // running thread's mode (no statedump, first seen
+                        // inside a call), the preview may know it: a
+                        // system call's entry tells it was in user mode.
+                        let same = |ws: &String| {
+                            ws == gs || (ws == "run-unknown" && gs.starts_with("run-"))
+                        };
+                        let ok = matches!(
+                            covering.as_slice(),
+                            [(wa, wb, ws)] if same(ws) && wa <= ga && (wb == gb || *gb == to)
+                        );
+                        assert!(
+                            ok,
+                            "{}: {name} row {label} in {window:?}: preview draws {gs} over \
+                             {ga}..{gb}, the whole pass {covering:?}",
+                            trace.display()
+                        );
+                    }
+                }
+                // Most of what the preview draws is known: the unknown
+                // stretches end at each thread's first system call exit.
+                assert!(
+                    known > 0 && known >= unknown,
+                    "{}: {name} in {window:?}: {known} known states drawn, {unknown} unknown",
+                    trace.display()
                 );
             }
         }

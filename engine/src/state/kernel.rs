@@ -322,6 +322,7 @@ fn apply_ust(trace: &mut TraceState, event: &Event<'_>, slots: &UstSlots, cpu: u
 
 #[inline]
 fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
+    let from_nothing = trace.from_nothing;
     // No running thread known means no `Cpu` record changes either.
     let Some(c) = trace.cpus.get_mut(cpu) else {
         return;
@@ -331,6 +332,14 @@ fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
     };
     c.since = time;
     if let Some(t) = trace.threads.get_mut(&key) {
+        // Read from nothing, a system call entered from an unknown mode
+        // tells that the thread was in user mode.
+        if from_nothing && frame.mode == ExecMode::Syscall && t.modes.len() == 1 {
+            t.modes[0] = ModeFrame {
+                mode: ExecMode::User,
+                sub: 0,
+            };
+        }
         t.modes.push(frame);
         t.since = time;
         // A hostile trace could nest entries forever; the stack of a real
@@ -343,6 +352,7 @@ fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
 
 #[inline]
 fn pop_mode(trace: &mut TraceState, cpu: u32, mode: ExecMode, time: i64) {
+    let from_nothing = trace.from_nothing;
     let Some(c) = trace.cpus.get_mut(cpu) else {
         return;
     };
@@ -354,7 +364,12 @@ fn pop_mode(trace: &mut TraceState, cpu: u32, mode: ExecMode, time: i64) {
         if t.modes.len() > 1 && t.mode() == mode {
             t.modes.pop();
             t.since = time;
-        } else if t.modes.len() == 1 && t.modes[0].mode != ExecMode::User {
+        } else if t.modes.len() == 1
+            && t.modes[0].mode != ExecMode::User
+            // Read from nothing, only a system call's exit tells: an
+            // interrupt or a trap may have come in kernel mode.
+            && (!from_nothing || mode == ExecMode::Syscall)
+        {
             // The thread was first seen inside this mode.
             t.modes[0] = ModeFrame {
                 mode: ExecMode::User,

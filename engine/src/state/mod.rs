@@ -252,6 +252,13 @@ pub struct TraceState {
     pub softirqs: BTreeMap<u64, Line>,
     /// Time (ns) of the last event applied.
     pub time: i64,
+    /// Whether this state started in the middle of the trace with nothing
+    /// known ([`TracesetState::unknown`]): a thread first seen then gets
+    /// an unknown execution mode, not user mode, since its first event
+    /// (being switched in, say) does not tell what it was doing. Not part
+    /// of a saved state: states read from the start never set it.
+    #[serde(skip)]
+    pub from_nothing: bool,
 }
 
 impl TraceState {
@@ -282,9 +289,15 @@ impl TraceState {
     }
 
     pub(crate) fn thread_mut(&mut self, key: ThreadKey, time: i64) -> &mut Thread {
-        self.threads
-            .entry(key)
-            .or_insert_with(|| Thread::new(key.tid, time))
+        let from_nothing = self.from_nothing;
+        self.threads.entry(key).or_insert_with(|| {
+            let mut t = Thread::new(key.tid, time);
+            // An idle thread is idle (user mode) outside its interrupts.
+            if from_nothing && key.tid != 0 {
+                t.modes[0].mode = ExecMode::Unknown;
+            }
+            t
+        })
     }
 }
 
@@ -304,10 +317,29 @@ impl TracesetState {
         }
     }
 
+    /// The state of `n` traces read from the middle with nothing known
+    /// (a window previewed ahead of every checkpoint): threads first seen
+    /// get an unknown mode (see [`TraceState::from_nothing`]); the first
+    /// exit from any mode resolves it to user mode.
+    pub fn unknown(n: usize) -> Self {
+        let mut s = Self::new(n);
+        for t in &mut s.traces {
+            t.from_nothing = true;
+        }
+        s
+    }
+
     /// The state of trace `index` (grown on demand).
     pub fn trace_mut(&mut self, index: usize) -> &mut TraceState {
         if self.traces.len() <= index {
-            self.traces.resize(index + 1, TraceState::default());
+            let from_nothing = self.traces.first().is_some_and(|t| t.from_nothing);
+            self.traces.resize(
+                index + 1,
+                TraceState {
+                    from_nothing,
+                    ..TraceState::default()
+                },
+            );
         }
         &mut self.traces[index]
     }

@@ -761,7 +761,7 @@ impl KernelCollector {
     }
 
     /// HIGH priority: the state before the event.
-    fn before(&mut self, ev: &CtfCurrent, state: &TracesetState) {
+    pub(super) fn before(&mut self, ev: &CtfCurrent, state: &TracesetState) {
         if let Some(t) = self.seed_pending.take() {
             self.seed(state, t.min(ev.time()));
         }
@@ -950,7 +950,7 @@ impl KernelCollector {
     }
 
     /// DEFAULT priority: the state after the event.
-    fn after(&mut self, ev: &CtfCurrent, state: &TracesetState) {
+    pub(super) fn after(&mut self, ev: &CtfCurrent, state: &TracesetState) {
         let Some(e) = ev.event() else { return };
         let t = ev.time();
         self.gaps.event(ev.stream().stream, t);

@@ -31,7 +31,9 @@
 //!   [`pack`]ed items), the same in memory and in a mapped store;
 //! - [`spill`]: the file the kernel pass moves finished chunks to (its
 //!   heap stays bounded);
-//! - [`steps`]: rendering change lists at a pixel scale.
+//! - [`steps`]: rendering change lists at a pixel scale;
+//! - [`window_preview`]: a window the pass and the checkpoints have not
+//!   reached, read with no state (rows from their first telling event).
 
 pub mod checkpoint_pass;
 pub mod column;
@@ -56,6 +58,7 @@ pub mod session;
 pub mod spill;
 pub mod stats;
 pub mod steps;
+pub mod window_preview;
 
 pub use controlflow::ControlFlowModel;
 pub use eventlist::{EventListModel, EventRow, ListMove};
@@ -70,3 +73,4 @@ pub use paje_session::PajeSession;
 pub use resources::ResourcesModel;
 pub use session::{KernelRequest, KernelScheduler, Payload, Session};
 pub use stats::{Statistics, StatsCollector};
+pub use window_preview::WindowPreview;
