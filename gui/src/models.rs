@@ -394,6 +394,10 @@ pub struct TabModels {
     /// Whether that render also builds its models (it is then let finish
     /// even when the user moves on: the next render reuses them).
     graph_job_builds: bool,
+    /// Whether the time-graph job renders a window preview.
+    graph_job_preview: bool,
+    /// Whether the time graphs' last render is of a window preview.
+    shown_preview: bool,
     /// The store's statistics, read ahead of its data.
     stored_statistics: Option<Job<Option<Statistics>>>,
     /// The statistics shown are the store's, read ahead of its data.
@@ -467,6 +471,8 @@ impl TabModels {
             graphs: [None, None],
             graph_job: None,
             graph_job_builds: false,
+            graph_job_preview: false,
+            shown_preview: false,
             stored_statistics: None,
             stats_read_ahead: false,
             stats_job: None,
@@ -706,18 +712,10 @@ impl TabModels {
         Some((label, f, paused))
     }
 
-    /// Whether the time graphs' window is drawn from a preview (read with
-    /// no state, ahead of every checkpoint), not yet from an exact
-    /// analysis.
+    /// Whether the time graphs' last render is of a window preview (read
+    /// with no state, ahead of the analysis), not of an exact analysis.
     pub fn previewing(&self) -> bool {
-        let Some((w, _, _)) = self.window else {
-            return false;
-        };
-        !self.covers(w)
-            && self
-                .window_data
-                .as_ref()
-                .is_some_and(|d| d.range == w && d.detail == WindowDetail::Preview)
+        self.shown_preview
     }
 
     /// The kernel pass's data shown (the pass's latest snapshot, or the
@@ -1052,6 +1050,7 @@ impl TabModels {
                 }
                 JobState::Running => return false,
                 JobState::Done((graphs, cf, res)) => {
+                    self.shown_preview = self.graph_job_preview;
                     u.control_flow = Some(Arc::new(cf));
                     u.resources = Some(Arc::new(res));
                     let slot = &mut self.graphs[graph_slot(what.generation)];
@@ -1132,6 +1131,9 @@ impl TabModels {
             Ok(j) => {
                 self.graph_job = Some((what, j));
                 self.graph_job_builds = !has_models;
+                self.graph_job_preview = self.window_data.as_ref().is_some_and(|d| {
+                    d.generation == generation && d.detail == WindowDetail::Preview
+                });
             }
             Err(e) => {
                 self.rendered = Some(what);

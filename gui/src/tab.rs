@@ -272,6 +272,8 @@ pub fn open_read(read: TracesetRead) -> Result<Opened, String> {
 struct TabState {
     /// When the progress bar was last updated.
     last_progress: Option<Instant>,
+    /// Whether the progress bar last said the window is a preview.
+    progress_previewed: bool,
     /// First and last event times of the traceset.
     span: TimeRange,
     cursor: TimeFocus,
@@ -759,16 +761,22 @@ impl Tab {
     }
 
     /// Shows the whole-trace pass's progress, at most once per
-    /// [`Pacing::interval`] while it runs.
+    /// [`Pacing::interval`] while it runs (at once when the window becomes
+    /// or stops being a preview: the label says which).
     fn update_progress(&self, busy: bool) {
         let now = Instant::now();
         let interval = self.runner.pacing().interval();
+        let previewed = self.window_previewed();
         {
             let mut st = self.state.borrow_mut();
-            if busy && st.last_progress.is_some_and(|t| now - t < interval) {
+            if busy
+                && st.progress_previewed == previewed
+                && st.last_progress.is_some_and(|t| now - t < interval)
+            {
                 return;
             }
             st.last_progress = Some(now);
+            st.progress_previewed = previewed;
         }
         let progress = self.runner.analysis().background_progress();
         match progress {
@@ -1311,6 +1319,7 @@ fn build(
         progress,
         state: RefCell::new(TabState {
             last_progress: None,
+            progress_previewed: false,
             span,
             cursor: TimeFocus::default(),
             filter: None,

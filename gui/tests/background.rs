@@ -128,7 +128,7 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     // preview first, ahead of the checkpoint pass).
     zoom_ahead(
         out,
-        &tab,
+        (&window, &tab),
         0.95,
         summary.events,
         "zoom_beyond_the_pass_shows_detail",
@@ -139,7 +139,7 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     // shows detail within 100 ms even during the pass".
     zoom_ahead(
         out,
-        &tab,
+        (&window, &tab),
         0.75,
         summary.events,
         "zoom_behind_the_checkpoints_shows_detail",
@@ -265,7 +265,14 @@ pub(crate) fn background_pass(out: &mut Outcome) {
 /// exact detail (not a preview), while the pass (of `events` in all) is
 /// still short of it, and prints how long each took (`what`: where the
 /// zoom went).
-fn zoom_ahead(out: &mut Outcome, tab: &Tab, at: f64, events: u64, check: &str, what: &str) {
+fn zoom_ahead(
+    out: &mut Outcome,
+    (window, tab): (&gtk::Window, &Tab),
+    at: f64,
+    events: u64,
+    check: &str,
+    what: &str,
+) {
     let span = tab.span();
     let zoom = TimeRange::new(
         span.start + (span.span() as f64 * at) as Time,
@@ -282,17 +289,56 @@ fn zoom_ahead(out: &mut Outcome, tab: &Tab, at: f64, events: u64, check: &str, w
                     > 3
         })
     };
-    let detailed = pump_until(|| drawn(tab.control_flow.render()) && drawn(tab.resources.render()));
+    // Drawn and painted (a view paints its render on a thread, for the
+    // next frame).
+    let shown = || {
+        drawn(tab.control_flow.render())
+            && drawn(tab.resources.render())
+            && !tab.control_flow.painting()
+            && !tab.resources.painting()
+    };
+    let detailed = pump_until(shown);
     let latency = asked.elapsed();
     // Ahead of the checkpoint pass the first detail is a preview (read
     // with no state), which the exact analysis of the window replaces
     // once the checkpoints get there.
     let previewed = tab.window_previewed();
+    let shot = |name: &str| {
+        let path = super::screenshots_dir().join(format!("zoom-{:.0}-{name}.png", at * 100.0));
+        // What the window shows once laid out and painted (between a
+        // layout and its frame it draws nothing, or a stale label).
+        pump(100);
+        let mut saved = traceloom_gui::screenshot::save_png(window, &path);
+        for _ in 0..5 {
+            if saved.is_ok() {
+                break;
+            }
+            pump(20);
+            saved = traceloom_gui::screenshot::save_png(window, &path);
+        }
+        if let Err(e) = saved {
+            println!("background: no screenshot {}: {e}", path.display());
+        }
+    };
+    if previewed {
+        shot("preview");
+    }
+    // The exact render, not the preview's still shown while the exact
+    // one is on its way to the view.
+    let first = tab.control_flow.render();
     let exact = pump_until(|| {
-        !tab.window_previewed() && drawn(tab.control_flow.render()) && drawn(tab.resources.render())
+        !tab.window_previewed()
+            && shown()
+            && (!previewed
+                || !tab
+                    .control_flow
+                    .render()
+                    .zip(first.clone())
+                    .is_some_and(|(a, b)| std::sync::Arc::ptr_eq(&a, &b)))
     });
     let exact_after = asked.elapsed();
     let not_reached = (stats_total(tab) as f64) < events as f64 * at;
+    shot("exact");
     out.check(check, detailed && exact && not_reached, || {
         format!(
             "detail {detailed} after {latency:?} (preview {previewed}), exact {exact} after \
