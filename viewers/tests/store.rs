@@ -17,17 +17,23 @@ use traceloom_viewers::store::{self, StoreError, StoreOutcome};
 use traceloom_viewers::TimeGraphRender;
 
 fn generated(dir: &Path) -> PathBuf {
+    generated_with(dir, 0.002)
+}
+
+/// A generated trace whose threads fork short-lived processes at
+/// `fork_rate`.
+fn generated_with(dir: &Path, fork_rate: f64) -> PathBuf {
     let cfg = traceloom_kernelgen::GeneratorConfig {
         events: 60_000,
         seed: 17,
         cpus: 3,
         processes: 5,
         threads_per_process: 3,
-        fork_rate: 0.002,
+        fork_rate,
         overwrite: true,
         ..Default::default()
     };
-    let out = dir.join("gen");
+    let out = dir.join(format!("gen-{fork_rate}"));
     traceloom_kernelgen::generate(&cfg, &out).expect("generate");
     out
 }
@@ -167,11 +173,16 @@ fn round_trip_equals_the_analysis_on_a_generated_trace() {
 /// A pass that moves its finished chunks to a spill file (every 1,000
 /// events here, so that the small traces spill many times) gives the
 /// in-memory pass's analysis, holds less heap, and leaves no file behind.
+/// The trace with many forks has hundreds of records of exited threads,
+/// sealed into the spill file as their threads exit (kept on the heap
+/// without one).
 #[test]
 fn a_spilled_pass_equals_the_in_memory_one() {
     let dir = tempfile::tempdir().unwrap();
     let mut traces = traceloom_testdata::kernel_tracesets();
     traces.push(vec![generated(dir.path())]);
+    let forks = generated_with(dir.path(), 0.03);
+    traces.push(vec![forks.clone()]);
     let spill = dir.path().join("spill");
     for paths in traces {
         let name = format!("{paths:?}");
@@ -190,6 +201,10 @@ fn a_spilled_pass_equals_the_in_memory_one() {
             );
         }
         assert_eq!(fs::read_dir(&spill).unwrap().count(), 0, "{name}");
+        if paths == [forks.clone()] {
+            let exited = fresh.threads.iter().filter(|t| t.end < fresh.span.1);
+            assert!(exited.count() > 300, "{name}: too few exited threads");
+        }
     }
 }
 

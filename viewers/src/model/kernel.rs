@@ -33,13 +33,15 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
 
-use super::column::{Column, ColumnBuilder};
+use super::column::{Column, ColumnBuilder, ColumnParts};
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
+use super::pack::Item;
+use super::series::Series;
 use super::session::{KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
-use super::steps::{Blocks, BlocksBuilder, NO_CLASS};
+use super::steps::{BlockSummary, Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
 use traceloom_base::FastMap;
 
@@ -416,8 +418,8 @@ pub(super) struct ThreadHead {
 }
 
 impl ThreadHead {
-    /// The record, with the change lists of `s` so far.
-    pub(super) fn with_lists(self, s: &mut ThreadSeries) -> ThreadRecord {
+    /// The record, with its change lists `l`.
+    pub(super) fn with_lists(self, l: ThreadLists) -> ThreadRecord {
         ThreadRecord {
             trace: self.trace,
             tid: self.tid,
@@ -428,11 +430,262 @@ impl ThreadHead {
             row: self.row,
             birth: self.birth,
             end: self.end,
-            times: s.times.snapshot(),
-            codes: s.codes.snapshot(),
-            blocks: s.blocks.snapshot(),
-            marks: s.marks.snapshot(),
+            times: l.times,
+            codes: l.codes,
+            blocks: l.blocks,
+            marks: l.marks,
         }
+    }
+}
+
+/// The change lists of a thread record, as a snapshot gives them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ThreadLists {
+    pub(super) times: Column<Time>,
+    pub(super) codes: Column<u8>,
+    pub(super) blocks: Blocks,
+    pub(super) marks: Column<Mark>,
+}
+
+/// The change lists of a thread record in the collector.
+///
+/// A trace can have tens of thousands of thread records, most of them
+/// of threads that exited long ago: a record whose thread exited never
+/// changes again (its thread is out of `KernelCollector::alive`), so it
+/// is sealed ([`seal`](Self::seal)) and costs a few dozen bytes of heap
+/// rather than a set of growable builders (1.2 kB inline, their unpacked
+/// tails and scratch vectors besides).
+#[derive(Debug)]
+pub(super) enum RecordLists {
+    /// Its thread lives: the lists grow.
+    Growing(Box<ThreadSeries>),
+    /// Its thread exited: the lists, final, back to back in the arena.
+    Sealed(SealedLists),
+    /// Its thread exited, but there is no arena, or the lists are too long
+    /// to copy again: they stay as they were (full chunks shared, tails
+    /// copied once).
+    Done(Box<ThreadLists>),
+}
+
+impl Default for RecordLists {
+    fn default() -> Self {
+        RecordLists::Growing(Box::default())
+    }
+}
+
+/// Largest lists a record sealed in the arena copies there (beyond that
+/// its full chunks are spilled already, and the record is rare: a thread
+/// with thousands of changes).
+const SEAL_MAX_BYTES: usize = 16 << 10;
+
+impl RecordLists {
+    /// The lists so far (sharing what is packed, see
+    /// [`ColumnBuilder::snapshot`]).
+    pub(super) fn lists(&mut self) -> ThreadLists {
+        match self {
+            RecordLists::Growing(s) => s.lists(),
+            RecordLists::Sealed(s) => s.lists(),
+            RecordLists::Done(l) => (**l).clone(),
+        }
+    }
+
+    /// The lists, consuming them (the builders freed).
+    pub(super) fn into_lists(self) -> ThreadLists {
+        match self {
+            RecordLists::Growing(mut s) => s.lists(),
+            RecordLists::Sealed(s) => s.lists(),
+            RecordLists::Done(l) => *l,
+        }
+    }
+
+    /// The growing lists, to change. Only the records of living threads
+    /// change, and those are not sealed; a sealed record is unsealed here
+    /// all the same (its items copied into new builders), so that what is
+    /// computed never depends on when records are sealed.
+    pub(super) fn grow(&mut self) -> &mut ThreadSeries {
+        if !matches!(self, RecordLists::Growing(_)) {
+            let l = std::mem::take(self).into_lists();
+            let mut s = ThreadSeries::default();
+            for (t, c) in l.times.chunks().zip(l.codes.chunks()) {
+                s.times.extend_from_slice(&t);
+                s.codes.extend_from_slice(&c);
+            }
+            s.sync();
+            for m in l.marks.chunks() {
+                s.marks.extend_from_slice(&m);
+            }
+            *self = RecordLists::Growing(Box::new(s));
+        }
+        match self {
+            RecordLists::Growing(s) => s,
+            _ => unreachable!("made growing above"),
+        }
+    }
+
+    /// Seals the lists of a record whose thread exited: copied back to
+    /// back into `arena` when there is one and they are short (nearly
+    /// always: most records of a trace of many threads are of short-lived
+    /// ones), else kept as a snapshot, their full chunks spilled.
+    pub(super) fn seal(&mut self, arena: Option<&Arc<Arena>>) {
+        let RecordLists::Growing(s) = self else {
+            return;
+        };
+        if let Some(sealed) = arena.and_then(|a| SealedLists::copy(&s.lists(), a)) {
+            *self = RecordLists::Sealed(sealed);
+            return;
+        }
+        if let Some(a) = arena {
+            s.spill(a);
+        }
+        *self = RecordLists::Done(Box::new(s.lists()));
+    }
+
+    /// Moves the full chunks of growing lists to `arena`.
+    pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
+        if let RecordLists::Growing(s) = self {
+            s.spill(arena);
+        }
+    }
+}
+
+/// The parts of a thread record's lists, in the order [`SealedLists`]
+/// keeps them: times, codes and marks (each packed bytes, block offsets,
+/// first items, tail) and the block summaries.
+const SEALED_PARTS: usize = 13;
+
+/// A sealed record's lists: every part of its columns copied back to back
+/// (each at a multiple of 8 bytes) into the arena, read there in place as
+/// spilled chunks are.
+pub(super) struct SealedLists {
+    arena: Arc<Arena>,
+    /// Offset of the first part in the arena.
+    at: u64,
+    /// Items in each part.
+    lens: [u32; SEALED_PARTS],
+}
+
+impl std::fmt::Debug for SealedLists {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SealedLists(at {}, {:?})", self.at, self.lens)
+    }
+}
+
+/// Appends the items of `s` to `buf` at a multiple of 8 bytes and their
+/// count to `lens`.
+fn push_part<T: bytemuck::Pod>(s: &Series<T>, buf: &mut Vec<u8>, lens: &mut Vec<u32>) {
+    buf.resize(buf.len().next_multiple_of(8), 0);
+    for c in s.chunks() {
+        buf.extend_from_slice(bytemuck::cast_slice(c));
+    }
+    lens.push(s.len() as u32);
+}
+
+impl SealedLists {
+    /// A copy of `l` in `arena`; `None` when its parts are too long (see
+    /// [`SEAL_MAX_BYTES`]) or the arena cannot take it.
+    fn copy(l: &ThreadLists, arena: &Arc<Arena>) -> Option<SealedLists> {
+        fn size<T: Item>(c: &Column<T>) -> usize {
+            c.packed_bytes() + 24
+        }
+        let total = size(&l.times)
+            + size(&l.codes)
+            + size(&l.marks)
+            + l.blocks.len() * std::mem::size_of::<BlockSummary>();
+        if total > SEAL_MAX_BYTES {
+            return None;
+        }
+        let mut buf = Vec::with_capacity(total + 8 * SEALED_PARTS);
+        let mut lens = Vec::with_capacity(SEALED_PARTS);
+        fn column<T: Item>(c: &Column<T>, buf: &mut Vec<u8>, lens: &mut Vec<u32>) {
+            let p = c.parts();
+            push_part(&p.bytes, buf, lens);
+            push_part(&p.locs, buf, lens);
+            push_part(&p.firsts, buf, lens);
+            push_part(&p.tail, buf, lens);
+        }
+        column(&l.times, &mut buf, &mut lens);
+        column(&l.codes, &mut buf, &mut lens);
+        column(&l.marks, &mut buf, &mut lens);
+        push_part(&l.blocks, &mut buf, &mut lens);
+        let ptr = arena.copy(&buf[..])?;
+        Some(SealedLists {
+            arena: arena.clone(),
+            at: arena.offset_of(ptr) as u64,
+            lens: lens.try_into().ok()?,
+        })
+    }
+
+    /// The lists, read in place in the arena (no copy, no heap).
+    fn lists(&self) -> ThreadLists {
+        let mut at = Part {
+            arena: &self.arena,
+            base: self.arena.ptr_at(self.at as usize),
+            off: 0,
+            lens: &self.lens,
+        };
+        // SAFETY: the parts are read in the order, with the types and
+        // lengths, `copy` wrote them, from its copy.
+        unsafe {
+            ThreadLists {
+                times: at.column(),
+                codes: at.column(),
+                marks: at.column(),
+                blocks: at.next(),
+            }
+        }
+    }
+}
+
+/// A cursor over the parts of a [`SealedLists`] copy.
+struct Part<'a> {
+    arena: &'a Arc<Arena>,
+    /// The copy.
+    base: *const u8,
+    /// Byte offset of the next part.
+    off: usize,
+    /// Item counts of the parts left.
+    lens: &'a [u32],
+}
+
+impl Part<'_> {
+    /// The next part.
+    ///
+    /// # Safety
+    /// `base` must be the copy [`SealedLists::copy`] made, `T` the item
+    /// type of the part it wrote next there.
+    unsafe fn next<T: bytemuck::Pod>(&mut self) -> Series<T> {
+        let (&len, rest) = self.lens.split_first().expect("a length per part");
+        self.lens = rest;
+        self.off = self.off.next_multiple_of(8);
+        // SAFETY: the part lies at `off` in the copy (the caller's word),
+        // aligned: the copy starts at a multiple of 8, every part too, and
+        // no item here is aligned to more than 8.
+        let s = unsafe {
+            Series::in_arena(
+                self.arena,
+                self.base.add(self.off) as *const T,
+                len as usize,
+            )
+        };
+        self.off += len as usize * std::mem::size_of::<T>();
+        s
+    }
+
+    /// The next four parts, as a column.
+    ///
+    /// # Safety
+    /// As [`next`](Self::next), for the four parts of a `Column<T>`.
+    unsafe fn column<T: Item>(&mut self) -> Column<T> {
+        // SAFETY: the caller's word.
+        let parts = unsafe {
+            ColumnParts {
+                bytes: self.next(),
+                locs: self.next(),
+                firsts: self.next(),
+                tail: self.next(),
+            }
+        };
+        Column::from_parts(parts).expect("sealed from a column")
     }
 }
 
@@ -446,6 +699,16 @@ pub(super) struct ThreadSeries {
 }
 
 impl ThreadSeries {
+    /// The lists so far.
+    fn lists(&mut self) -> ThreadLists {
+        ThreadLists {
+            times: self.times.snapshot(),
+            codes: self.codes.snapshot(),
+            blocks: self.blocks.snapshot(),
+            marks: self.marks.snapshot(),
+        }
+    }
+
     /// Moves the full chunks to `arena`.
     pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
         self.times.spill(arena);
@@ -597,7 +860,7 @@ pub struct KernelCollector {
     pub(super) trace_names: Vec<String>,
     /// Records without their change lists (kept in `thread_series`).
     pub(super) threads: Vec<ThreadHead>,
-    pub(super) thread_series: Vec<ThreadSeries>,
+    pub(super) thread_series: Vec<RecordLists>,
     pub(super) cpus: Vec<CpuRecord>,
     pub(super) cpu_series: Vec<CpuSeries>,
     pub(super) lines: Vec<LineRecord>,
@@ -808,7 +1071,7 @@ impl KernelCollector {
             birth: t,
             end: Time::MAX,
         });
-        self.thread_series.push(ThreadSeries::default());
+        self.thread_series.push(RecordLists::default());
         self.placeholder.push((placeholder, false));
         self.alive.insert((trace, key), idx);
         idx
@@ -846,6 +1109,8 @@ impl KernelCollector {
             if let Some(rec) = self.alive.remove(&(trace, key)) {
                 self.threads[rec as usize].end = t;
                 self.pending_wakeups.remove(&rec);
+                // Its lists will not change again.
+                self.thread_series[rec as usize].seal(self.arena.as_ref());
             }
             return None;
         };
@@ -861,7 +1126,7 @@ impl KernelCollector {
         r.pid = th.pid;
         r.ppid = th.ppid;
         let code = thread_code(th.status, th.mode());
-        if let Some(prev) = self.thread_series[rec as usize].change(t, code) {
+        if let Some(prev) = self.thread_series[rec as usize].grow().change(t, code) {
             self.gaps.thread_changed(rec);
             let was_running = prev.is_some_and(|c| decode_thread_code(c).0 == ThreadStatus::Run);
             if th.status == ThreadStatus::Run && !was_running {
@@ -1009,6 +1274,7 @@ impl KernelCollector {
                         self.wakeup_events += 1;
                         if let Some(w) = wakee {
                             self.thread_series[w as usize]
+                                .grow()
                                 .marks
                                 .push(Mark::new(t, mark::WAKEUP));
                             if let Some(waker) = pre_rec {
@@ -1022,6 +1288,7 @@ impl KernelCollector {
                 if let Some(tid) = payload_i64(&e, "child_tid") {
                     if let Some(c) = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t) {
                         self.thread_series[c as usize]
+                            .grow()
                             .marks
                             .push(Mark::new(t, mark::FORK));
                     }
@@ -1030,6 +1297,7 @@ impl KernelCollector {
             Kind::Exec => {
                 if let Some(r) = post_rec {
                     self.thread_series[r as usize]
+                        .grow()
                         .marks
                         .push(Mark::new(t, mark::EXEC));
                 }
@@ -1039,6 +1307,7 @@ impl KernelCollector {
                     let r = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t);
                     if let (Kind::Exit, Some(r)) = (kind, r) {
                         self.thread_series[r as usize]
+                            .grow()
                             .marks
                             .push(Mark::new(t, mark::EXIT));
                     }
@@ -1119,7 +1388,7 @@ impl KernelCollector {
             .threads
             .iter()
             .zip(&mut self.thread_series)
-            .map(|(t, s)| t.clone().with_lists(s))
+            .map(|(t, s)| t.clone().with_lists(s.lists()))
             .collect();
         self.assemble(threads, stats, pending)
     }
@@ -1143,7 +1412,7 @@ impl KernelCollector {
         let threads = headers
             .into_iter()
             .zip(series)
-            .map(|(t, mut s)| t.with_lists(&mut s))
+            .map(|(t, s)| t.with_lists(s.into_lists()))
             .collect();
         self.assemble(threads, stats, pending).finish()
     }
@@ -1367,5 +1636,84 @@ impl KernelAnalysis {
             .expect("the kernel pass completes");
         collector.set_damage(StreamDamage::all(session.errors()));
         Arc::new(collector.into_data())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Changes, marks and instants to replay on a record's lists.
+    fn replay(s: &mut RecordLists, ops: &[(u8, u8)], t: &mut Time) {
+        for &(op, x) in ops {
+            *t += (x % 5) as Time * 10;
+            if op % 7 == 0 {
+                s.grow().marks.push(Mark::new(*t, x % 4));
+            } else {
+                s.grow().change(*t, x % 9);
+            }
+        }
+    }
+
+    proptest! {
+        /// A sealed record gives the lists it had (in the arena, or kept
+        /// without one), and one changed after its sealing the lists of a
+        /// record never sealed.
+        #[test]
+        fn sealed_lists_equal_growing_ones(
+            ops in prop::collection::vec((0u8..64, any::<u8>()), 0..3000),
+            more in prop::collection::vec((0u8..64, any::<u8>()), 0..300),
+            spill in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let arena = Arc::new(Arena::create(dir.path()).unwrap());
+            let arena = spill.then_some(&arena);
+            let (mut never, mut sealed) = (RecordLists::default(), RecordLists::default());
+            let (mut t1, mut t2) = (0, 0);
+            replay(&mut never, &ops, &mut t1);
+            replay(&mut sealed, &ops, &mut t2);
+            if let Some(a) = arena {
+                never.spill(a);
+            }
+            let before = sealed.lists();
+            sealed.seal(arena);
+            prop_assert!(!matches!(sealed, RecordLists::Growing(_)));
+            let long = before.times.packed_bytes() > SEAL_MAX_BYTES / 2;
+            if spill && !long {
+                prop_assert!(matches!(sealed, RecordLists::Sealed(_)));
+            }
+            let (a, b) = (never.lists(), sealed.lists());
+            prop_assert_eq!(&a.times, &b.times);
+            prop_assert_eq!(&a.codes, &b.codes);
+            prop_assert_eq!(&a.blocks, &b.blocks);
+            prop_assert_eq!(&a.marks, &b.marks);
+            prop_assert_eq!(&before.times, &b.times);
+            replay(&mut never, &more, &mut t1);
+            replay(&mut sealed, &more, &mut t2);
+            let (a, b) = (never.into_lists(), sealed.into_lists());
+            prop_assert_eq!(a.times, b.times);
+            prop_assert_eq!(a.codes, b.codes);
+            prop_assert_eq!(a.blocks, b.blocks);
+            prop_assert_eq!(a.marks, b.marks);
+        }
+    }
+
+    #[test]
+    fn a_sealed_record_is_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let arena = Arc::new(Arena::create(dir.path()).unwrap());
+        let mut s = RecordLists::default();
+        replay(&mut s, &[(1, 3), (2, 4), (7, 1), (3, 2)], &mut 0);
+        s.seal(Some(&arena));
+        assert!(matches!(s, RecordLists::Sealed(_)));
+        assert!(std::mem::size_of::<RecordLists>() <= 96);
+        let l = s.lists();
+        assert_eq!(l.times.len(), 3);
+        assert_eq!(l.marks.len(), 1);
+        assert_eq!(
+            l.times.heap_bytes() + l.codes.heap_bytes() + l.marks.heap_bytes(),
+            0
+        );
     }
 }

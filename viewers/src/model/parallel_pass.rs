@@ -39,7 +39,7 @@ use traceloom_hooks::{Flow, Priority};
 use super::column::{Column, ColumnBuilder};
 use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
-    KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, ThreadSeries, NO_THREAD,
+    KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, RecordLists, NO_THREAD,
 };
 use super::pack::Item;
 use super::session::{part_scheduler, KernelRequest, Payload, Session};
@@ -533,7 +533,9 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
             dst.ppid = r.ppid;
         }
         if r.end != Time::MAX {
+            // Its thread exited inside the part: the lists are final.
             dst.end = r.end;
+            w.thread_series[g as usize].seal(w.arena.as_ref());
         }
     }
     // 3. What stays alive, and the wake-ups still pending. A record of
@@ -635,8 +637,8 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
 /// The continuation of one thread record by a part.
 struct ThreadJob<'a> {
     g: u32,
-    dst: &'a mut ThreadSeries,
-    src: ThreadSeries,
+    dst: &'a mut RecordLists,
+    src: RecordLists,
     /// The wake-ups pending for it at the boundary, until it runs.
     pending: Option<Vec<(Time, u32)>>,
     /// The wake-ups it completed.
@@ -648,11 +650,11 @@ struct ThreadJob<'a> {
 
 impl ThreadJob<'_> {
     fn run(&mut self) {
-        let times = src_column(std::mem::take(&mut self.src.times));
-        let codes = src_column(std::mem::take(&mut self.src.codes));
+        let src = std::mem::take(&mut self.src).into_lists();
+        let (times, codes) = (src.times, src.codes);
         let running = |c: u8| decode_thread_code(c).0 == ThreadStatus::Run;
         let mut ran_at = None;
-        let dst = &mut *self.dst;
+        let dst = self.dst.grow();
         let mut last = None;
         for (k, (t, c)) in times.chunks().zip(codes.chunks()).enumerate() {
             let (mut t, mut c) = (&t[..], &c[..]);
@@ -687,7 +689,7 @@ impl ThreadJob<'_> {
             dst.codes.extend_from_slice(c);
             dst.sync();
         }
-        for m in src_column(std::mem::take(&mut self.src.marks)).chunks() {
+        for m in src.marks.chunks() {
             dst.marks.extend_from_slice(&m);
         }
         if let Some(a) = &self.arena {

@@ -229,6 +229,28 @@ impl<T: bytemuck::Pod> Series<T> {
     }
 }
 
+impl<T> Series<T> {
+    /// The `len` items at `ptr` in `arena`, in place.
+    ///
+    /// # Safety
+    /// `ptr` must be what [`Arena::copy`] returned for `len` items of `T`
+    /// (or point inside such a copy, at an item, with `len` items after
+    /// it in the copy).
+    pub(crate) unsafe fn in_arena(arena: &Arc<Arena>, ptr: *const T, len: usize) -> Self {
+        if len == 0 {
+            return Series::default();
+        }
+        Series {
+            full: Chunks::default(),
+            tail: Tail {
+                ptr,
+                len,
+                keep: Keep::Spilled(arena.clone()),
+            },
+        }
+    }
+}
+
 impl<T: Copy> From<Vec<T>> for Series<T> {
     fn from(v: Vec<T>) -> Self {
         let mut b = SeriesBuilder::new();

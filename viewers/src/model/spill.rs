@@ -74,6 +74,21 @@ impl Arena {
         // is page-aligned and `start` a multiple of T's alignment.
         Some(unsafe { self.map.as_ptr().add(start) } as *const T)
     }
+
+    /// The offset in the arena of `ptr`, a pointer [`copy`](Self::copy)
+    /// returned: what a record keeps instead of the pointer (it is `Send`,
+    /// and 8 bytes whatever the arena's address).
+    pub fn offset_of<T>(&self, ptr: *const T) -> usize {
+        ptr as usize - self.map.as_ptr() as usize
+    }
+
+    /// The address of `offset` (from [`offset_of`](Self::offset_of)).
+    pub fn ptr_at<T>(&self, offset: usize) -> *const T {
+        debug_assert!(offset <= self.used());
+        // SAFETY: `offset` lies in the map (it came from `offset_of` of a
+        // copy inside it).
+        unsafe { self.map.as_ptr().add(offset) as *const T }
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +110,7 @@ mod tests {
             assert_eq!(std::slice::from_raw_parts(r, 10), &v[..10]);
         }
         assert_eq!(r as usize % 8, 0);
+        assert_eq!(a.ptr_at::<u8>(a.offset_of(q)), q);
         assert!(a.used() >= 8 * 1010 + 3);
         // Nothing left in the directory.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
