@@ -1399,13 +1399,25 @@ impl KernelCollector {
     /// builders as it goes (on a trace of 80,000 thread records the copies
     /// doubled the heap at the end of the pass).
     pub fn into_data(mut self) -> KernelData {
-        let (stats, pending) = match (self.result.take(), self.closed_stats.take()) {
-            (Some(r), _) => (r, None),
-            (None, Some(closed)) => (self.empty_stats(), Some(closed)),
-            (None, None) => match &self.stats {
-                Some(s) => (self.empty_stats(), Some(s.partial_part())),
-                None => (self.empty_stats(), None),
-            },
+        // The statistics first: their merge holds the collector's cells
+        // and the merged ones at once, which would otherwise come on top
+        // of the records built below.
+        let stats = match self.result.take() {
+            Some(r) => r,
+            None => {
+                let part = self
+                    .closed_stats
+                    .take()
+                    .or_else(|| self.stats.take().map(|s| s.into_part(None)));
+                match part {
+                    Some(p) => {
+                        let mut st = stats::merge(vec![p]);
+                        st.trace_names = self.trace_names.clone();
+                        st
+                    }
+                    None => self.empty_stats(),
+                }
+            }
         };
         let headers = std::mem::take(&mut self.threads);
         let series = std::mem::take(&mut self.thread_series);
@@ -1414,7 +1426,7 @@ impl KernelCollector {
             .zip(series)
             .map(|(t, s)| t.with_lists(s.into_lists()))
             .collect();
-        self.assemble(threads, stats, pending).finish()
+        self.assemble(threads, stats, None).finish()
     }
 
     /// The snapshot around `threads` (the records with their change

@@ -544,7 +544,11 @@ struct Merged {
     key: CellKey,
     name: Arc<str>,
     time: u64,
-    events: BTreeMap<Arc<str>, u64>,
+    /// Events per name, in the order the parts counted them (a name may
+    /// come more than once: [`EventCounts`] adds them up). Not a map: a
+    /// trace of many short-lived threads has hundreds of thousands of
+    /// cells of a few names each, and a map's first node is 280 bytes.
+    events: Vec<(Arc<str>, u64)>,
 }
 
 /// The statistics of consecutive parts of a range, in order (the last one
@@ -572,7 +576,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
             key,
             name: name.clone(),
             time: 0,
-            events: BTreeMap::new(),
+            events: Vec::new(),
         });
         cells.len() - 1
     };
@@ -581,19 +585,20 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
     let mut total = 0;
     let mut tail = None;
     for part in parts {
-        let c = part.collector;
+        let mut c = part.collector;
         total += c.events;
-        let at: Vec<usize> = c
-            .cells
-            .iter()
-            .zip(&c.keys)
-            .map(|(x, key)| cell(&mut cells, *key, &x.name))
-            .collect();
-        for (x, &i) in c.cells.iter().zip(&at) {
+        // The part's cells are consumed as they are merged, so that both
+        // are not held whole at once.
+        let keys = std::mem::take(&mut c.keys);
+        let mut at: Vec<usize> = Vec::with_capacity(keys.len());
+        for (x, key) in std::mem::take(&mut c.cells).into_iter().zip(keys) {
+            let i = cell(&mut cells, key, &x.name);
+            at.push(i);
             let m = &mut cells[i];
             m.time = m.time.saturating_add(x.time);
+            m.events.reserve_exact(x.events.iter().count());
             for (class, n) in x.events.iter() {
-                *m.events.entry(c.class_names[class].clone()).or_insert(0) += n;
+                m.events.push((c.class_names[class].clone(), n));
             }
         }
         for (ti, accs) in c.cpus.iter().enumerate() {
@@ -652,7 +657,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
     let cells = cells
         .into_iter()
         .map(|c| {
-            for (name, &n) in &c.events {
+            for (name, n) in &c.events {
                 *per_name.entry(name.to_string()).or_insert(0) += n;
             }
             StatCell {
