@@ -215,11 +215,12 @@ pub fn load_or_build(session: &mut Session, dir: &Path) -> (Arc<KernelData>, Sto
 }
 
 /// [`load_or_build`] with the analysis done by `analyse` (a caller showing
-/// progress).
+/// progress; called again only if the store just written cannot be read
+/// back).
 pub fn load_or_build_with(
     session: &mut Session,
     dir: &Path,
-    analyse: impl FnOnce(&mut Session) -> Arc<KernelData>,
+    mut analyse: impl FnMut(&mut Session) -> Arc<KernelData>,
 ) -> (Arc<KernelData>, StoreOutcome) {
     let identity = TracesetIdentity::of(session.traceset());
     match load(dir, &identity) {
@@ -237,23 +238,40 @@ pub fn load_or_build_with(
             // heap, and the spill file goes away with the pass's data.
             let before = session.spill_dir().map(Path::to_path_buf);
             session.set_spill_dir(Some(dir.to_path_buf()));
-            let mut data = analyse(session);
-            session.set_spill_dir(before);
-            let written = match save(dir, &identity, &data) {
-                Ok((path, _)) => {
-                    if let Ok(mapped) = reopen(&path) {
-                        data = Arc::new(mapped);
-                    }
-                    None
-                }
-                Err(e) => Some(e),
+            let data = analyse(session);
+            let (data, written) = match save(dir, &identity, &data) {
+                Ok((path, _)) => (read_back(&path, data, || analyse(session)), None),
+                Err(e) => (data, Some(e)),
             };
+            session.set_spill_dir(before);
             let outcome = match why {
                 StoreError::Missing(_) => StoreOutcome::Built(written),
                 why => StoreOutcome::Rebuilt(why, written),
             };
             (data, outcome)
         }
+    }
+}
+
+/// The analysis just stored at `path`, read back in place, instead of
+/// `data`, the same analysis on the heap. Unless someone else holds
+/// `data`, it is dropped before the store is read: both at once held
+/// their records and statistics twice at the end of the pass (on a trace
+/// of tens of thousands of thread records, the largest part of its
+/// heap). Should the store then not read back (a concurrent
+/// `cache clear`, a failing disk), `again` analyses the traces again.
+fn read_back(
+    path: &Path,
+    data: Arc<KernelData>,
+    again: impl FnOnce() -> Arc<KernelData>,
+) -> Arc<KernelData> {
+    if Arc::strong_count(&data) > 1 {
+        return reopen(path).map_or(data, Arc::new);
+    }
+    drop(data);
+    match reopen(path) {
+        Ok(mapped) => Arc::new(mapped),
+        Err(_) => again(),
     }
 }
 
