@@ -35,17 +35,23 @@ fn kernel_traces() -> Vec<PathBuf> {
 }
 
 fn generated(dir: &std::path::Path, events: u64, seed: u64) -> PathBuf {
+    generated_forking(dir, events, seed, 0.002)
+}
+
+/// A generated trace whose threads fork short-lived processes at
+/// `fork_rate`.
+fn generated_forking(dir: &std::path::Path, events: u64, seed: u64, fork_rate: f64) -> PathBuf {
     let cfg = traceloom_kernelgen::GeneratorConfig {
         events,
         seed,
         cpus: 3,
         processes: 6,
         threads_per_process: 3,
-        fork_rate: 0.002,
+        fork_rate,
         overwrite: true,
         ..Default::default()
     };
-    let out = dir.join(format!("gen{seed}"));
+    let out = dir.join(format!("gen{seed}-{fork_rate}"));
     traceloom_kernelgen::generate(&cfg, &out).expect("generate");
     out
 }
@@ -627,6 +633,10 @@ fn parallel_statistics_equal_single_pass() {
     ]);
     let dir = tempfile::tempdir().unwrap();
     let p = generated(dir.path(), 60_000, 3);
+    check_parallel_statistics(&[p]);
+    // Hundreds of short-lived threads, whose records the kernel pass
+    // seals as they exit.
+    let p = generated_forking(dir.path(), 60_000, 4, 0.03);
     check_parallel_statistics(&[p]);
 }
 
