@@ -337,7 +337,9 @@ const MAGIC: &[u8; 8] = b"TLCKPT\r\n";
 /// 2: the seek index is stored after the checkpoints.
 /// 3: checkpoints as deltas from the previous one, payload deflated.
 /// 4: CPUs stored with their numbers (sparse CPU maps).
-const VERSION: u32 = 4;
+/// 5: a system call entered from an unknown mode sets user mode beneath
+/// it (states computed by version 4 differ).
+const VERSION: u32 = 5;
 /// magic, version, fingerprint, payload length, crc32 of the payload.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
 

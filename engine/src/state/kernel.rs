@@ -322,7 +322,6 @@ fn apply_ust(trace: &mut TraceState, event: &Event<'_>, slots: &UstSlots, cpu: u
 
 #[inline]
 fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
-    let from_nothing = trace.from_nothing;
     // No running thread known means no `Cpu` record changes either.
     let Some(c) = trace.cpus.get_mut(cpu) else {
         return;
@@ -332,9 +331,10 @@ fn push_mode(trace: &mut TraceState, cpu: u32, frame: ModeFrame, time: i64) {
     };
     c.since = time;
     if let Some(t) = trace.threads.get_mut(&key) {
-        // Read from nothing, a system call entered from an unknown mode
-        // tells that the thread was in user mode.
-        if from_nothing && frame.mode == ExecMode::Syscall && t.modes.len() == 1 {
+        // A system call entered from an unknown mode tells that the thread
+        // was in user mode (system calls do not nest; an interrupt or a
+        // trap may come in either mode, so they tell nothing).
+        if frame.mode == ExecMode::Syscall && t.modes.len() == 1 {
             t.modes[0] = ModeFrame {
                 mode: ExecMode::User,
                 sub: 0,

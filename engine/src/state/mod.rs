@@ -319,8 +319,8 @@ impl TracesetState {
 
     /// The state of `n` traces read from the middle with nothing known
     /// (a window previewed ahead of every checkpoint): threads first seen
-    /// get an unknown mode (see [`TraceState::from_nothing`]); the first
-    /// exit from any mode resolves it to user mode.
+    /// get an unknown mode (see [`TraceState::from_nothing`]), until a
+    /// system call's entry or exit tells user mode.
     pub fn unknown(n: usize) -> Self {
         let mut s = Self::new(n);
         for t in &mut s.traces {

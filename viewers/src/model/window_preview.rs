@@ -10,8 +10,8 @@
 //! ([`TracesetState::unknown`]), as LTTV did for a process it had not met:
 //! a row starts at the first event that tells its state — a CPU at its
 //! first switch, a thread when it is switched, woken, forked or exits —
-//! and a running thread's mode stays *unknown* until it leaves the mode it
-//! was in. From then on its rows are the exact ones, so the preview is
+//! and a running thread's mode stays *unknown* until a system call's entry
+//! or exit tells it. From then on its rows are the exact ones, so the preview is
 //! what the window shows until the checkpoints get there and the exact
 //! window analysis replaces it.
 
