@@ -303,6 +303,9 @@ fn zoom_ahead(
     // with no state), which the exact analysis of the window replaces
     // once the checkpoints get there.
     let previewed = tab.window_previewed();
+    // The render shown now: the exact one must replace it (captured
+    // before the screenshot, during which the exact one may arrive).
+    let first = tab.control_flow.render();
     let shot = |name: &str| {
         let path = super::screenshots_dir().join(format!("zoom-{:.0}-{name}.png", at * 100.0));
         // What the window shows once laid out and painted (between a
@@ -325,7 +328,6 @@ fn zoom_ahead(
     }
     // The exact render, not the preview's still shown while the exact
     // one is on its way to the view.
-    let first = tab.control_flow.render();
     let exact = pump_until(|| {
         !tab.window_previewed()
             && shown()
