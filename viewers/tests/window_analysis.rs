@@ -16,8 +16,11 @@ use traceloom_viewers::model::{
 };
 use traceloom_viewers::TimeGraphRender;
 
+/// Per row label, the states drawn (start, end, state name).
+type Drawn = HashMap<String, Vec<(Time, Time, String)>>;
+
 /// Per row label, the states drawn within `[from, to]` (clipped to it).
-fn states(r: &TimeGraphRender, from: Time, to: Time) -> HashMap<String, Vec<(Time, Time, String)>> {
+fn states(r: &TimeGraphRender, from: Time, to: Time) -> Drawn {
     let mut out = HashMap::new();
     for (i, row) in r.tree().rows().iter().enumerate() {
         let v: Vec<(Time, Time, String)> = r
@@ -33,6 +36,54 @@ fn states(r: &TimeGraphRender, from: Time, to: Time) -> HashMap<String, Vec<(Tim
         }
     }
     out
+}
+
+/// The window of `span` from fraction `f0` to `f1` of it.
+fn window_at((a, b): (Time, Time), f0: f64, f1: f64) -> TimeRange {
+    TimeRange::new(
+        a + ((b - a) as f64 * f0) as Time,
+        a + ((b - a) as f64 * f1) as Time,
+    )
+}
+
+/// Per view (resources, control flow), the states the whole pass and the
+/// window's own data draw within `[window.start, to]`, per row label.
+fn drawn_by_both(
+    whole: &Arc<KernelData>,
+    part: &Arc<KernelData>,
+    window: TimeRange,
+    to: Time,
+) -> [(&'static str, Drawn, Drawn); 2] {
+    let width = 200_000;
+    let from = window.start;
+    [
+        (
+            "resources",
+            states(
+                &ResourcesModel::new(whole.clone()).render(window, width),
+                from,
+                to,
+            ),
+            states(
+                &ResourcesModel::new(part.clone()).render(window, width),
+                from,
+                to,
+            ),
+        ),
+        (
+            "control flow",
+            states(
+                &ControlFlowModel::new(whole.clone()).render(window, width),
+                from,
+                to,
+            ),
+            states(
+                &ControlFlowModel::new(part.clone()).render(window, width),
+                from,
+                to,
+            ),
+        ),
+    ]
 }
 
 fn window_data(session: &mut Session, window: TimeRange) -> Arc<KernelData> {
@@ -55,12 +106,8 @@ fn a_window_analysed_alone_draws_what_the_whole_pass_draws() {
     ] {
         let mut s = Session::open(std::slice::from_ref(&trace)).unwrap();
         let whole = KernelAnalysis::run(&mut s);
-        let (a, b) = whole.span;
         for (f0, f1) in [(0.40, 0.45), (0.7, 0.72), (0.0, 0.05)] {
-            let window = TimeRange::new(
-                a + ((b - a) as f64 * f0) as Time,
-                a + ((b - a) as f64 * f1) as Time,
-            );
+            let window = window_at(whole.span, f0, f1);
             // A fresh session: the window is read from a checkpoint-less
             // start or from what the scheduler kept, not from the pass.
             let mut s2 = Session::open(std::slice::from_ref(&trace)).unwrap();
@@ -68,20 +115,7 @@ fn a_window_analysed_alone_draws_what_the_whole_pass_draws() {
             // The window's data ends at its last event.
             let (from, to) = (window.start, part.span.1);
             assert!(to > from, "{}: events in {window:?}", trace.display());
-            let width = 200_000;
-            for (name, full_r, part_r) in [
-                (
-                    "resources",
-                    ResourcesModel::new(whole.clone()).render(window, width),
-                    ResourcesModel::new(part.clone()).render(window, width),
-                ),
-                (
-                    "control flow",
-                    ControlFlowModel::new(whole.clone()).render(window, width),
-                    ControlFlowModel::new(part.clone()).render(window, width),
-                ),
-            ] {
-                let (full, part) = (states(&full_r, from, to), states(&part_r, from, to));
+            for (name, full, part) in drawn_by_both(&whole, &part, window, to) {
                 assert!(!part.is_empty(), "{name}: rows in {window:?}");
                 let mut compared = 0;
                 for (label, want) in &full {
@@ -150,29 +184,12 @@ fn a_window_previewed_from_nothing_draws_only_what_the_whole_pass_draws() {
     ] {
         let mut s = Session::open(std::slice::from_ref(&trace)).unwrap();
         let whole = KernelAnalysis::run(&mut s);
-        let (a, b) = whole.span;
         for (f0, f1) in [(0.40, 0.45), (0.7, 0.72), (0.0, 0.05), (0.5, 0.6)] {
-            let window = TimeRange::new(
-                a + ((b - a) as f64 * f0) as Time,
-                a + ((b - a) as f64 * f1) as Time,
-            );
+            let window = window_at(whole.span, f0, f1);
             let mut s2 = Session::open(std::slice::from_ref(&trace)).unwrap();
             let part = preview_data(&mut s2, window);
-            let (from, to) = (window.start, part.span.1);
-            let width = 200_000;
-            for (name, full_r, part_r) in [
-                (
-                    "resources",
-                    ResourcesModel::new(whole.clone()).render(window, width),
-                    ResourcesModel::new(part.clone()).render(window, width),
-                ),
-                (
-                    "control flow",
-                    ControlFlowModel::new(whole.clone()).render(window, width),
-                    ControlFlowModel::new(part.clone()).render(window, width),
-                ),
-            ] {
-                let (full, part) = (states(&full_r, from, to), states(&part_r, from, to));
+            let to = part.span.1;
+            for (name, full, part) in drawn_by_both(&whole, &part, window, to) {
                 let (mut known, mut unknown) = (0, 0);
                 for (label, got) in &part {
                     let Some(want) = full.get(label) else {
