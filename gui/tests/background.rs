@@ -150,8 +150,19 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     // Cancel pauses: the views get what was read (more than at first),
     // then nothing grows any more.
     tab.progress.cancel_button.emit_clicked();
-    pump(500);
-    let paused = (stats_total(&tab), histogram_total(&tab));
+    // A snapshot taken before the pause may land after it (its job runs
+    // at the background's priority: seconds on a busy machine): the
+    // pause's totals are those that stay for 300 ms.
+    let mut paused = (stats_total(&tab), histogram_total(&tab));
+    let settled_by = Instant::now() + Duration::from_secs(10);
+    loop {
+        pump(300);
+        let now = (stats_total(&tab), histogram_total(&tab));
+        if now == paused || Instant::now() > settled_by {
+            break;
+        }
+        paused = now;
+    }
     pump(1000);
     let still = (stats_total(&tab), histogram_total(&tab));
     out.check(
