@@ -197,6 +197,8 @@ struct WindowData {
 /// `seek_n_events_backward` does, but as requests.
 struct BackSeek {
     n: usize,
+    /// The priority of its requests.
+    priority: Priority,
     /// Where the seek started (exclusive).
     from: CtfPosition,
     /// Time the windows are measured back from.
@@ -442,7 +444,7 @@ impl EventListModel {
             return;
         }
         let from = self.buffer[self.top].position;
-        self.seek_back(session, from, n, AfterBack::ReadAhead);
+        self.seek_back(session, (from, n), AfterBack::ReadAhead, Priority::HIGH);
     }
 
     /// Rows wanted ahead of the top row.
@@ -450,11 +452,16 @@ impl EventListModel {
         self.buffer_size - self.buffer_size / 2
     }
 
-    /// A HIGH request of the list: the filter's state needs decide whether
-    /// it restores the state.
-    fn request(&self, start: Start<CtfPosition>, data: Payload) -> KernelRequest {
+    /// A request of the list at `priority`: the filter's state needs
+    /// decide whether it restores the state.
+    fn request(
+        &self,
+        start: Start<CtfPosition>,
+        data: Payload,
+        priority: Priority,
+    ) -> KernelRequest {
         let mut req = KernelRequest::new(self.owner, start, data);
-        req.priority = Priority::HIGH;
+        req.priority = priority;
         // Rows and a filter without `state.*` never read the state, so a
         // jump seeks directly through the packet index instead of
         // replaying the state up to it.
@@ -481,19 +488,21 @@ impl EventListModel {
             want,
             rows: Vec::with_capacity(want.min(4096)),
         };
-        let id = self.rows_request(session, start, Box::new(data), None);
+        let id = self.rows_request(session, start, Box::new(data), None, Priority::HIGH);
         self.step = Some((id, Step::Ahead));
     }
 
-    /// Adds a request collecting rows into its [`RowsData`], before `end`.
+    /// Adds a request at `priority` collecting rows into its
+    /// [`RowsData`], before `end`.
     fn rows_request(
         &self,
         session: &mut Session,
         start: Start<CtfPosition>,
         data: Payload,
         end: Option<CtfPosition>,
+        priority: Priority,
     ) -> RequestId {
-        let mut req = self.request(start, data);
+        let mut req = self.request(start, data, priority);
         req.end_position = end;
         let filter = self.filter.clone();
         req.event.add(self.hook_priority(), move |ctx| {
@@ -519,12 +528,20 @@ impl EventListModel {
         session.add(req)
     }
 
-    /// Starts a backward seek of `n` accepted events before `from`.
-    fn seek_back(&mut self, session: &mut Session, from: CtfPosition, n: usize, then: AfterBack) {
+    /// Starts a backward seek of `n` accepted events before `from`, its
+    /// requests at `priority`.
+    fn seek_back(
+        &mut self,
+        session: &mut Session,
+        (from, n): (CtfPosition, usize),
+        then: AfterBack,
+        priority: Priority,
+    ) {
         let (first, last) = session.time_span().unwrap_or((0, 0));
         let span = (last - first).max(1);
         let seek = BackSeek {
             n,
+            priority,
             from,
             // The end position's time is Time::MAX; anchoring there would
             // waste dozens of doublings on empty windows.
@@ -546,7 +563,7 @@ impl EventListModel {
             need,
             accepted: VecDeque::with_capacity(need.min(4096)),
         };
-        let mut req = self.request(Start::Time(window_start), Box::new(data));
+        let mut req = self.request(Start::Time(window_start), Box::new(data), seek.priority);
         req.end_position = Some(seek.end);
         let filter = self.filter.clone();
         req.event.add(self.hook_priority(), move |ctx| {
@@ -632,7 +649,16 @@ impl EventListModel {
                 self.at_end = ahead.len() < self.want_ahead();
                 let from = ahead.first().map_or(CtfPosition::END, |r| r.position);
                 let half = self.buffer_size / 2;
-                self.seek_back(session, from, half, AfterBack::Fill { ahead });
+                // With the page shown, the rows before it only fill the
+                // buffer (for moves up): below what the visible viewers
+                // wait for (a window zoomed into meanwhile), above the
+                // background pass.
+                let priority = if self.shown_early {
+                    Priority::DEFAULT
+                } else {
+                    Priority::HIGH
+                };
+                self.seek_back(session, (from, half), AfterBack::Fill { ahead }, priority);
                 false
             }
             Step::Back { mut seek, then } => {
@@ -675,6 +701,7 @@ impl EventListModel {
                                     Start::Position(*p),
                                     Box::new(data),
                                     Some(from),
+                                    seek.priority,
                                 );
                                 self.step = Some((id, Step::BackRows { ahead }));
                                 false
