@@ -480,6 +480,12 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         self.paused.contains_key(&id)
     }
 
+    /// Reads at most `n` events (at least 1) between two checks of the
+    /// budget and of pending input ([`SchedulerConfig::chunk_events`]).
+    pub fn set_chunk_events(&mut self, n: u64) {
+        self.config.chunk_events = n.max(1);
+    }
+
     /// Number of pending requests (paused ones not counted).
     pub fn pending(&self) -> usize {
         self.list_out.len() + self.list_in.len()
