@@ -621,13 +621,13 @@ impl Analysis for PajeTab {
         u
     }
 
-    fn service(&mut self, budget: Budget, input: bool) -> ServiceStatus {
+    fn service(&mut self, budget: Budget, interrupt: &mut dyn FnMut() -> bool) -> ServiceStatus {
         // The pass waits for the snapshot under way, whose containers
         // must all be of one moment.
         if self.snapshot_build.is_some() {
             return ServiceStatus::BudgetSpent;
         }
-        self.session.service(budget, || input)
+        self.session.service(budget, interrupt)
     }
 
     fn list_poll(&mut self) -> Option<ListPage> {

@@ -6,7 +6,9 @@
 //! (taking a snapshot of the pass when one is due), services for what is
 //! left of [`SERVICE_BUDGET`] (after one chunk when input reached the tab
 //! since the last turn: the v2 algorithm's interruption, after which the
-//! visible viewers' HIGH requests are read first), and hands the results
+//! visible viewers' HIGH requests are read first; also after the chunk
+//! in which a job the user waits for finished; not at all when the poll
+//! collected something for the views), and hands the results
 //! to its tab as a message ([`Serviced`]), which the tab's component
 //! applies to the views. Frames, timers and painting results need no
 //! interruption: GTK dispatches them before this idle-priority source, and
@@ -77,6 +79,8 @@ struct Inner<M: 'static> {
     /// The idle source servicing the requests, while there are any (or
     /// the timeout re-installing it, while the read waits for data).
     idle: RefCell<Option<glib::SourceId>>,
+    /// A turn before the next frame is due ([`Runner::hurry`]).
+    hurried: Cell<bool>,
     /// Turns whose results the tab has not applied yet.
     in_flight: Cell<usize>,
     /// Of those, the turns carrying the event list's rows.
@@ -115,6 +119,7 @@ impl<M: From<Serviced> + 'static> Runner<M> {
         Runner(Rc::new(Inner {
             analysis: RefCell::new(analysis),
             idle: RefCell::new(None),
+            hurried: Cell::new(false),
             in_flight: Cell::new(0),
             pages_in_flight: Cell::new(0),
             input,
@@ -177,6 +182,35 @@ impl<M: From<Serviced> + 'static> Runner<M> {
         *self.0.idle.borrow_mut() = Some(source);
     }
 
+    /// Makes sure the requests are serviced, and runs a turn before the
+    /// next frame (at the main context's default priority, above GTK's
+    /// redraw, reading one chunk at most): the user waits for what it
+    /// reads (a window zoomed into, a list scrolled far), and the frames
+    /// the move asks for (its views' pictures redrawn at once) would
+    /// otherwise come first, tens of ms on a large window.
+    pub fn hurry(&self) {
+        self.kick();
+        if self.0.hurried.replace(true) {
+            return;
+        }
+        let runner = self.clone();
+        glib::idle_add_local_full(glib::Priority::DEFAULT, move || {
+            runner.0.hurried.set(false);
+            // The installed idle source goes on with what is left.
+            if runner.0.idle.borrow().is_some() {
+                runner.turn(true);
+            }
+            glib::ControlFlow::Break
+        });
+    }
+
+    /// Records user input as the tab's capture controller does: the next
+    /// turn yields after one chunk, and pictures landing show at once.
+    pub fn note_input(&self) {
+        self.0.input.set(true);
+        crate::views::painter::note_input();
+    }
+
     /// Stops servicing (the tab is closed).
     pub fn stop(&self) {
         if let Some(id) = self.0.idle.borrow_mut().take() {
@@ -190,7 +224,7 @@ impl<M: From<Serviced> + 'static> Runner<M> {
     /// spin.
     fn idle_source(&self) -> glib::SourceId {
         let runner = self.clone();
-        glib::idle_add_local(move || match runner.turn() {
+        glib::idle_add_local(move || match runner.turn(false) {
             Turn::Again => glib::ControlFlow::Continue,
             Turn::Done => {
                 *runner.0.idle.borrow_mut() = None;
@@ -212,15 +246,24 @@ impl<M: From<Serviced> + 'static> Runner<M> {
     /// One turn of the idle source: collects what completed (taking a
     /// snapshot of the kernel pass when one is due), services for what is
     /// left of [`SERVICE_BUDGET`] (after one chunk when input arrived since
-    /// the last turn), and sends the new renders, the list's rows and
-    /// whether work remains to the tab. Returns whether work remains, and
-    /// whether to sleep first.
-    fn turn(&self) -> Turn {
+    /// the last turn, or when `one_chunk`), and sends the new renders, the
+    /// list's rows and whether work remains to the tab. Returns whether
+    /// work remains, and whether to sleep first. A picture landed for the
+    /// user and not drawn yet defers the turn (see
+    /// [`frame_wanted`](crate::views::painter::frame_wanted)).
+    fn turn(&self, one_chunk: bool) -> Turn {
         let inner = &*self.0;
+        if !one_chunk && crate::views::painter::frame_wanted() {
+            // A picture the user waits for is about to be drawn: its frame
+            // first.
+            return Turn::Sleep;
+        }
         let started = Instant::now();
         let (status, updates, list, busy) = {
             let mut analysis = inner.analysis.borrow_mut();
             analysis.set_update_interval(inner.pacing.interval());
+            // What lands from now on interrupts the servicing below.
+            crate::worker::take_urgent_landed();
             let mut updates = stalls::time("tab:poll", || analysis.poll());
             // Snapshots of the pass are taken in the poll: their cost
             // spaces the updates as their frames' does.
@@ -230,6 +273,10 @@ impl<M: From<Serviced> + 'static> Runner<M> {
             let budget = SERVICE_BUDGET.saturating_sub(started.elapsed());
             let status = if budget.is_zero() {
                 ServiceStatus::BudgetSpent
+            } else if !updates.is_empty() {
+                // The views get what the poll collected (a render the user
+                // may wait for) before more is read: the next turn reads.
+                ServiceStatus::PendingInput
             } else {
                 stalls::time("tab:service", || {
                     // Input since the last turn interrupts the read after
@@ -239,11 +286,18 @@ impl<M: From<Serviced> + 'static> Runner<M> {
                     // Other ready sources (timers, frames, painting
                     // results) do not: GTK dispatches them before this
                     // idle source anyway.
-                    let input = inner.input.replace(false);
-                    analysis.service(Budget::duration(budget), input)
+                    // A result the user waits for landing on a job
+                    // thread interrupts too: it is collected by the next
+                    // turn rather than after the rest of this budget.
+                    let input = inner.input.replace(false) || one_chunk;
+                    let mut interrupt = || input || crate::worker::urgent_landed();
+                    analysis.service(Budget::duration(budget), &mut interrupt)
                 })
             };
-            if status == ServiceStatus::Idle {
+            // A hurried turn's read (the first chunk of what the user
+            // waits for) is collected now too: its snapshot is made while
+            // the frames the move asked for are drawn.
+            if status == ServiceStatus::Idle || one_chunk {
                 // The last requests completed in this call: collected now,
                 // or nothing would be left to keep the source installed.
                 // (With no request left, no snapshot can be due: this poll

@@ -534,6 +534,13 @@ impl Tab {
         button
     }
 
+    /// Records user input as the tab's capture controller does, for
+    /// drivers of the tab that bypass GDK's events (the tests): a move
+    /// they make is then served as one made with the mouse or keys.
+    pub fn note_input(&self) {
+        self.runner.note_input();
+    }
+
     /// Where the tab's widgets send their messages.
     fn input_sender(&self) -> relm4::Sender<TabMsg> {
         self.input.clone()
@@ -699,7 +706,7 @@ impl Tab {
             );
             analysis.request_histogram(self.histogram.bins_wanted());
         }
-        self.runner.kick();
+        self.runner.hurry();
     }
 
     /// Moves the event list (far or near scroll, or a new page size): at
@@ -714,7 +721,7 @@ impl Tab {
             };
             stalls::time("tab:list-move", || analysis.list_move(mv))
         };
-        self.runner.kick();
+        self.runner.hurry();
         if let Some(page) = page {
             self.show_list(page);
         }

@@ -14,7 +14,7 @@
 //! threads, a statistics render about 15 ms, a time-graph render of a large
 //! window more than a frame.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -61,6 +61,32 @@ pub fn charged<R>(f: impl FnOnce() -> R) -> R {
 /// the cores the read needs too.
 pub fn background_cpu() -> Duration {
     Duration::from_nanos(BACKGROUND_CPU_NS.load(Ordering::Relaxed))
+}
+
+/// Set when an urgent job's result is waiting to be collected (see
+/// [`urgent_landed`]).
+static URGENT_LANDED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the result of a job the user waits for ([`Job::spawn_urgent`])
+/// landed since the last [`take_urgent_landed`]: the servicing yields at
+/// its next chunk, so that the result is collected and shown without
+/// waiting for the rest of the turn's budget of background reading.
+pub fn urgent_landed() -> bool {
+    URGENT_LANDED.load(Ordering::Acquire)
+}
+
+/// Notes that a result the user waits for landed on another thread (a
+/// job's, a picture's), and wakes the main loop.
+pub fn note_urgent_landed() {
+    URGENT_LANDED.store(true, Ordering::Release);
+    // The main loop may be asleep (the servicing waiting for data or for
+    // jobs).
+    glib::MainContext::default().wakeup();
+}
+
+/// Clears [`urgent_landed`]: the results landed so far are being collected.
+pub fn take_urgent_landed() -> bool {
+    URGENT_LANDED.swap(false, Ordering::AcqRel)
 }
 
 /// A job running on a thread of its own; its result is picked up with
@@ -110,7 +136,9 @@ impl<T: Send + 'static> Job<T> {
                 // A job whose result is no longer wanted was dropped: its
                 // receiver is gone, and the result is dropped here, off
                 // the main loop.
-                let _ = tx.send(charged(f));
+                if tx.send(charged(f)).is_ok() && !background {
+                    note_urgent_landed();
+                }
             })?;
         Ok(Job { rx })
     }

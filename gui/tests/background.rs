@@ -104,6 +104,9 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     let t = span.start + (span.span() as f64 * 0.9) as Time;
     let want = first_event_at(&dir, t);
     let asked = Instant::now();
+    // As if the user dragged the list's scrollbar (the events themselves
+    // are not synthesized).
+    tab.note_input();
     tab.events.drag_to(t);
     let shown = pump_until(|| tab.events.time_of(0).is_some_and(|x| x >= t));
     let latency = asked.elapsed();
@@ -290,6 +293,8 @@ fn zoom_ahead(
         span.start + (span.span() as f64 * (at + 0.001)) as Time,
     );
     let asked = Instant::now();
+    // As if the user zoomed with the mouse or keys.
+    tab.note_input();
     tab.navigate(Nav::Window(zoom));
     let drawn = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
         r.is_some_and(|r| {
@@ -300,16 +305,20 @@ fn zoom_ahead(
                     > 3
         })
     };
-    // Drawn and painted (a view paints its render on a thread, for the
-    // next frame).
-    let shown = || {
-        drawn(tab.control_flow.render())
-            && drawn(tab.resources.render())
-            && !tab.control_flow.painting()
-            && !tab.resources.painting()
+    // Drawn by a frame (a view paints its render on a thread, and a frame
+    // draws the picture once it landed).
+    let on_screen = || {
+        tab.control_flow
+            .shown()
+            .zip(tab.resources.shown())
+            .filter(|((c, _), (r, _))| drawn(Some(c.clone())) && drawn(Some(r.clone())))
+            .map(|((_, a), (_, b))| a.max(b))
     };
+    let shown =
+        || on_screen().is_some() && !tab.control_flow.painting() && !tab.resources.painting();
     let detailed = pump_until(shown);
-    let latency = asked.elapsed();
+    // Until that frame (the harness looks every 20 ms).
+    let latency = on_screen().map_or_else(|| asked.elapsed(), |at| at - asked);
     // Ahead of the checkpoint pass the first detail is a preview (read
     // with no state), which the exact analysis of the window replaces
     // once the checkpoints get there.

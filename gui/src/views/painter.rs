@@ -17,8 +17,12 @@ use std::time::Duration;
 use gtk4 as gtk;
 use gtk4::prelude::*;
 
-/// How often a painting in flight is looked for.
-const POLL: Duration = Duration::from_millis(4);
+/// How often a painting in flight is looked for (only while one is: a
+/// few ms at a time).
+const POLL: Duration = Duration::from_millis(1);
+/// Longest the servicing waits for the frame that shows a picture landed
+/// after input (see [`frame_wanted`]).
+const FRAME_WAIT: Duration = Duration::from_millis(25);
 /// Longest a finished picture waits for the other paintings in flight,
 /// so that pictures started together are shown in one frame.
 const LANDING_HOLD: Duration = Duration::from_millis(120);
@@ -44,6 +48,16 @@ struct Landings {
 thread_local! {
     static LANDINGS: RefCell<Landings> = RefCell::default();
     static LAST_INPUT: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+    /// When a picture the user waits for landed, until a frame draws it.
+    static FRAME_WANTED: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether a picture landed after recent input and no frame has drawn it
+/// yet (for at most [`FRAME_WAIT`]): the background servicing waits for
+/// that frame rather than read a turn first. GTK's frame clock paces
+/// frames by a timeout, which an idle source ready earlier would precede.
+pub fn frame_wanted() -> bool {
+    FRAME_WANTED.with(|f| f.get().is_some_and(|t| t.elapsed() < FRAME_WAIT))
 }
 
 /// Notes user input (the views' pictures are shown as soon as they land
@@ -78,6 +92,9 @@ fn landed(area: &gtk::DrawingArea) {
         false
     });
     if flush {
+        if input {
+            FRAME_WANTED.with(|f| f.set(Some(std::time::Instant::now())));
+        }
         show_landed();
     }
 }
@@ -157,6 +174,7 @@ impl<K: PartialEq + Clone + Send + 'static, L: Clone + Send + 'static> Painter<K
     where
         F: FnOnce(&cairo::Context, f64, f64) -> Result<L, String> + Send + 'static,
     {
+        FRAME_WANTED.with(|f| f.set(None));
         let mut inner = self.inner.borrow_mut();
         let current = inner.shown.as_ref().is_some_and(|(k, _, _)| k == want);
         if !current && inner.painting.is_none() && width > 0 && height > 0 {
@@ -211,9 +229,12 @@ impl<K: PartialEq + Clone + Send + 'static, L: Clone + Send + 'static> Painter<K
                 // picture is what the next frame shows, as GTK's own
                 // rendering on the main thread is (niced, the statistics
                 // of a reopened 1 GB trace waited 1.9 s behind a build).
-                let _ = tx.send(crate::worker::charged(|| {
-                    paint_surface(width, height, scale, paint)
-                }));
+                let painted = crate::worker::charged(|| paint_surface(width, height, scale, paint));
+                if tx.send(painted).is_ok() {
+                    // The servicing on the main thread yields, so that the
+                    // picture lands for the next frame.
+                    crate::worker::note_urgent_landed();
+                }
             });
         if let Err(e) = spawned {
             eprintln!("traceloom: warning: cannot start a painting thread: {e}");

@@ -60,6 +60,8 @@ struct State {
     /// The render of the picture shown (`layout` is its layout): what
     /// clicks and tooltips hit.
     shown: Option<Arc<TimeGraphRender>>,
+    /// When a picture of `shown` was first drawn.
+    shown_since: Option<std::time::Instant>,
     /// The rows configuration (filter, order, collapsed rows...) the
     /// models render this view with.
     rows: DataConfig,
@@ -175,6 +177,7 @@ impl TimeGraphView {
             asked_width: None,
             asked_rows: None,
             shown: None,
+            shown_since: None,
             rows: DataConfig::default(),
             rows_configurable: false,
             size: None,
@@ -380,6 +383,14 @@ impl TimeGraphView {
         self.state.borrow().render.clone()
     }
 
+    /// The render whose picture the last frame drew, and when a frame
+    /// first drew it: what the user sees (the render set last may still
+    /// be painted).
+    pub fn shown(&self) -> Option<(Arc<TimeGraphRender>, std::time::Instant)> {
+        let s = self.state.borrow();
+        s.shown.clone().zip(s.shown_since)
+    }
+
     /// Shows `text` instead of a graph (no trace, or an error).
     pub fn set_placeholder(&self, text: &str) {
         let mut s = self.state.borrow_mut();
@@ -546,6 +557,12 @@ impl TimeGraphView {
                 let bar = scrollbar.clone();
                 let l = layout.clone();
                 s.layout = Some(layout);
+                if s.shown
+                    .as_ref()
+                    .is_none_or(|r| !Arc::ptr_eq(r, &picture.render))
+                {
+                    s.shown_since = Some(std::time::Instant::now());
+                }
                 let old = s.shown.replace(picture.render);
                 super::drop_later(old);
                 drop(s);
