@@ -31,8 +31,16 @@ pub trait Analysis {
     fn poll(&mut self) -> Updates;
     /// Services the requests for at most `budget`, yielding after a chunk
     /// when `interrupt()` says so (input arrived, or a result the user
-    /// waits for landed).
-    fn service(&mut self, budget: Budget, interrupt: &mut dyn FnMut() -> bool) -> ServiceStatus;
+    /// waits for landed). When the read would wait for a decoding thread
+    /// it yields too, unless `wait`: the first chunk of what the user
+    /// waits for (a seek's first events, decoded in a few ms) is worth
+    /// waiting for, rather than a round of the main loop's frames.
+    fn service(
+        &mut self,
+        budget: Budget,
+        interrupt: &mut dyn FnMut() -> bool,
+        wait: bool,
+    ) -> ServiceStatus;
     /// The event list's move under way: its next request, or its rows.
     fn list_poll(&mut self) -> Option<ListPage>;
     /// Whether requests are pending or jobs under way.
@@ -153,8 +161,17 @@ impl Analysis for KernelTab {
     fn poll(&mut self) -> Updates {
         self.models.poll(&mut self.session)
     }
-    fn service(&mut self, budget: Budget, interrupt: &mut dyn FnMut() -> bool) -> ServiceStatus {
-        self.session.service_nonblocking(budget, interrupt)
+    fn service(
+        &mut self,
+        budget: Budget,
+        interrupt: &mut dyn FnMut() -> bool,
+        wait: bool,
+    ) -> ServiceStatus {
+        if wait {
+            self.session.service(budget, interrupt)
+        } else {
+            self.session.service_nonblocking(budget, interrupt)
+        }
     }
     fn list_poll(&mut self) -> Option<ListPage> {
         let list = self.list.poll(&mut self.session);

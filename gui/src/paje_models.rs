@@ -621,7 +621,13 @@ impl Analysis for PajeTab {
         u
     }
 
-    fn service(&mut self, budget: Budget, interrupt: &mut dyn FnMut() -> bool) -> ServiceStatus {
+    fn service(
+        &mut self,
+        budget: Budget,
+        interrupt: &mut dyn FnMut() -> bool,
+        _wait: bool,
+    ) -> ServiceStatus {
+        // The Pajé session always waits for its reader (`wait`).
         // The pass waits for the snapshot under way, whose containers
         // must all be of one moment.
         if self.snapshot_build.is_some() {

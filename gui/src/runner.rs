@@ -291,7 +291,7 @@ impl<M: From<Serviced> + 'static> Runner<M> {
                     // turn rather than after the rest of this budget.
                     let input = inner.input.replace(false) || one_chunk;
                     let mut interrupt = || input || crate::worker::urgent_landed();
-                    analysis.service(Budget::duration(budget), &mut interrupt)
+                    analysis.service(Budget::duration(budget), &mut interrupt, one_chunk)
                 })
             };
             // A hurried turn's read (the first chunk of what the user
