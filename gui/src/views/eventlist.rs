@@ -148,6 +148,8 @@ pub struct EventListView {
     output: relm4::Sender<ListOutput>,
     /// Moves sent and not handled yet by the tab.
     queued: Rc<Cell<usize>>,
+    /// When the frame showing the rows set last began.
+    rows_drawn_at: Rc<Cell<Option<std::time::Instant>>>,
     /// Rows the model was last told to show.
     page: Rc<Cell<usize>>,
     store: gtk::StringList,
@@ -319,6 +321,7 @@ impl EventListView {
             origin: Rc::new(Cell::new(0)),
             output,
             queued: Rc::default(),
+            rows_drawn_at: Rc::default(),
             page: Rc::new(Cell::new(0)),
             store,
             selection,
@@ -578,6 +581,12 @@ impl EventListView {
     pub fn show(&self, rows: &[ListRow], status: &str, top: Option<Time>) {
         let selected = self.selected().and_then(|i| self.time_of(i));
         self.set_rows(rows, status);
+        self.rows_drawn_at.set(None);
+        let drawn_at = self.rows_drawn_at.clone();
+        self.list.add_tick_callback(move |_, _| {
+            drawn_at.set(Some(std::time::Instant::now()));
+            glib::ControlFlow::Break
+        });
         self.programmatic.set(true);
         if let Some(t) = top {
             self.adjustment
@@ -643,6 +652,12 @@ impl EventListView {
     /// Whether the list is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// When the frame that shows the rows given last began (`None`
+    /// until it did): what the user waits for after a move.
+    pub fn rows_drawn_at(&self) -> Option<std::time::Instant> {
+        self.rows_drawn_at.get()
     }
 
     /// Time of row `i`.

@@ -628,13 +628,19 @@ impl EventListModel {
         if d.rows.len() < page {
             return false;
         }
-        self.buffer = d.rows[..page].to_vec();
+        let first = d.rows[..page].to_vec();
+        self.show_first_page(first);
+        true
+    }
+
+    /// Shows `page`, the first rows read ahead, before the move is done.
+    fn show_first_page(&mut self, page: Vec<EventRow>) {
+        self.buffer = page;
         self.top = 0;
         self.at_start = false;
         self.at_end = false;
         self.compute_deltas();
         self.shown_early = true;
-        true
     }
 
     /// Takes the completed request `id` of `step` and starts the next
@@ -646,6 +652,13 @@ impl EventListModel {
                     .take::<RowsData>(id)
                     .map(|d| d.rows)
                     .unwrap_or_default();
+                // Read within one servicing, the rows ahead were not shown
+                // early: their first page is shown now, before the rows
+                // before it are looked for.
+                let shown = !self.shown_early && ahead.len() >= self.page;
+                if shown {
+                    self.show_first_page(ahead[..self.page].to_vec());
+                }
                 self.at_end = ahead.len() < self.want_ahead();
                 let from = ahead.first().map_or(CtfPosition::END, |r| r.position);
                 let half = self.buffer_size / 2;
@@ -659,7 +672,7 @@ impl EventListModel {
                     Priority::HIGH
                 };
                 self.seek_back(session, (from, half), AfterBack::Fill { ahead }, priority);
-                false
+                shown
             }
             Step::Back { mut seek, then } => {
                 let d = session.take::<WindowData>(id);
