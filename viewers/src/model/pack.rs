@@ -21,6 +21,10 @@ use traceloom_base::Time;
 /// Items per packed block (a power of two).
 pub const BLOCK: usize = 64;
 
+// A dictionary's indices are bytes, and its packed indices take at most a
+// byte each (see `encode_dict`).
+const _: () = assert!(BLOCK <= 256);
+
 /// What a [`Column`](super::column::Column) holds: plain data with a
 /// block encoding.
 pub trait Item: bytemuck::Pod + PartialEq + std::fmt::Debug + Send + Sync + 'static {
@@ -101,27 +105,37 @@ fn decode_times(r: &mut Reader<'_>, mut set: impl FnMut(usize, Time), n: usize) 
 /// Values through a dictionary: the number of distinct values, each as a
 /// varint, then every value's index in as few bits as the dictionary
 /// needs (none for a single value).
-fn encode_dict(values: &[u32], out: &mut Vec<u8>) {
-    let mut dict: Vec<u32> = Vec::with_capacity(8);
-    let mut idx: Vec<u8> = Vec::with_capacity(values.len());
-    for &v in values {
-        let i = match dict.iter().position(|&d| d == v) {
+///
+/// At most [`BLOCK`] values (what [`Item::encode`] is given): the
+/// dictionary and the indices live on the stack, since a block is packed
+/// every 64 changes of every row and two allocations per block were a
+/// visible part of the kernel pass.
+fn encode_dict(values: impl IntoIterator<Item = u32>, out: &mut Vec<u8>) {
+    let mut dict = [0u32; BLOCK];
+    let mut len = 0usize;
+    let mut idx = [0u8; BLOCK];
+    let mut n = 0usize;
+    for v in values {
+        assert!(n < BLOCK, "a dictionary codes at most a block");
+        let i = match dict[..len].iter().position(|&d| d == v) {
             Some(i) => i,
             None => {
-                dict.push(v);
-                dict.len() - 1
+                dict[len] = v;
+                len += 1;
+                len - 1
             }
         };
-        idx.push(i as u8);
+        idx[n] = i as u8;
+        n += 1;
     }
-    put_varint(out, dict.len() as u64);
-    for &d in &dict {
+    put_varint(out, len as u64);
+    for &d in &dict[..len] {
         put_varint(out, u64::from(d));
     }
-    let width = bits(dict.len());
+    let width = bits(len);
     let mut acc = 0u64;
     let mut filled = 0u32;
-    for &i in &idx {
+    for &i in &idx[..n] {
         acc |= u64::from(i) << filled;
         filled += width;
         while filled >= 8 {
@@ -180,8 +194,7 @@ impl Item for Time {
 
 impl Item for u8 {
     fn encode(items: &[Self], out: &mut Vec<u8>) {
-        let v: Vec<u32> = items.iter().map(|&x| u32::from(x)).collect();
-        encode_dict(&v, out);
+        encode_dict(items.iter().map(|&x| u32::from(x)), out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
@@ -192,7 +205,7 @@ impl Item for u8 {
 
 impl Item for u32 {
     fn encode(items: &[Self], out: &mut Vec<u8>) {
-        encode_dict(items, out);
+        encode_dict(items.iter().copied(), out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
@@ -204,8 +217,7 @@ impl Item for u32 {
 impl Item for Mark {
     fn encode(items: &[Self], out: &mut Vec<u8>) {
         encode_times(items.iter().map(|m| m.time), out);
-        let kinds: Vec<u32> = items.iter().map(|m| u32::from(m.kind)).collect();
-        encode_dict(&kinds, out);
+        encode_dict(items.iter().map(|m| u32::from(m.kind)), out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
@@ -244,8 +256,7 @@ impl Item for ArrowRecord {
 impl Item for EventItem {
     fn encode(items: &[Self], out: &mut Vec<u8>) {
         encode_times(items.iter().map(|e| e.time), out);
-        let values: Vec<u32> = items.iter().map(|e| e.value).collect();
-        encode_dict(&values, out);
+        encode_dict(items.iter().map(|e| e.value), out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
@@ -296,8 +307,7 @@ impl Item for LinkItem {
             put_varint(out, u64::from(l.from));
             put_varint(out, u64::from(l.to));
         }
-        let values: Vec<u32> = items.iter().map(|l| l.value).collect();
-        encode_dict(&values, out);
+        encode_dict(items.iter().map(|l| l.value), out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
