@@ -324,6 +324,10 @@ pub struct ColumnBuilder<T: Item> {
     bytes: SeriesBuilder<u8>,
     locs: SeriesBuilder<u64>,
     firsts: SeriesBuilder<T>,
+    /// Items packed: `locs.len() × BLOCK`, kept apart so that `len`,
+    /// `get` and `last` (several calls per change of the kernel pass) do
+    /// not go through the chunk list of `locs`.
+    packed: usize,
     /// The items after the packed blocks (fewer than 2 × BLOCK).
     tail: Vec<T>,
     /// The tail as last frozen by `snapshot`, while unchanged.
@@ -337,6 +341,7 @@ impl<T: Item> Default for ColumnBuilder<T> {
             bytes: SeriesBuilder::new(),
             locs: SeriesBuilder::new(),
             firsts: SeriesBuilder::new(),
+            packed: 0,
             tail: Vec::new(),
             frozen: None,
             scratch: Vec::new(),
@@ -350,8 +355,10 @@ impl<T: Item> ColumnBuilder<T> {
         Self::default()
     }
 
+    #[inline]
     fn packed(&self) -> usize {
-        self.locs.len() * BLOCK
+        debug_assert_eq!(self.packed, self.locs.len() * BLOCK);
+        self.packed
     }
 
     /// Number of items.
@@ -365,6 +372,8 @@ impl<T: Item> ColumnBuilder<T> {
         self.len() == 0
     }
 
+    #[cold]
+    #[inline(never)]
     fn unpack(&self, b: usize) -> Vec<T> {
         let start = self.locs.get(b) as usize;
         let end = if b + 1 < self.locs.len() {
@@ -395,7 +404,46 @@ impl<T: Item> ColumnBuilder<T> {
     pub fn last(&self) -> Option<T> {
         match self.tail.last() {
             Some(&x) => Some(x),
-            None => self.len().checked_sub(1).map(|k| self.get(k)),
+            None => self.last_packed(),
+        }
+    }
+
+    /// The last item when the tail is empty (only after many pops).
+    #[cold]
+    #[inline(never)]
+    fn last_packed(&self) -> Option<T> {
+        self.len().checked_sub(1).map(|k| self.get(k))
+    }
+
+    /// Items `from..to` as a slice when they are all still unpacked (the
+    /// last [`BLOCK`] items are, in a builder never popped), `None`
+    /// otherwise.
+    #[inline]
+    pub fn unpacked(&self, from: usize, to: usize) -> Option<&[T]> {
+        let p = self.packed();
+        if from < p {
+            return None;
+        }
+        self.tail.get(from - p..to - p)
+    }
+
+    /// Copies items `from..from + out.len()` to `out`, decoding each
+    /// packed block once (panics when out of bounds).
+    pub fn read_range(&self, from: usize, out: &mut [T]) {
+        let p = self.packed();
+        let mut k = from;
+        let mut done = 0;
+        while done < out.len() && k < p {
+            let b = k / BLOCK;
+            let items = self.unpack(b);
+            let n = (BLOCK - k % BLOCK).min(out.len() - done);
+            out[done..done + n].copy_from_slice(&items[k % BLOCK..k % BLOCK + n]);
+            done += n;
+            k += n;
+        }
+        if done < out.len() {
+            let rest = out.len() - done;
+            out[done..].copy_from_slice(&self.tail[k - p..k - p + rest]);
         }
     }
 
@@ -403,6 +451,18 @@ impl<T: Item> ColumnBuilder<T> {
     #[inline]
     pub fn push(&mut self, x: T) {
         self.frozen = None;
+        // Inline, the rest apart: the kernel pass pushes several items
+        // per event, and most pushes need no room and pack nothing.
+        if self.tail.len() < self.tail.capacity() && self.tail.len() + 1 < 2 * BLOCK {
+            self.tail.push(x);
+        } else {
+            self.push_slow(x);
+        }
+    }
+
+    /// [`push`](Self::push) when the tail needs room or a block is full.
+    #[inline(never)]
+    fn push_slow(&mut self, x: T) {
         if self.tail.capacity() == 0 {
             self.tail.reserve_exact(8);
         }
@@ -411,6 +471,7 @@ impl<T: Item> ColumnBuilder<T> {
             self.scratch.clear();
             T::encode(&self.tail[..BLOCK], &mut self.scratch);
             self.locs.push(self.bytes.len() as u64);
+            self.packed += BLOCK;
             self.firsts.push(self.tail[0]);
             self.bytes.extend_from_slice(&self.scratch);
             self.tail.drain(..BLOCK);
@@ -428,6 +489,7 @@ impl<T: Item> ColumnBuilder<T> {
             self.scratch.clear();
             T::encode(block, &mut self.scratch);
             self.locs.push(self.bytes.len() as u64);
+            self.packed += BLOCK;
             self.firsts.push(block[0]);
             self.bytes.extend_from_slice(&self.scratch);
             packed += BLOCK;
@@ -445,6 +507,7 @@ impl<T: Item> ColumnBuilder<T> {
             let start = self.locs.get(b) as usize;
             self.bytes.truncate(start);
             self.locs.pop();
+            self.packed -= BLOCK;
             self.firsts.pop();
             self.tail = items;
         }
@@ -523,6 +586,14 @@ mod tests {
                 if !v.is_empty() {
                     let k = x as usize % v.len();
                     prop_assert_eq!(b.get(k), v[k]);
+                    // A range from `k`, packed or not.
+                    let n = (x as usize / 7) % (v.len() - k + 1);
+                    let mut out = vec![0; n];
+                    b.read_range(k, &mut out);
+                    prop_assert_eq!(&out[..], &v[k..k + n]);
+                    if let Some(s) = b.unpacked(k, k + n) {
+                        prop_assert_eq!(s, &v[k..k + n]);
+                    }
                 }
             }
             snaps.push((b.snapshot(), v.clone()));

@@ -210,39 +210,47 @@ impl BlocksBuilder {
     /// any push or pop; `class(k)` is the class of interval `k`
     /// ([`NO_CLASS`]: not drawn). Costs O(1) unless a block was closed (or
     /// reopened by a pop).
+    ///
+    /// Inline, and the work kept apart: the kernel pass calls this at
+    /// every change of every row, and a block closes once in [`BLOCK`]
+    /// calls.
     #[inline]
     pub fn sync(&mut self, times: &ColumnBuilder<Time>, class: impl Fn(usize) -> u8) {
         // Block b is closed once change (b + 1) × BLOCK exists.
         let closed = times.len().saturating_sub(1) / BLOCK;
+        if self.blocks.len() != closed {
+            self.close_blocks(times, closed, class);
+        }
+    }
+
+    /// Drops the summaries of blocks no longer closed and adds those of
+    /// the blocks closed, up to `closed` blocks.
+    #[inline(never)]
+    fn close_blocks(
+        &mut self,
+        times: &ColumnBuilder<Time>,
+        closed: usize,
+        class: impl Fn(usize) -> u8,
+    ) {
         while self.blocks.len() > closed {
             self.blocks.pop();
         }
+        let mut copy = [0 as Time; BLOCK + 1];
         while self.blocks.len() < closed {
             let b = self.blocks.len();
-            self.tally.clear();
-            let mut longest = 0u64;
-            for k in b * BLOCK..(b + 1) * BLOCK {
-                let d = times.get(k + 1).abs_diff(times.get(k));
-                longest = longest.max(d);
-                let c = class(k);
-                if c == NO_CLASS {
-                    continue;
+            let lo = b * BLOCK;
+            // A block and the change after it are unpacked still, but
+            // after pops or a bulk append (a record unsealed, a parallel
+            // pass's join): then they are decoded, each block once.
+            let ts = match times.unpacked(lo, lo + BLOCK + 1) {
+                Some(ts) => ts,
+                None => {
+                    times.read_range(lo, &mut copy);
+                    &copy[..]
                 }
-                // Damaged timestamps can make any duration: sums saturate.
-                match self.tally.iter_mut().find(|(x, _)| *x == c) {
-                    Some((_, t)) => *t = t.saturating_add(d),
-                    None => self.tally.push((c, d)),
-                }
-            }
-            let mut best = (NO_CLASS, 0u64);
-            for &(c, d) in &self.tally {
-                if best.0 == NO_CLASS || d > best.1 {
-                    best = (c, d);
-                }
-            }
-            let longest = u32::try_from(longest).unwrap_or(u32::MAX);
-            self.blocks
-                .push(BlockSummary::new(times.get(b * BLOCK), best.0, longest));
+            };
+            let summary = summarize(ts, |i| class(lo + i), &mut self.tally);
+            self.blocks.push(summary);
         }
     }
 
@@ -255,6 +263,37 @@ impl BlocksBuilder {
     pub fn snapshot(&mut self) -> Blocks {
         self.blocks.snapshot()
     }
+}
+
+/// The summary of one block: `ts` holds its [`BLOCK`] change times and
+/// the time of the change after it, `class(i)` is the class of its
+/// interval `i`; `tally` is scratch.
+#[inline]
+fn summarize(ts: &[Time], class: impl Fn(usize) -> u8, tally: &mut Vec<(u8, u64)>) -> BlockSummary {
+    let ts = &ts[..BLOCK + 1];
+    tally.clear();
+    let mut longest = 0u64;
+    for (i, w) in ts.windows(2).enumerate() {
+        let d = w[1].abs_diff(w[0]);
+        longest = longest.max(d);
+        let c = class(i);
+        if c == NO_CLASS {
+            continue;
+        }
+        // Damaged timestamps can make any duration: sums saturate.
+        match tally.iter_mut().find(|(x, _)| *x == c) {
+            Some((_, t)) => *t = t.saturating_add(d),
+            None => tally.push((c, d)),
+        }
+    }
+    let mut best = (NO_CLASS, 0u64);
+    for &(c, d) in tally.iter() {
+        if best.0 == NO_CLASS || d > best.1 {
+            best = (c, d);
+        }
+    }
+    let longest = u32::try_from(longest).unwrap_or(u32::MAX);
+    BlockSummary::new(ts[0], best.0, longest)
 }
 
 /// A summary of `times`, computed at once (for change lists built whole).
