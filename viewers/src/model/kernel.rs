@@ -20,7 +20,6 @@
 //! hook notes the thread running before the event and feeds the
 //! statistics.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use traceloom_base::Time;
 
@@ -28,7 +27,7 @@ use traceloom_ctf::{Event, Traceset};
 use traceloom_engine::request::{OwnerId, SourceEvent, Start};
 use traceloom_engine::source::CtfCurrent;
 use traceloom_engine::state::{
-    CpuMap, CpuMode, ExecMode, ThreadKey, ThreadStatus, TraceState, TracesetState,
+    CpuMap, CpuMode, ExecMode, Thread, ThreadKey, ThreadStatus, TraceState, TracesetState,
 };
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::Scope;
@@ -107,6 +106,20 @@ fn status_index(s: ThreadStatus) -> u8 {
 
 fn mode_index(m: ExecMode) -> u8 {
     MODES.iter().position(|x| *x == m).unwrap_or(5) as u8
+}
+
+/// The mode of a CPU running `th` (as [`TraceState::cpu_mode`] gives
+/// it, from the thread already looked up).
+fn cpu_mode_of(th: &Thread) -> CpuMode {
+    match th.mode() {
+        ExecMode::User if th.tid == 0 => CpuMode::Idle,
+        ExecMode::User => CpuMode::User,
+        ExecMode::Syscall => CpuMode::Syscall,
+        ExecMode::Trap => CpuMode::Trap,
+        ExecMode::Irq => CpuMode::Irq,
+        ExecMode::SoftIrq => CpuMode::SoftIrq,
+        ExecMode::Unknown => CpuMode::Unknown,
+    }
 }
 
 fn cpu_mode_index(m: CpuMode) -> u8 {
@@ -502,24 +515,32 @@ impl RecordLists {
     /// change, and those are not sealed; a sealed record is unsealed here
     /// all the same (its items copied into new builders), so that what is
     /// computed never depends on when records are sealed.
+    #[inline]
     pub(super) fn grow(&mut self) -> &mut ThreadSeries {
         if !matches!(self, RecordLists::Growing(_)) {
-            let l = std::mem::take(self).into_lists();
-            let mut s = ThreadSeries::default();
-            for (t, c) in l.times.chunks().zip(l.codes.chunks()) {
-                s.times.extend_from_slice(&t);
-                s.codes.extend_from_slice(&c);
-            }
-            s.sync();
-            for m in l.marks.chunks() {
-                s.marks.extend_from_slice(&m);
-            }
-            *self = RecordLists::Growing(Box::new(s));
+            self.unseal();
         }
         match self {
             RecordLists::Growing(s) => s,
-            _ => unreachable!("made growing above"),
+            _ => unreachable!("made growing by `unseal`"),
         }
+    }
+
+    /// Makes sealed lists growing again (see [`grow`](Self::grow)).
+    #[cold]
+    #[inline(never)]
+    fn unseal(&mut self) {
+        let l = std::mem::take(self).into_lists();
+        let mut s = ThreadSeries::default();
+        for (t, c) in l.times.chunks().zip(l.codes.chunks()) {
+            s.times.extend_from_slice(&t);
+            s.codes.extend_from_slice(&c);
+        }
+        s.sync();
+        for m in l.marks.chunks() {
+            s.marks.extend_from_slice(&m);
+        }
+        *self = RecordLists::Growing(Box::new(s));
     }
 
     /// Seals the lists of a record whose thread exited: copied back to
@@ -872,7 +893,7 @@ pub struct KernelCollector {
     pub(super) generations: FastMap<(u32, i64), u16>,
     /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
     pub(super) cpu_index: Vec<CpuMap<u32>>,
-    pub(super) line_index: HashMap<(u32, LineKind, u64), u32>,
+    pub(super) line_index: FastMap<(u32, LineKind, u64), u32>,
     kinds: FastMap<u64, Kind>,
     last_kind: Option<(u64, Kind)>,
     pre_running: Option<ThreadKey>,
@@ -893,6 +914,9 @@ pub struct KernelCollector {
     /// Where full chunks go every `spill_every` events, if anywhere.
     pub(super) arena: Option<Arc<Arena>>,
     spill_every: u64,
+    /// The event count at which to spill next (a multiple of
+    /// `spill_every`).
+    next_spill: u64,
     /// A window's collector, not started at the first event: every row
     /// the state knows is seeded, at this time (the window's start, no
     /// event lying between it and the first event seen).
@@ -938,7 +962,7 @@ impl KernelCollector {
             alive: FastMap::default(),
             generations: FastMap::default(),
             cpu_index: Vec::new(),
-            line_index: HashMap::new(),
+            line_index: FastMap::default(),
             kinds: FastMap::default(),
             last_kind: None,
             pre_running: None,
@@ -954,6 +978,7 @@ impl KernelCollector {
             gaps: GapTracker::new(traceset),
             arena,
             spill_every,
+            next_spill: spill_every,
             seed_pending: None,
             placeholders_pending: false,
             placeholder: Vec::new(),
@@ -1105,7 +1130,22 @@ impl KernelCollector {
         key: ThreadKey,
         t: Time,
     ) -> Option<u32> {
-        let Some(th) = ts.threads.get(&key) else {
+        self.update_found(ts.threads.get(&key), trace, key, t)
+    }
+
+    /// [`update_thread`](Self::update_thread) with the thread of `key`
+    /// already looked up in the state (`None`: not there): `after` looks
+    /// up the thread running on the event's CPU once for it and for the
+    /// CPU's record.
+    #[inline]
+    fn update_found(
+        &mut self,
+        th: Option<&Thread>,
+        trace: u32,
+        key: ThreadKey,
+        t: Time,
+    ) -> Option<u32> {
+        let Some(th) = th else {
             if let Some(rec) = self.alive.remove(&(trace, key)) {
                 self.threads[rec as usize].end = t;
                 self.pending_wakeups.remove(&rec);
@@ -1154,6 +1194,13 @@ impl KernelCollector {
             .and_then(|k| self.alive.get(&(trace, k)).copied())
             .unwrap_or(NO_THREAD);
         let mode = cpu_mode_index(ts.cpu_mode(cpu));
+        self.record_cpu(trace, cpu, running, mode, t);
+    }
+
+    /// Records that CPU `cpu` runs thread record `running` ([`NO_THREAD`]:
+    /// none known) in mode `mode` (a [`CPU_MODES`] index) at `t`.
+    #[inline]
+    fn record_cpu(&mut self, trace: u32, cpu: u32, running: u32, mode: u8, t: Time) {
         let ti = trace as usize;
         if self.cpu_index.len() <= ti {
             self.cpu_index.resize_with(ti + 1, CpuMap::new);
@@ -1220,7 +1267,9 @@ impl KernelCollector {
         let t = ev.time();
         self.gaps.event(ev.stream().stream, t);
         self.events += 1;
-        if self.events.is_multiple_of(self.spill_every) {
+        // A comparison, not a division per event.
+        if self.events == self.next_spill {
+            self.next_spill = self.next_spill.saturating_add(self.spill_every);
             self.spill();
         }
         self.last_time = t;
@@ -1234,12 +1283,16 @@ impl KernelCollector {
             .map_or(0, |c| u32::try_from(c).unwrap_or(u32::MAX));
         let kind = self.kind(ev.class_id(), &e);
         let pre = self.pre_running.take();
-        let pre_rec = pre.and_then(|k| self.update_thread(ts, trace, k, t));
+        let pre_th = pre.and_then(|k| ts.threads.get(&k));
+        let pre_rec = pre.and_then(|k| self.update_found(pre_th, trace, k, t));
         let post = ts.cpus.get(cpu).and_then(|c| c.running);
-        let post_rec = match post {
-            Some(k) if Some(k) != pre => self.update_thread(ts, trace, k, t),
-            Some(_) => pre_rec,
-            None => None,
+        let (post_th, post_rec) = match post {
+            Some(k) if Some(k) != pre => {
+                let th = ts.threads.get(&k);
+                (th, self.update_found(th, trace, k, t))
+            }
+            Some(_) => (pre_th, pre_rec),
+            None => (None, None),
         };
         match kind {
             Kind::Other => {}
@@ -1338,7 +1391,24 @@ impl KernelCollector {
             }
         }
         if e.cpu_id().is_some() {
-            self.update_cpu(ts, trace, cpu, t);
+            // What `update_cpu` would look up again: the thread running on
+            // `cpu` (`post`, as the state has it after the event, which
+            // the updates above do not change) and its record, which they
+            // leave as it was (updating a thread twice with one state
+            // gives its record twice, and removes it from `alive` only
+            // when the state no longer has it, then `post_th` is `None`).
+            let running = post_rec.unwrap_or(NO_THREAD);
+            let mode = match post_th {
+                None => CpuMode::Unknown,
+                Some(th) => cpu_mode_of(th),
+            };
+            debug_assert_eq!(mode, ts.cpu_mode(cpu));
+            debug_assert_eq!(
+                running,
+                post.and_then(|k| self.alive.get(&(trace, k)).copied())
+                    .unwrap_or(NO_THREAD)
+            );
+            self.record_cpu(trace, cpu, running, cpu_mode_index(mode), t);
         }
     }
 
