@@ -263,6 +263,7 @@ pub struct TraceState {
 
 impl TraceState {
     /// The thread running on `cpu`, if known.
+    #[inline]
     pub fn running_on(&self, cpu: u32) -> Option<&Thread> {
         let key = self.cpus.get(cpu)?.running?;
         self.threads.get(&key)

@@ -270,6 +270,18 @@ fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) 
 /// The accounting of `cpu` in `trace`, created absent when missing.
 #[inline]
 fn acc_mut(cpus: &mut Vec<CpuMap<CpuAcc>>, trace: usize, cpu: u32) -> &mut CpuAcc {
+    // Inline when it exists (every event but a CPU's first), the rest
+    // apart.
+    if cpus.get(trace).is_some_and(|m| m.get(cpu).is_some()) {
+        return cpus[trace].get_mut(cpu).expect("just seen");
+    }
+    new_acc(cpus, trace, cpu)
+}
+
+/// [`acc_mut`] of a CPU not accounted yet.
+#[cold]
+#[inline(never)]
+fn new_acc(cpus: &mut Vec<CpuMap<CpuAcc>>, trace: usize, cpu: u32) -> &mut CpuAcc {
     if cpus.len() <= trace {
         cpus.resize_with(trace + 1, CpuMap::new);
     }
