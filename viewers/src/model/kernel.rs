@@ -23,6 +23,7 @@
 use std::sync::Arc;
 use traceloom_base::Time;
 
+use traceloom_ctf::event::{display_name, is_text_element};
 use traceloom_ctf::{Event, Traceset};
 use traceloom_engine::request::{OwnerId, SourceEvent, Start};
 use traceloom_engine::source::CtfCurrent;
@@ -30,7 +31,7 @@ use traceloom_engine::state::{
     CpuMap, CpuMode, ExecMode, Thread, ThreadKey, ThreadStatus, TraceState, TracesetState,
 };
 use traceloom_hooks::{Flow, Priority};
-use traceloom_tsdl::ir::Scope;
+use traceloom_tsdl::ir::{FieldType, Scope};
 
 use super::column::{Column, ColumnBuilder, ColumnParts};
 use super::damage::{GapTracker, StreamDamage};
@@ -397,6 +398,132 @@ fn classify(name: &str) -> Kind {
 /// A payload integer member, by name (LTTng's `_name` spelling too).
 pub fn payload_i64(e: &Event<'_>, name: &str) -> Option<i64> {
     e.scope(Scope::EventPayload)?.field(name)?.value()?.as_i64()
+}
+
+/// Where [`payload_i64`] finds a member in the payload of one event
+/// class, located once per class: matching its name against every member
+/// before it, for each switch, wake-up or interrupt, was 2 % of the pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    /// No member of that name, or a structure (which has no value).
+    Absent,
+    /// The value at this index of the payload's values: every member
+    /// before it takes exactly one value per scalar, whatever the event.
+    Index(usize),
+    /// After a member whose values depend on the event (an array, a
+    /// variant): found by name every time.
+    ByName,
+}
+
+/// Values a field of type `ty` always takes, whatever was decoded (one
+/// per scalar or text; what an array's or a variant's take depends on
+/// the event).
+fn exact_span(ty: &FieldType) -> Option<usize> {
+    match ty {
+        FieldType::Integer(_) | FieldType::Float(_) | FieldType::String(_) | FieldType::Enum(_) => {
+            Some(1)
+        }
+        FieldType::Array(a) if is_text_element(&a.element) => Some(1),
+        FieldType::Sequence(q) if is_text_element(&q.element) => Some(1),
+        FieldType::Struct(st) => st.fields.iter().map(|f| exact_span(&f.ty)).sum(),
+        _ => None,
+    }
+}
+
+impl Member {
+    /// The member `name` of payloads of type `payload`, as
+    /// [`FieldRef::field`](traceloom_ctf::event::FieldRef::field) finds
+    /// it (the first whose name, or name without its escaping underscore,
+    /// is `name`).
+    fn locate(payload: Option<&FieldType>, name: &str) -> Member {
+        let Some(FieldType::Struct(st)) = payload else {
+            return Member::Absent;
+        };
+        let mut index = Some(0usize);
+        for f in &st.fields {
+            if f.name == name || display_name(&f.name) == name {
+                return match (&f.ty, index) {
+                    (FieldType::Struct(_), _) => Member::Absent,
+                    (_, Some(i)) => Member::Index(i),
+                    (_, None) => Member::ByName,
+                };
+            }
+            index = match (index, exact_span(&f.ty)) {
+                (Some(i), Some(w)) => Some(i + w),
+                _ => None,
+            };
+        }
+        Member::Absent
+    }
+
+    /// Its value in `e` as an integer, the member being `name`: what
+    /// [`payload_i64`] gives.
+    #[inline]
+    fn read(self, e: &Event<'_>, name: &str) -> Option<i64> {
+        match self {
+            Member::Absent => None,
+            Member::Index(i) => e.scope_values(Scope::EventPayload).get(i)?.as_i64(),
+            Member::ByName => payload_i64(e, name),
+        }
+    }
+}
+
+/// The names of the payload members each kind of event reads.
+fn member_names(kind: Kind) -> [&'static str; 2] {
+    match kind {
+        Kind::Switch => ["prev_tid", "next_tid"],
+        Kind::Wakeup | Kind::Waking => ["tid", "target_cpu"],
+        Kind::Fork => ["child_tid", ""],
+        Kind::Exit | Kind::Free => ["tid", ""],
+        Kind::Statedump => ["tid", "cpu"],
+        Kind::Irq => ["irq", ""],
+        Kind::SoftIrq => ["vec", ""],
+        Kind::Other | Kind::Exec => ["", ""],
+    }
+}
+
+/// What the pass knows of an event class: its kind, and where its
+/// payload holds the members that kind reads.
+#[derive(Debug, Clone, Copy)]
+struct ClassInfo {
+    kind: Kind,
+    /// The address of the payload type the members were located in: an
+    /// event of another payload type (two classes of one key, which
+    /// `class_key` can give a damaged trace) looks them up by name.
+    payload: usize,
+    members: [Member; 2],
+}
+
+/// The address of a payload type (0: none), to compare.
+fn type_address(ty: Option<&FieldType>) -> usize {
+    ty.map_or(0, |t| t as *const FieldType as usize)
+}
+
+impl ClassInfo {
+    fn new(e: &Event<'_>) -> ClassInfo {
+        let kind = classify(e.name());
+        let ty = e.scope_type(Scope::EventPayload);
+        let names = member_names(kind);
+        ClassInfo {
+            kind,
+            payload: type_address(ty),
+            members: names.map(|n| Member::locate(ty, n)),
+        }
+    }
+
+    /// Payload member `i` of this class's [`member_names`] of `e` (an
+    /// event of this class), named `name`: what [`payload_i64`] gives.
+    #[inline]
+    fn member(&self, e: &Event<'_>, i: usize, name: &str) -> Option<i64> {
+        debug_assert_eq!(member_names(self.kind)[i], name);
+        let v = if type_address(e.scope_type(Scope::EventPayload)) == self.payload {
+            self.members[i].read(e, name)
+        } else {
+            payload_i64(e, name)
+        };
+        debug_assert_eq!(v, payload_i64(e, name));
+        v
+    }
 }
 
 /// The row id of the record of thread `key` of trace `trace` that is the
@@ -894,8 +1021,8 @@ pub struct KernelCollector {
     /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
     pub(super) cpu_index: Vec<CpuMap<u32>>,
     pub(super) line_index: FastMap<(u32, LineKind, u64), u32>,
-    kinds: FastMap<u64, Kind>,
-    last_kind: Option<(u64, Kind)>,
+    kinds: FastMap<u64, ClassInfo>,
+    last_kind: Option<(u64, ClassInfo)>,
     pre_running: Option<ThreadKey>,
     pub(super) pending_wakeups: FastMap<u32, Vec<(Time, u32)>>,
     pub(super) wakeup_events: u64,
@@ -1034,16 +1161,13 @@ impl KernelCollector {
         self.switches.spill(a);
     }
 
-    fn kind(&mut self, class: u64, e: &Event<'_>) -> Kind {
+    fn kind(&mut self, class: u64, e: &Event<'_>) -> ClassInfo {
         if let Some((c, k)) = self.last_kind {
             if c == class {
                 return k;
             }
         }
-        let k = *self
-            .kinds
-            .entry(class)
-            .or_insert_with(|| classify(e.name()));
+        let k = *self.kinds.entry(class).or_insert_with(|| ClassInfo::new(e));
         self.last_kind = Some((class, k));
         k
     }
@@ -1281,7 +1405,8 @@ impl KernelCollector {
         let cpu = e
             .cpu_id()
             .map_or(0, |c| u32::try_from(c).unwrap_or(u32::MAX));
-        let kind = self.kind(ev.class_id(), &e);
+        let info = self.kind(ev.class_id(), &e);
+        let kind = info.kind;
         let pre = self.pre_running.take();
         let pre_th = pre.and_then(|k| ts.threads.get(&k));
         let pre_rec = pre.and_then(|k| self.update_found(pre_th, trace, k, t));
@@ -1299,8 +1424,8 @@ impl KernelCollector {
             Kind::Switch => {
                 // Normally the threads running before and after; the payload
                 // says otherwise when the state did not know who ran.
-                for name in ["prev_tid", "next_tid"] {
-                    if let Some(tid) = payload_i64(&e, name) {
+                for (i, name) in ["prev_tid", "next_tid"].into_iter().enumerate() {
+                    if let Some(tid) = info.member(&e, i, name) {
                         let k = ThreadKey::new(tid, cpu);
                         if Some(k) != pre && Some(k) != post {
                             self.update_thread(ts, trace, k, t);
@@ -1319,8 +1444,9 @@ impl KernelCollector {
                 }
             }
             Kind::Wakeup | Kind::Waking => {
-                if let Some(tid) = payload_i64(&e, "tid") {
-                    let target = payload_i64(&e, "target_cpu")
+                if let Some(tid) = info.member(&e, 0, "tid") {
+                    let target = info
+                        .member(&e, 1, "target_cpu")
                         .map_or(cpu, |c| c.clamp(0, u32::MAX as i64 - 1) as u32);
                     let wakee = self.update_thread(ts, trace, ThreadKey::new(tid, target), t);
                     if kind == Kind::Wakeup {
@@ -1338,7 +1464,7 @@ impl KernelCollector {
                 }
             }
             Kind::Fork => {
-                if let Some(tid) = payload_i64(&e, "child_tid") {
+                if let Some(tid) = info.member(&e, 0, "child_tid") {
                     if let Some(c) = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t) {
                         self.thread_series[c as usize]
                             .grow()
@@ -1356,7 +1482,7 @@ impl KernelCollector {
                 }
             }
             Kind::Exit | Kind::Free => {
-                if let Some(tid) = payload_i64(&e, "tid") {
+                if let Some(tid) = info.member(&e, 0, "tid") {
                     let r = self.update_thread(ts, trace, ThreadKey::new(tid, cpu), t);
                     if let (Kind::Exit, Some(r)) = (kind, r) {
                         self.thread_series[r as usize]
@@ -1367,8 +1493,9 @@ impl KernelCollector {
                 }
             }
             Kind::Statedump => {
-                if let Some(tid) = payload_i64(&e, "tid") {
-                    let c = payload_i64(&e, "cpu")
+                if let Some(tid) = info.member(&e, 0, "tid") {
+                    let c = info
+                        .member(&e, 1, "cpu")
                         .map_or(cpu, |c| c.clamp(0, u32::MAX as i64 - 1) as u32);
                     self.update_thread(ts, trace, ThreadKey::new(tid, c), t);
                     if let Some(run) = ts.cpus.get(c).and_then(|x| x.running) {
@@ -1380,12 +1507,12 @@ impl KernelCollector {
                 }
             }
             Kind::Irq => {
-                if let Some(n) = payload_i64(&e, "irq") {
+                if let Some(n) = info.member(&e, 0, "irq") {
                     self.update_line(ts, trace, LineKind::Irq, n as u64, t);
                 }
             }
             Kind::SoftIrq => {
-                if let Some(n) = payload_i64(&e, "vec") {
+                if let Some(n) = info.member(&e, 0, "vec") {
                     self.update_line(ts, trace, LineKind::SoftIrq, n as u64, t);
                 }
             }
@@ -1779,6 +1906,49 @@ mod tests {
             prop_assert_eq!(a.blocks, b.blocks);
             prop_assert_eq!(a.marks, b.marks);
         }
+    }
+
+    /// Payload members are located where `FieldRef::field` finds them:
+    /// by index after members of one value each (text arrays included),
+    /// by name after an array or a sequence, none for a structure.
+    #[test]
+    fn payload_members_are_located_as_by_name() {
+        let tc = traceloom_tsdl::parse_tsdl(
+            r#"/* CTF 1.8 */
+typealias integer { size = 32; align = 8; signed = true; } := int32_t;
+trace { major = 1; minor = 8; byte_order = le; };
+stream { id = 0; };
+event {
+    name = "e"; id = 0; stream_id = 0;
+    fields := struct {
+        integer { size = 8; align = 8; signed = 0; encoding = UTF8; } _prev_comm[16];
+        int32_t _prev_tid;
+        string s;
+        struct { int32_t a; int32_t b; } pair;
+        int32_t next_tid;
+        int32_t xs[2];
+        int32_t tid;
+        struct { int32_t a; } cpu;
+        int32_t vec;
+    };
+};
+"#,
+        )
+        .expect("metadata");
+        let payload = tc.streams[&0].events[&0].payload.as_deref();
+        let at = |name| Member::locate(payload, name);
+        assert_eq!(at("prev_tid"), Member::Index(1));
+        assert_eq!(at("_prev_tid"), Member::Index(1));
+        assert_eq!(at("prev_comm"), Member::Index(0));
+        // Past a string (one value) and a structure of two.
+        assert_eq!(at("next_tid"), Member::Index(5));
+        // Past a fixed array of integers (its length, then its values).
+        assert_eq!(at("tid"), Member::ByName);
+        assert_eq!(at("vec"), Member::ByName);
+        assert_eq!(at("cpu"), Member::Absent);
+        assert_eq!(at("pair"), Member::Absent);
+        assert_eq!(at("irq"), Member::Absent);
+        assert_eq!(Member::locate(None, "tid"), Member::Absent);
     }
 
     #[test]
