@@ -45,6 +45,10 @@ use super::steps::{BlockSummary, Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
 use traceloom_base::FastMap;
 
+/// Event ids below this are classified through a direct table, larger
+/// ones through a hash map (see `KernelCollector::class_pages`).
+const DIRECT_CLASS_IDS: u64 = 1 << 16;
+
 /// Marks "no thread" in CPU records.
 pub const NO_THREAD: u32 = u32::MAX;
 
@@ -873,6 +877,7 @@ impl ThreadSeries {
     /// Records that the thread's state code is `code` at `t`: a change
     /// when it differs from the last (several at one instant: the last
     /// wins). The code before, when it was a change.
+    #[inline]
     pub(super) fn change(&mut self, t: Time, code: u8) -> Option<Option<u8>> {
         let prev = self.codes.last();
         if prev == Some(code) {
@@ -920,6 +925,7 @@ impl CpuSeries {
 
     /// Records that the CPU runs thread record `thread` in mode `mode` at
     /// `t` (several at one instant: the last wins); whether it changed.
+    #[inline]
     pub(super) fn change(&mut self, t: Time, thread: u32, mode: u8) -> bool {
         if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
             return false;
@@ -1021,8 +1027,16 @@ pub struct KernelCollector {
     /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
     pub(super) cpu_index: Vec<CpuMap<u32>>,
     pub(super) line_index: FastMap<(u32, LineKind, u64), u32>,
+    /// What is known of each event class seen ([`ClassInfo`]), by class
+    /// key: per page (the key's trace and stream class), the index in
+    /// `classes` by event id (`u32::MAX`: not seen), for event ids below
+    /// [`DIRECT_CLASS_IDS`]; larger ones in `kinds`. Consecutive events
+    /// are mostly of different classes (a system call's entry, then its
+    /// exit), so the class is found at every event: a vector index, not
+    /// a hash.
+    class_pages: Vec<(u64, Vec<u32>)>,
+    classes: Vec<ClassInfo>,
     kinds: FastMap<u64, ClassInfo>,
-    last_kind: Option<(u64, ClassInfo)>,
     pre_running: Option<ThreadKey>,
     pub(super) pending_wakeups: FastMap<u32, Vec<(Time, u32)>>,
     pub(super) wakeup_events: u64,
@@ -1090,8 +1104,9 @@ impl KernelCollector {
             generations: FastMap::default(),
             cpu_index: Vec::new(),
             line_index: FastMap::default(),
+            class_pages: Vec::new(),
+            classes: Vec::new(),
             kinds: FastMap::default(),
-            last_kind: None,
             pre_running: None,
             pending_wakeups: FastMap::default(),
             wakeup_events: 0,
@@ -1161,14 +1176,48 @@ impl KernelCollector {
         self.switches.spill(a);
     }
 
+    /// What is known of class `class`, that of event `e` (classified
+    /// by the name of the first event of the class seen).
+    #[inline]
     fn kind(&mut self, class: u64, e: &Event<'_>) -> ClassInfo {
-        if let Some((c, k)) = self.last_kind {
-            if c == class {
-                return k;
+        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
+        if id < DIRECT_CLASS_IDS {
+            if let Some((_, v)) = self.class_pages.iter().find(|(p, _)| *p == page) {
+                if let Some(&i) = v.get(id as usize) {
+                    if i != u32::MAX {
+                        return self.classes[i as usize];
+                    }
+                }
             }
+        } else if let Some(k) = self.kinds.get(&class) {
+            return *k;
         }
-        let k = *self.kinds.entry(class).or_insert_with(|| ClassInfo::new(e));
-        self.last_kind = Some((class, k));
+        self.new_class(class, e)
+    }
+
+    /// [`kind`](Self::kind) of a class not seen yet.
+    #[cold]
+    #[inline(never)]
+    fn new_class(&mut self, class: u64, e: &Event<'_>) -> ClassInfo {
+        let k = ClassInfo::new(e);
+        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
+        if id < DIRECT_CLASS_IDS {
+            let at = match self.class_pages.iter().position(|(p, _)| *p == page) {
+                Some(i) => i,
+                None => {
+                    self.class_pages.push((page, Vec::new()));
+                    self.class_pages.len() - 1
+                }
+            };
+            let v = &mut self.class_pages[at].1;
+            if v.len() <= id as usize {
+                v.resize(id as usize + 1, u32::MAX);
+            }
+            v[id as usize] = self.classes.len() as u32;
+            self.classes.push(k);
+        } else {
+            self.kinds.insert(class, k);
+        }
         k
     }
 
