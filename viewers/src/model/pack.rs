@@ -21,9 +21,9 @@ use traceloom_base::Time;
 /// Items per packed block (a power of two).
 pub const BLOCK: usize = 64;
 
-// A dictionary's indices are bytes, and its packed indices take at most a
-// byte each (see `encode_dict`).
-const _: () = assert!(BLOCK <= 256);
+// A dictionary's indices are bytes (255 marks none in `encode_dict_u8`),
+// and its packed indices take at most a byte each (see `encode_dict`).
+const _: () = assert!(BLOCK < 256);
 
 /// What a [`Column`](super::column::Column) holds: plain data with a
 /// block encoding.
@@ -128,14 +128,41 @@ fn encode_dict(values: impl IntoIterator<Item = u32>, out: &mut Vec<u8>) {
         idx[n] = i as u8;
         n += 1;
     }
+    write_dict(&dict[..len], &idx[..n], out);
+}
+
+/// [`encode_dict`] of bytes (the state codes of every row): each value's
+/// dictionary index found in a table rather than by a search.
+fn encode_dict_u8(values: &[u8], out: &mut Vec<u8>) {
+    assert!(values.len() <= BLOCK, "a dictionary codes at most a block");
+    let mut slot = [u8::MAX; 256];
+    let mut dict = [0u32; BLOCK];
+    let mut len = 0usize;
+    let mut idx = [0u8; BLOCK];
+    for (i, &v) in idx.iter_mut().zip(values) {
+        let s = &mut slot[v as usize];
+        if *s == u8::MAX {
+            *s = len as u8;
+            dict[len] = u32::from(v);
+            len += 1;
+        }
+        *i = *s;
+    }
+    write_dict(&dict[..len], &idx[..values.len()], out);
+}
+
+/// Writes a dictionary and the values' indices into it (see
+/// [`encode_dict`]).
+fn write_dict(dict: &[u32], idx: &[u8], out: &mut Vec<u8>) {
+    let len = dict.len();
     put_varint(out, len as u64);
-    for &d in &dict[..len] {
+    for &d in dict {
         put_varint(out, u64::from(d));
     }
     let width = bits(len);
     let mut acc = 0u64;
     let mut filled = 0u32;
-    for &i in &idx[..n] {
+    for &i in idx {
         acc |= u64::from(i) << filled;
         filled += width;
         while filled >= 8 {
@@ -194,7 +221,7 @@ impl Item for Time {
 
 impl Item for u8 {
     fn encode(items: &[Self], out: &mut Vec<u8>) {
-        encode_dict(items.iter().map(|&x| u32::from(x)), out);
+        encode_dict_u8(items, out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
