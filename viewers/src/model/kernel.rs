@@ -1619,9 +1619,9 @@ impl KernelCollector {
 
     /// [`snapshot`](Self::snapshot) without its costly part: the
     /// statistics counted so far are copied, not yet merged into their
-    /// tree ([`PartialSnapshot::finish`] does it, on another thread if
+    /// tree ([`DeferredSnapshot::finish`] does it, on another thread if
     /// the caller likes). What stays here is O(records).
-    pub fn snapshot_deferred(&mut self) -> PartialSnapshot {
+    pub fn snapshot_deferred(&mut self) -> DeferredSnapshot {
         let (stats, pending) = match (&self.result, &self.closed_stats, &self.stats) {
             (Some(r), _, _) => (r.clone(), None),
             (None, Some(closed), _) => (self.empty_stats(), Some(closed.clone())),
@@ -1682,7 +1682,7 @@ impl KernelCollector {
         threads: Vec<ThreadRecord>,
         stats: Statistics,
         pending: Option<StatsPart>,
-    ) -> PartialSnapshot {
+    ) -> DeferredSnapshot {
         let cpus = self
             .cpus
             .iter()
@@ -1733,7 +1733,7 @@ impl KernelCollector {
             },
         );
         finalize(&mut d);
-        PartialSnapshot {
+        DeferredSnapshot {
             data: d,
             stats: pending,
         }
@@ -1755,13 +1755,13 @@ impl KernelCollector {
 /// A [`KernelCollector::snapshot_deferred`]: the data with its statistics
 /// still to be merged.
 #[derive(Debug)]
-pub struct PartialSnapshot {
+pub struct DeferredSnapshot {
     data: KernelData,
     /// The statistics counted, to merge.
     stats: Option<StatsPart>,
 }
 
-impl PartialSnapshot {
+impl DeferredSnapshot {
     /// The snapshot, its statistics merged (tens of ms on a large trace).
     pub fn finish(self) -> KernelData {
         let mut d = self.data;

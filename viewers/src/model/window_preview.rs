@@ -20,7 +20,7 @@ use traceloom_engine::request::{OwnerId, Start};
 use traceloom_engine::state::{Handlers, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
-use super::kernel::{KernelAnalysis, KernelCollector, KernelData, PartialSnapshot};
+use super::kernel::{DeferredSnapshot, KernelAnalysis, KernelCollector, KernelData};
 use super::session::{KernelRequest, Payload, Session};
 
 /// The data of a window preview request: the collector of a window and
@@ -40,9 +40,9 @@ impl WindowPreview {
     }
 
     /// What the preview read so far, to be finished by
-    /// [`PartialSnapshot::finish`] (see
+    /// [`DeferredSnapshot::finish`] (see
     /// [`KernelCollector::snapshot_deferred`]).
-    pub fn snapshot_deferred(&mut self) -> PartialSnapshot {
+    pub fn snapshot_deferred(&mut self) -> DeferredSnapshot {
         self.collector.snapshot_deferred()
     }
 
