@@ -152,6 +152,20 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// What a CPU running this thread is doing (the idle thread's user
+    /// mode is idle).
+    pub fn cpu_mode(&self) -> CpuMode {
+        match self.mode() {
+            ExecMode::User if self.tid == 0 => CpuMode::Idle,
+            ExecMode::User => CpuMode::User,
+            ExecMode::Syscall => CpuMode::Syscall,
+            ExecMode::Trap => CpuMode::Trap,
+            ExecMode::Irq => CpuMode::Irq,
+            ExecMode::SoftIrq => CpuMode::SoftIrq,
+            ExecMode::Unknown => CpuMode::Unknown,
+        }
+    }
+
     fn new(tid: i64, time: i64) -> Self {
         Thread {
             tid,
@@ -273,15 +287,7 @@ impl TraceState {
     pub fn cpu_mode(&self, cpu: u32) -> CpuMode {
         match self.running_on(cpu) {
             None => CpuMode::Unknown,
-            Some(t) => match t.mode() {
-                ExecMode::User if t.tid == 0 => CpuMode::Idle,
-                ExecMode::User => CpuMode::User,
-                ExecMode::Syscall => CpuMode::Syscall,
-                ExecMode::Trap => CpuMode::Trap,
-                ExecMode::Irq => CpuMode::Irq,
-                ExecMode::SoftIrq => CpuMode::SoftIrq,
-                ExecMode::Unknown => CpuMode::Unknown,
-            },
+            Some(t) => t.cpu_mode(),
         }
     }
 

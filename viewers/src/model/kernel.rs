@@ -33,6 +33,7 @@ use traceloom_engine::state::{
 use traceloom_hooks::{Flow, Priority};
 use traceloom_tsdl::ir::{FieldType, Scope};
 
+use super::class_slots::ClassSlots;
 use super::column::{Column, ColumnBuilder, ColumnParts};
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
@@ -44,10 +45,6 @@ use super::stats::{self, Statistics, StatsCollector, StatsPart};
 use super::steps::{BlockSummary, Blocks, BlocksBuilder, NO_CLASS};
 use crate::render::RowId;
 use traceloom_base::FastMap;
-
-/// Event ids below this are classified through a direct table, larger
-/// ones through a hash map (see `KernelCollector::class_pages`).
-const DIRECT_CLASS_IDS: u64 = 1 << 16;
 
 /// Marks "no thread" in CPU records.
 pub const NO_THREAD: u32 = u32::MAX;
@@ -111,20 +108,6 @@ fn status_index(s: ThreadStatus) -> u8 {
 
 fn mode_index(m: ExecMode) -> u8 {
     MODES.iter().position(|x| *x == m).unwrap_or(5) as u8
-}
-
-/// The mode of a CPU running `th` (as [`TraceState::cpu_mode`] gives
-/// it, from the thread already looked up).
-fn cpu_mode_of(th: &Thread) -> CpuMode {
-    match th.mode() {
-        ExecMode::User if th.tid == 0 => CpuMode::Idle,
-        ExecMode::User => CpuMode::User,
-        ExecMode::Syscall => CpuMode::Syscall,
-        ExecMode::Trap => CpuMode::Trap,
-        ExecMode::Irq => CpuMode::Irq,
-        ExecMode::SoftIrq => CpuMode::SoftIrq,
-        ExecMode::Unknown => CpuMode::Unknown,
-    }
 }
 
 fn cpu_mode_index(m: CpuMode) -> u8 {
@@ -1027,16 +1010,9 @@ pub struct KernelCollector {
     /// Per trace, the record of each CPU (sparse: see [`CpuMap`]).
     pub(super) cpu_index: Vec<CpuMap<u32>>,
     pub(super) line_index: FastMap<(u32, LineKind, u64), u32>,
-    /// What is known of each event class seen ([`ClassInfo`]), by class
-    /// key: per page (the key's trace and stream class), the index in
-    /// `classes` by event id (`u32::MAX`: not seen), for event ids below
-    /// [`DIRECT_CLASS_IDS`]; larger ones in `kinds`. Consecutive events
-    /// are mostly of different classes (a system call's entry, then its
-    /// exit), so the class is found at every event: a vector index, not
-    /// a hash.
-    class_pages: Vec<(u64, Vec<u32>)>,
+    /// What is known of each event class seen, by its slot.
     classes: Vec<ClassInfo>,
-    kinds: FastMap<u64, ClassInfo>,
+    class_slots: ClassSlots,
     pre_running: Option<ThreadKey>,
     pub(super) pending_wakeups: FastMap<u32, Vec<(Time, u32)>>,
     pub(super) wakeup_events: u64,
@@ -1104,9 +1080,8 @@ impl KernelCollector {
             generations: FastMap::default(),
             cpu_index: Vec::new(),
             line_index: FastMap::default(),
-            class_pages: Vec::new(),
             classes: Vec::new(),
-            kinds: FastMap::default(),
+            class_slots: ClassSlots::default(),
             pre_running: None,
             pending_wakeups: FastMap::default(),
             wakeup_events: 0,
@@ -1180,19 +1155,10 @@ impl KernelCollector {
     /// by the name of the first event of the class seen).
     #[inline]
     fn kind(&mut self, class: u64, e: &Event<'_>) -> ClassInfo {
-        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
-        if id < DIRECT_CLASS_IDS {
-            if let Some((_, v)) = self.class_pages.iter().find(|(p, _)| *p == page) {
-                if let Some(&i) = v.get(id as usize) {
-                    if i != u32::MAX {
-                        return self.classes[i as usize];
-                    }
-                }
-            }
-        } else if let Some(k) = self.kinds.get(&class) {
-            return *k;
+        match self.class_slots.get(class) {
+            Some(i) => self.classes[i as usize],
+            None => self.new_class(class, e),
         }
-        self.new_class(class, e)
     }
 
     /// [`kind`](Self::kind) of a class not seen yet.
@@ -1200,24 +1166,8 @@ impl KernelCollector {
     #[inline(never)]
     fn new_class(&mut self, class: u64, e: &Event<'_>) -> ClassInfo {
         let k = ClassInfo::new(e);
-        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
-        if id < DIRECT_CLASS_IDS {
-            let at = match self.class_pages.iter().position(|(p, _)| *p == page) {
-                Some(i) => i,
-                None => {
-                    self.class_pages.push((page, Vec::new()));
-                    self.class_pages.len() - 1
-                }
-            };
-            let v = &mut self.class_pages[at].1;
-            if v.len() <= id as usize {
-                v.resize(id as usize + 1, u32::MAX);
-            }
-            v[id as usize] = self.classes.len() as u32;
-            self.classes.push(k);
-        } else {
-            self.kinds.insert(class, k);
-        }
+        self.class_slots.insert(class, self.classes.len() as u32);
+        self.classes.push(k);
         k
     }
 
@@ -1576,7 +1526,7 @@ impl KernelCollector {
             let running = post_rec.unwrap_or(NO_THREAD);
             let mode = match post_th {
                 None => CpuMode::Unknown,
-                Some(th) => cpu_mode_of(th),
+                Some(th) => th.cpu_mode(),
             };
             debug_assert_eq!(mode, ts.cpu_mode(cpu));
             debug_assert_eq!(

@@ -36,6 +36,7 @@
 //!   reached, read with no state (rows from their first telling event).
 
 pub mod checkpoint_pass;
+mod class_slots;
 pub mod column;
 pub mod controlflow;
 pub mod damage;

@@ -35,7 +35,7 @@ use traceloom_base::Time;
 use traceloom_ctf::Event;
 use traceloom_engine::request::{Budget, OwnerId, RequestId, SourceEvent, Start};
 use traceloom_engine::source::{CtfCurrent, CtfPosition};
-use traceloom_engine::state::{CpuMap, CpuMode, ExecMode, Thread, TraceState, TracesetState};
+use traceloom_engine::state::{CpuMap, CpuMode, TraceState, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
 use super::session::{part_scheduler, KernelRequest, Payload, Session};
@@ -173,10 +173,7 @@ const ABSENT: CpuAcc = CpuAcc {
     },
 };
 
-/// Class ids whose low 32 bits (the event id) are below this are counted
-/// through a direct table; larger ones through a hash map.
-const DIRECT_CLASS_IDS: u64 = 1 << 16;
-
+use super::class_slots::ClassSlots;
 use traceloom_base::FastMap;
 
 /// Accumulates statistics from events seen with the state before them.
@@ -201,28 +198,11 @@ pub struct StatsCollector {
     /// Per trace, per CPU number ([`NO_CPU`] for events without one):
     /// sparse, so that a damaged trace's huge `cpu_id` costs one entry.
     cpus: Vec<CpuMap<CpuAcc>>,
-    /// Per stream class (the class id's high 32 bits), the dense class
-    /// index by event id (`NO_CELL` when not seen yet).
-    class_pages: Vec<(u64, Vec<u32>)>,
-    /// Dense class index of the classes the pages do not hold.
-    class_index: FastMap<u64, u32>,
+    /// The dense index of each event class seen.
+    class_slots: ClassSlots,
     class_names: Vec<Arc<str>>,
     last_time: Option<Time>,
     events: u64,
-}
-
-/// The CPU mode of a CPU running `t` (as [`TraceState::cpu_mode`], from
-/// the thread already looked up).
-fn mode_of(t: &Thread) -> CpuMode {
-    match t.mode() {
-        ExecMode::User if t.tid == 0 => CpuMode::Idle,
-        ExecMode::User => CpuMode::User,
-        ExecMode::Syscall => CpuMode::Syscall,
-        ExecMode::Trap => CpuMode::Trap,
-        ExecMode::Irq => CpuMode::Irq,
-        ExecMode::SoftIrq => CpuMode::SoftIrq,
-        ExecMode::Unknown => CpuMode::Unknown,
-    }
 }
 
 fn mode_slot(m: CpuMode) -> usize {
@@ -250,7 +230,7 @@ fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) 
                 cpu,
                 pid: th.pid,
                 tid: th.tid,
-                mode: mode_of(th),
+                mode: th.cpu_mode(),
             },
             th.name.clone(),
         ),
@@ -328,8 +308,7 @@ impl StatsCollector {
             run_index: FastMap::default(),
             runs: Vec::new(),
             cpus: Vec::new(),
-            class_pages: Vec::new(),
-            class_index: FastMap::default(),
+            class_slots: ClassSlots::default(),
             class_names: Vec::new(),
             last_time: None,
             events: 0,
@@ -339,42 +318,17 @@ impl StatsCollector {
     /// The dense index of event class `class` (of event `e`).
     #[inline]
     fn class_slot(&mut self, class: u64, e: &Event<'_>) -> usize {
-        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
-        if id < DIRECT_CLASS_IDS {
-            if let Some((_, v)) = self.class_pages.iter().find(|(p, _)| *p == page) {
-                if let Some(&c) = v.get(id as usize) {
-                    if c != NO_CELL {
-                        return c as usize;
-                    }
-                }
-            }
-        } else if let Some(&c) = self.class_index.get(&class) {
-            return c as usize;
+        match self.class_slots.get(class) {
+            Some(c) => c as usize,
+            None => self.new_class(class, e),
         }
-        self.new_class(class, e)
     }
 
     #[cold]
     fn new_class(&mut self, class: u64, e: &Event<'_>) -> usize {
         let c = self.class_names.len();
         self.class_names.push(Arc::from(e.name()));
-        let (page, id) = (class >> 32, class & 0xFFFF_FFFF);
-        if id < DIRECT_CLASS_IDS {
-            let at = match self.class_pages.iter().position(|(p, _)| *p == page) {
-                Some(i) => i,
-                None => {
-                    self.class_pages.push((page, Vec::new()));
-                    self.class_pages.len() - 1
-                }
-            };
-            let v = &mut self.class_pages[at].1;
-            if v.len() <= id as usize {
-                v.resize(id as usize + 1, NO_CELL);
-            }
-            v[id as usize] = c as u32;
-        } else {
-            self.class_index.insert(class, c as u32);
-        }
+        self.class_slots.insert(class, c as u32);
         c
     }
 
@@ -410,9 +364,9 @@ impl StatsCollector {
         } else {
             ts.and_then(|t| t.running_on(cpu))
         };
-        debug_assert!(running.is_none_or(|th| ts.map(|t| t.cpu_mode(cpu)) == Some(mode_of(th))));
+        debug_assert!(running.is_none_or(|th| ts.map(|t| t.cpu_mode(cpu)) == Some(th.cpu_mode())));
         let (thread, slot) = match running {
-            Some(th) => (Some((th.pid, th.tid)), mode_slot(mode_of(th))),
+            Some(th) => (Some((th.pid, th.tid)), mode_slot(th.cpu_mode())),
             None => (None, 6),
         };
         let StatsCollector {
@@ -510,8 +464,7 @@ impl StatsCollector {
                 run_index: FastMap::default(),
                 runs: Vec::new(),
                 cpus: self.cpus.clone(),
-                class_pages: Vec::new(),
-                class_index: FastMap::default(),
+                class_slots: ClassSlots::default(),
                 class_names: self.class_names.clone(),
                 last_time: self.last_time,
                 events: self.events,
