@@ -72,6 +72,6 @@ pub use paje_render::PajeView;
 pub use paje_session::PajeSession;
 
 pub use resources::ResourcesModel;
-pub use session::{KernelRequest, KernelScheduler, Payload, Session};
+pub use session::{KernelRequest, KernelScheduler, Payload, Session, SessionOf, SessionSource};
 pub use stats::{Statistics, StatsCollector};
 pub use window_preview::WindowPreview;
