@@ -1,21 +1,11 @@
 //! `traceloom export` and `traceloom stats` end to end, without a display.
 
+mod common;
+
+use common::run;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let mut argv = vec!["traceloom"];
-    argv.extend_from_slice(args);
-    let code = traceloom_cli::run(argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
 
 fn shared(rel: &str) -> PathBuf {
     traceloom_testdata::trace(rel)

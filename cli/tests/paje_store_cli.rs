@@ -2,24 +2,9 @@
 //! `cache clear`, and `stats`/`export` of a Pajé trace using the store
 //! (`--verbose` says so) with the same output as the pass gives.
 
-use std::path::Path;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let mut argv = vec!["traceloom"];
-    argv.extend_from_slice(args);
-    let code = traceloom_cli::run(argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{arg as s, export_from_pass_then_store, run};
 
 #[test]
 fn paje_index_list_use_and_clear() {
@@ -58,32 +43,7 @@ fn paje_index_list_use_and_clear() {
     );
 
     // Export: from the store, the same bytes as from a pass.
-    let svg1 = tmp.path().join("a.svg");
-    let svg2 = tmp.path().join("b.svg");
-    let empty = tmp.path().join("empty");
-    let (code, _, err) = run(&[
-        "export",
-        trace,
-        "-o",
-        s(&svg1),
-        "--cache-dir",
-        s(&empty),
-        "--verbose",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("Pajé trace read"), "{err}");
-    let (code, _, err) = run(&[
-        "export",
-        trace,
-        "-o",
-        s(&svg2),
-        "--cache-dir",
-        cache,
-        "--verbose",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("analysis store used"), "{err}");
-    assert_eq!(std::fs::read(&svg1).unwrap(), std::fs::read(&svg2).unwrap());
+    export_from_pass_then_store(tmp.path(), trace, cache, "Pajé trace read");
 
     // A changed trace: the store is stale, said so, and rebuilt.
     let mut text = std::fs::read(trace).unwrap();

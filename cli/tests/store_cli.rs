@@ -2,24 +2,10 @@
 //! `cache clear`, and `stats`/`export` using the store (`--verbose` says
 //! so) with the same output as without it.
 
+mod common;
+
+use common::{arg as s, export_from_pass_then_store, run};
 use std::path::Path;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let mut argv = vec!["traceloom"];
-    argv.extend_from_slice(args);
-    let code = traceloom_cli::run(argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[test]
 fn index_list_use_and_clear() {
@@ -67,32 +53,7 @@ fn index_list_use_and_clear() {
     assert_eq!(stored_json, plain_json);
 
     // Export: the control flow from the store, the same bytes.
-    let svg1 = tmp.path().join("a.svg");
-    let svg2 = tmp.path().join("b.svg");
-    let empty = tmp.path().join("empty2");
-    let (code, _, err) = run(&[
-        "export",
-        trace,
-        "-o",
-        s(&svg1),
-        "--cache-dir",
-        s(&empty),
-        "--verbose",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("analysis store written"), "{err}");
-    let (code, _, err) = run(&[
-        "export",
-        trace,
-        "-o",
-        s(&svg2),
-        "--cache-dir",
-        cache,
-        "--verbose",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("analysis store used"), "{err}");
-    assert_eq!(std::fs::read(&svg1).unwrap(), std::fs::read(&svg2).unwrap());
+    export_from_pass_then_store(tmp.path(), trace, cache, "analysis store written");
     for view in ["histogram", "statistics", "resources"] {
         let f = tmp.path().join(format!("{view}.png"));
         let (code, _, err) = run(&[
