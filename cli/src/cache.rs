@@ -205,26 +205,42 @@ pub fn analysis(
     if let Some(w) = warning {
         writeln!(err, "traceloom: warning: {w}")?;
     }
+    let read = format!("traces analysed ({} events)", data.events);
+    report_outcome(&outcome, opts.verbose, &read, &dir, err)?;
+    Ok(data)
+}
+
+/// Says on `err` what `load_or_build` did: its warnings (a stale or
+/// damaged store replaced, a store not written) and, when `verbose`,
+/// whether the store was used or the traces were read (`read` says how
+/// much) and the store written in `dir`.
+pub(crate) fn report_outcome(
+    outcome: &StoreOutcome,
+    verbose: bool,
+    read: &str,
+    dir: &Path,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
     for w in outcome.warnings() {
         writeln!(err, "traceloom: warning: {w}")?;
     }
-    if opts.verbose {
-        match &outcome {
-            StoreOutcome::Loaded { path, bytes } => writeln!(
-                err,
-                "traceloom: analysis store used: {} ({})",
-                path.display(),
-                mib(*bytes)
-            )?,
-            _ => writeln!(
-                err,
-                "traceloom: traces analysed ({} events); analysis store written in {}",
-                data.events,
-                dir.display()
-            )?,
-        }
+    if !verbose {
+        return Ok(());
     }
-    Ok(data)
+    match outcome {
+        StoreOutcome::Loaded { path, bytes } => writeln!(
+            err,
+            "traceloom: analysis store used: {} ({})",
+            path.display(),
+            mib(*bytes)
+        )?,
+        _ => writeln!(
+            err,
+            "traceloom: {read}; analysis store written in {}",
+            dir.display()
+        )?,
+    }
+    Ok(())
 }
 
 /// The whole-trace statistics and histogram of `session`'s traces for

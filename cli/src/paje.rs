@@ -15,7 +15,7 @@ use traceloom_viewers::store::paje as paje_store;
 use traceloom_viewers::store::StoreOutcome;
 use traceloom_viewers::{StatValue, StatisticsRender};
 
-use crate::cache::{mib, CacheOptions};
+use crate::cache::{report_outcome, CacheOptions};
 use crate::stats::StatsArgs;
 use crate::CliError;
 
@@ -43,25 +43,8 @@ pub fn analysis(
         return Ok((Arc::new(data), StoreOutcome::Built(None)));
     };
     let (data, outcome) = paje_store::load_or_build(&mut session, &dir).map_err(trace_error)?;
-    for w in outcome.warnings() {
-        writeln!(err, "traceloom: warning: {w}")?;
-    }
-    if opts.verbose {
-        match &outcome {
-            StoreOutcome::Loaded { path, bytes } => writeln!(
-                err,
-                "traceloom: analysis store used: {} ({})",
-                path.display(),
-                mib(*bytes)
-            )?,
-            _ => writeln!(
-                err,
-                "traceloom: Pajé trace read ({} events); analysis store written in {}",
-                data.events_read,
-                dir.display()
-            )?,
-        }
-    }
+    let read = format!("Pajé trace read ({} events)", data.events_read);
+    report_outcome(&outcome, opts.verbose, &read, &dir, err)?;
     Ok((data, outcome))
 }
 
