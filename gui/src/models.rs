@@ -50,6 +50,7 @@ use traceloom_viewers::time::format_duration;
 use traceloom_viewers::DataConfig;
 use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
 
+use crate::held_render::HeldRender;
 use crate::stalls;
 use crate::time_text::format_time;
 use crate::views::drop_later;
@@ -131,33 +132,25 @@ fn replace_newer<T: Send + 'static>(slot: &mut Option<T>, newer: Option<T>) {
 }
 
 /// What a render of the time graphs shows: window and graph widths, the
-/// generation of the models it was drawn from, the fingerprint of the
-/// control flow's rows configuration and the control-flow rows it holds.
+/// generation of the models it was drawn from and the fingerprint of the
+/// control flow's rows configuration (the rows it holds are beside it, in
+/// a [`HeldRender`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Rendered {
+struct Shows {
     window: (TimeRange, u32, u32),
     generation: u64,
     rows: u64,
-    /// Control-flow rows held (display indices, end excluded).
-    held: (usize, usize),
 }
 
-impl Rendered {
-    /// Whether it shows what `other` asks for: the same window, data and
-    /// rows configuration, holding every row `other` shows.
-    fn serves(&self, other: &Rendered, shown: &std::ops::Range<usize>) -> bool {
-        self.window == other.window
-            && self.generation == other.generation
-            && self.rows == other.rows
-            && self.held.0 <= shown.start
-            && shown.end <= self.held.1
-    }
+/// A render of the time graphs and the control-flow rows it holds.
+type Rendered = HeldRender<Shows>;
 
-    /// Whether it shows another window, rows or rows configuration than
-    /// `other` (a render the user waits for).
-    fn moved_from(&self, other: &Rendered) -> bool {
-        self.window != other.window || self.rows != other.rows || self.held != other.held
-    }
+/// Whether `now` shows another window, rows or rows configuration than
+/// `before` (a render the user waits for).
+fn moved_from(now: &Rendered, before: &Rendered) -> bool {
+    now.shows.window != before.shows.window
+        || now.shows.rows != before.shows.rows
+        || now.rows != before.rows
 }
 
 /// Direction and origin of a search.
@@ -1038,13 +1031,14 @@ impl TabModels {
     fn poll_graphs(&mut self, u: &mut Updates) -> bool {
         let mut moved = false;
         if let Some((what, job)) = &self.graph_job {
-            let what = *what;
+            let what = what.clone();
             match job.try_take() {
                 // A render of another window than the one now wanted is
                 // left to finish on its own (its result dropped there):
                 // the user waits for the new one, not for it.
                 JobState::Running
-                    if !self.graph_job_builds && self.window.is_some_and(|w| w != what.window) =>
+                    if !self.graph_job_builds
+                        && self.window.is_some_and(|w| w != what.shows.window) =>
                 {
                     self.graph_job = None;
                 }
@@ -1053,9 +1047,12 @@ impl TabModels {
                     self.shown_preview = self.graph_job_preview;
                     u.control_flow = Some(Arc::new(cf));
                     u.resources = Some(Arc::new(res));
-                    let slot = &mut self.graphs[graph_slot(what.generation)];
-                    if slot.as_ref().is_none_or(|(g, _)| *g < what.generation) {
-                        if let Some((_, old)) = slot.replace((what.generation, graphs)) {
+                    let slot = &mut self.graphs[graph_slot(what.shows.generation)];
+                    if slot
+                        .as_ref()
+                        .is_none_or(|(g, _)| *g < what.shows.generation)
+                    {
+                        if let Some((_, old)) = slot.replace((what.shows.generation, graphs)) {
                             drop_later(old);
                         }
                     } else {
@@ -1067,7 +1064,10 @@ impl TabModels {
                     u.errors.push("rendering the time graphs failed".into());
                 }
             }
-            moved = self.rendered.is_none_or(|r| r.moved_from(&what));
+            moved = self
+                .rendered
+                .as_ref()
+                .is_none_or(|before| moved_from(&what, before));
             self.rendered = Some(what);
             self.graph_job = None;
         }
@@ -1090,12 +1090,18 @@ impl TabModels {
         let shown = self.control_flow_shown.clone();
         let held = ControlFlowModel::rows_with_margin(shown.clone());
         let what = Rendered {
-            window: w,
-            generation,
-            rows: rows.fingerprint(),
-            held: (held.start, held.end),
+            shows: Shows {
+                window: w,
+                generation,
+                rows: rows.fingerprint(),
+            },
+            rows: held.clone(),
         };
-        if self.rendered.is_some_and(|r| r.serves(&what, &shown)) {
+        if self
+            .rendered
+            .as_ref()
+            .is_some_and(|r| r.serves(&what.shows, &shown))
+        {
             return moved;
         }
         // Models of the current data are reused; else the job builds them
@@ -1108,8 +1114,11 @@ impl TabModels {
         // A render the user waits for (another window or rows, or the
         // window's own data) runs at their priority; one that only follows
         // the pass's growth, at the background's.
-        let follows_user =
-            graph_slot(generation) == 1 || self.rendered.is_none_or(|r| r.moved_from(&what));
+        let follows_user = graph_slot(generation) == 1
+            || self
+                .rendered
+                .as_ref()
+                .is_none_or(|before| moved_from(&what, before));
         let render = move || {
             let graphs = built.unwrap_or_else(|| {
                 Arc::new((

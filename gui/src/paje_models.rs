@@ -26,6 +26,7 @@
 //!   back in place from the store.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,6 +45,7 @@ use traceloom_viewers::store::{self, paje as paje_store, StoreError};
 use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
 
 use crate::analysis::Analysis;
+use crate::held_render::HeldRender;
 use crate::models::{ListPage, Search, Updates, SNAPSHOT_INTERVAL};
 use crate::time_text::format_time;
 use crate::views::eventlist::{col, ListMove, ListRow, COLUMNS, DEFAULT_PAGE};
@@ -70,26 +72,14 @@ const JOB_COST_FACTOR: u32 = 4;
 /// What a render shows: window, width, data generation, view generation.
 type RenderKey = (TimeRange, u32, u64, u64);
 
-/// Rows (display indices) a render holds: those in view when it was
-/// asked for, and a page either side.
-type Held = std::ops::Range<usize>;
-
 /// A render being made: what it shows and the rows it holds, its result
 /// (`None` if given up), when it started, and whether it is to give up.
 type GraphJob = (
-    (RenderKey, Held),
+    HeldRender<RenderKey>,
     Job<Option<TimeGraphRender>>,
     Instant,
     Arc<AtomicBool>,
 );
-
-/// Whether a render of `made` holding `held` serves a view that asks for
-/// `wanted` and shows `shown`: the same window, width, data and view, and
-/// every row in view held.
-fn serves(made: &(RenderKey, Held), wanted: RenderKey, shown: &Held) -> bool {
-    made.0 == wanted
-        && (shown.is_empty() || (made.1.start <= shown.start && shown.end <= made.1.end))
-}
 
 /// A Pajé trace's models (see the module doc).
 pub struct PajeTab {
@@ -118,8 +108,8 @@ pub struct PajeTab {
     window: Option<(TimeRange, u32)>,
     /// Rows (display indices) the view shows: renders hold those and a
     /// page either side ([`ControlFlowModel::rows_with_margin`]).
-    shown: Held,
-    rendered: Option<(RenderKey, Held)>,
+    shown: Range<usize>,
+    rendered: Option<HeldRender<RenderKey>>,
     /// The render being made, and whether it is no longer wanted (the
     /// window changed meanwhile: it stops at its next row).
     graph_job: Option<GraphJob>,
@@ -391,7 +381,7 @@ impl PajeTab {
         if let Some((made, job, started, stop)) = &self.graph_job {
             match job.try_take() {
                 JobState::Running => {
-                    if !wanted.is_some_and(|w| serves(made, w, &self.shown)) {
+                    if !wanted.is_some_and(|w| made.serves(&w, &self.shown)) {
                         stop.store(true, Ordering::Relaxed);
                     }
                     return;
@@ -413,7 +403,7 @@ impl PajeTab {
         if self
             .rendered
             .as_ref()
-            .is_some_and(|r| serves(r, key, &self.shown))
+            .is_some_and(|r| r.serves(&key, &self.shown))
         {
             return;
         }
@@ -431,10 +421,10 @@ impl PajeTab {
         // A render the user waits for (the first, another window, width,
         // view or rows) runs at their priority; one that only follows the
         // pass's growth, at the background's.
-        let follows_user = self
-            .rendered
-            .as_ref()
-            .is_none_or(|(k, h)| (k.0, k.1, k.3) != (key.0, key.1, key.3) || *h != held);
+        let follows_user = self.rendered.as_ref().is_none_or(|r| {
+            let k = &r.shows;
+            (k.0, k.1, k.3) != (key.0, key.1, key.3) || r.rows != held
+        });
         let (data, view) = (data.clone(), self.view.clone());
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
@@ -450,7 +440,15 @@ impl PajeTab {
             Job::spawn("traceloom-paje-render", render)
         };
         if let Ok(job) = job {
-            self.graph_job = Some(((key, held), job, Instant::now(), stop));
+            self.graph_job = Some((
+                HeldRender {
+                    shows: key,
+                    rows: held,
+                },
+                job,
+                Instant::now(),
+                stop,
+            ));
         }
     }
 
@@ -652,7 +650,7 @@ impl Analysis for PajeTab {
             // A snapshot not rendered yet: the next turn renders it.
             || (self.window.is_some()
                 && self.data.is_some()
-                && self.rendered.as_ref().map(|k| (k.0 .2, k.0 .3))
+                && self.rendered.as_ref().map(|r| (r.shows.2, r.shows.3))
                     != Some((self.generation, self.view_generation)))
     }
 
