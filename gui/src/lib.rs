@@ -67,7 +67,7 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
     } else {
         paths
     };
-    limit_malloc_arenas();
+    prepare_process();
     if let Err(e) = gtk4::init() {
         eprintln!("traceloom: error: cannot open the display: {e}");
         return 1;
@@ -92,11 +92,13 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
     0
 }
 
-/// At most four malloc arenas: glibc gives each new thread an arena of its
-/// own (up to eight per core), and the window's job and painting threads
-/// come and go; memory freed in one arena is not reused by the others,
-/// which kept hundreds of MB after the 1 GB trace's pass.
-fn limit_malloc_arenas() {
+/// Sets up the process as the window wants it, before any thread starts
+/// (the GUI tests call it too, so that they measure the window as it
+/// runs): at most four malloc arenas. glibc gives each new thread an arena
+/// of its own (up to eight per core), and the window's job and painting
+/// threads come and go; memory freed in one arena is not reused by the
+/// others, which kept hundreds of MB after the 1 GB trace's pass.
+pub fn prepare_process() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: set before any thread of ours starts.
     unsafe {

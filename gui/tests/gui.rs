@@ -1153,6 +1153,7 @@ fn main() {
     if std::env::var_os("GSK_RENDERER").is_none() {
         std::env::set_var("GSK_RENDERER", "cairo");
     }
+    traceloom_gui::prepare_process();
     if let Err(e) = gtk::init() {
         println!("no display ({e}): run the GUI tests under `xvfb-run -a` (scripts/test.sh does)");
         println!("0 passed, 1 failed");
