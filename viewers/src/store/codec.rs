@@ -116,16 +116,66 @@ fn packed_column<T: Item>(w: &mut Writer, c: &Column<T>) -> std::io::Result<Pack
     })
 }
 
+/// The members of [`Meta`] before its thread records, borrowed.
+#[derive(Serialize)]
+struct MetaHead<'a> {
+    head: StoreHead,
+    span: (Time, Time),
+    trace_names: &'a [String],
+}
+
+/// The members of [`Meta`] after its thread records, borrowed.
+#[derive(Serialize)]
+struct MetaRest<'a> {
+    cpus: Vec<CpuMeta>,
+    lines: Vec<LineMeta>,
+    wakeups: Packed,
+    max_wakeup_span: Time,
+    switches: Packed,
+    wakeup_events: (u64, u64),
+    stats: &'a Statistics,
+    histogram: &'a FineHistogram,
+    damage: &'a [StreamDamage],
+}
+
+/// Appends the postcard encoding of `value` to `out`.
+fn append<T: Serialize + ?Sized>(value: &T, out: Vec<u8>) -> Vec<u8> {
+    postcard::to_extend(value, out).expect("meta serialization is infallible")
+}
+
 /// Writes `data`, computed from the traces at `identity`, with `w`;
 /// returns the meta block to finish the file with.
+///
+/// The block is the postcard encoding of a [`Meta`], made member by
+/// member (postcard puts a struct's members back to back, a sequence
+/// after its length): each thread record's header is encoded as its
+/// columns are written, and the statistics are encoded from `data`, so
+/// that neither a list of the headers nor a copy of the statistics is
+/// made, and the block is allocated at its size once the records are in.
+/// On a trace of 80,000 thread records the copy and the headers took
+/// 75 MB and the block, grown by doubling, 67 MB at once, the peak of
+/// `traceloom index`.
 pub(crate) fn write(
     w: &mut Writer,
     identity: &TracesetIdentity,
     data: &KernelData,
 ) -> std::io::Result<Vec<u8>> {
-    let mut threads = Vec::with_capacity(data.threads.len());
+    let head = MetaHead {
+        head: StoreHead {
+            identity: identity.clone(),
+            created_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            events: data.events,
+        },
+        span: data.span,
+        trace_names: &data.trace_names,
+    };
+    let mut meta = append(&head, Vec::new());
+    // A sequence's length is encoded as a `u64` is (a varint).
+    meta = append(&(data.threads.len() as u64), meta);
     for t in &data.threads {
-        threads.push(ThreadMeta {
+        let m = ThreadMeta {
             trace: t.trace,
             tid: t.tid,
             pid: t.pid,
@@ -139,7 +189,8 @@ pub(crate) fn write(
             codes: packed_column(w, &t.codes)?,
             blocks: plain_column(w, &t.blocks)?,
             marks: packed_column(w, &t.marks)?,
-        });
+        };
+        meta = append(&m, meta);
     }
     let mut cpus = Vec::with_capacity(data.cpus.len());
     for c in &data.cpus {
@@ -168,30 +219,21 @@ pub(crate) fn write(
             blocks: plain_column(w, &l.blocks)?,
         });
     }
-    let wakeups = packed_column(w, &data.wakeups)?;
-    let switches = packed_column(w, &data.switches)?;
-    let meta = Meta {
-        head: StoreHead {
-            identity: identity.clone(),
-            created_unix_s: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-            events: data.events,
-        },
-        span: data.span,
-        trace_names: data.trace_names.clone(),
-        threads,
+    let rest = MetaRest {
         cpus,
         lines,
-        wakeups,
+        wakeups: packed_column(w, &data.wakeups)?,
         max_wakeup_span: data.max_wakeup_span,
-        switches,
+        switches: packed_column(w, &data.switches)?,
         wakeup_events: data.wakeup_events,
-        stats: data.stats.clone(),
-        histogram: data.histogram.clone(),
-        damage: data.damage.clone(),
+        stats: &data.stats,
+        histogram: &data.histogram,
+        damage: &data.damage,
     };
-    Ok(postcard::to_stdvec(&meta).expect("meta serialization is infallible"))
+    let size =
+        postcard::experimental::serialized_size(&rest).expect("meta serialization is infallible");
+    meta.reserve_exact(size);
+    Ok(append(&rest, meta))
 }
 
 /// The head of the meta block of `m` (its checksum verified).
@@ -332,4 +374,67 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         damage: meta.damage,
     };
     Ok((meta.head, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::kernel::KernelAnalysis;
+    use crate::model::session::Session;
+
+    #[test]
+    fn a_length_is_encoded_as_a_sequence_prefix() {
+        // `write` encodes the thread records' count itself, then each
+        // record: the prefix must be the one postcard gives a sequence
+        // (a sequence of `()` is its prefix alone).
+        for n in [
+            0usize,
+            1,
+            127,
+            128,
+            255,
+            16_383,
+            16_384,
+            300_000,
+            (1 << 21) + 3,
+        ] {
+            let seq = postcard::to_stdvec(&vec![(); n]).unwrap();
+            assert_eq!(append(&(n as u64), Vec::new()), seq, "{n}");
+        }
+    }
+
+    #[test]
+    fn the_meta_block_is_a_meta_encoded_whole() {
+        let dir = std::env::temp_dir().join(format!("traceloom-codec-{}", std::process::id()));
+        let cfg = traceloom_kernelgen::GeneratorConfig {
+            events: 20_000,
+            seed: 5,
+            cpus: 2,
+            processes: 3,
+            threads_per_process: 2,
+            // Enough records for a count beyond one varint byte.
+            fork_rate: 0.05,
+            overwrite: true,
+            ..Default::default()
+        };
+        let trace = dir.join("trace");
+        traceloom_kernelgen::generate(&cfg, &trace).unwrap();
+        let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
+        let data = KernelAnalysis::run(&mut session);
+        assert!(data.threads.len() > 128, "{} records", data.threads.len());
+        let identity = TracesetIdentity::of(session.traceset());
+        let mut w = Writer::create(&dir.join("store")).unwrap();
+        let bytes = write(&mut w, &identity, &data).unwrap();
+        // Decoded as a whole, encoded again as a whole: the same bytes.
+        let meta: Meta = stats::with_shared_names(|| postcard::from_bytes(&bytes)).unwrap();
+        assert_eq!(postcard::to_stdvec(&meta).unwrap(), bytes);
+        assert_eq!(meta.stats, data.stats);
+        assert_eq!(meta.head.events, data.events);
+        let names: Vec<&str> = meta.threads.iter().map(|t| &*t.name).collect();
+        let want: Vec<&str> = data.threads.iter().map(|t| &*t.name).collect();
+        assert_eq!(names, want);
+        assert_eq!(meta.cpus.len(), data.cpus.len());
+        drop(w);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
