@@ -1272,8 +1272,12 @@ impl KernelCollector {
             if let Some(rec) = self.alive.remove(&(trace, key)) {
                 self.threads[rec as usize].end = t;
                 self.pending_wakeups.remove(&rec);
-                // Its lists will not change again.
+                // Its lists will not change again, nor its statistics.
                 self.thread_series[rec as usize].seal(self.arena.as_ref());
+                if let Some(s) = &mut self.stats {
+                    let h = &self.threads[rec as usize];
+                    s.thread_gone(trace, h.pid, h.tid);
+                }
             }
             return None;
         };
@@ -1948,6 +1952,38 @@ event {
         assert_eq!(at("pair"), Member::Absent);
         assert_eq!(at("irq"), Member::Absent);
         assert_eq!(Member::locate(None, "tid"), Member::Absent);
+    }
+
+    #[test]
+    fn exited_threads_statistics_are_sealed_and_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = traceloom_kernelgen::GeneratorConfig {
+            events: 30_000,
+            seed: 9,
+            cpus: 2,
+            processes: 3,
+            threads_per_process: 2,
+            fork_rate: 0.05,
+            overwrite: true,
+            ..Default::default()
+        };
+        let trace = dir.path().join("t");
+        traceloom_kernelgen::generate(&cfg, &trace).unwrap();
+        let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
+        let owner = session.new_owner();
+        let req = KernelAnalysis::request(&mut session, owner);
+        let id = session.add(req);
+        let collector: KernelCollector = session.wait(id).unwrap();
+        let sealed = collector.closed_stats.as_ref().unwrap().sealed_cells();
+        assert!(sealed > 100, "{sealed} cells sealed");
+        let data = collector.into_data();
+        // The statistics of a collector that seals nothing (no kernel
+        // pass tells it of exits).
+        let (b, e) = session.time_span().unwrap();
+        let req = stats::range_request(owner, b, e, data.trace_names.clone());
+        let id = session.add(req);
+        let plain: Statistics = session.wait(id).unwrap();
+        assert_eq!(plain, data.stats);
     }
 
     #[test]
