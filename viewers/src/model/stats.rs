@@ -875,6 +875,15 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
     for (i, (key, _)) in tail.iter().enumerate() {
         at_end.insert((key.trace, key.cpu), i);
     }
+    // Room for them, exactly: pushed beyond its capacity, the vector of
+    // every cell doubled (39 MB, half of it spare, on a trace of 80,000
+    // thread records), and kept its size as the statistics' cells.
+    let ends = carried
+        .iter()
+        .flat_map(|v| v.iter())
+        .filter(|&(cpu, &(present, _))| present && cpu != NO_CPU)
+        .count();
+    cells.reserve_exact(ends);
     for (ti, v) in carried.iter().enumerate() {
         for (cpu, &(present, last)) in v.iter() {
             if !present || cpu == NO_CPU {
@@ -908,7 +917,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         true
     });
     let mut per_name: BTreeMap<String, u64> = BTreeMap::new();
-    let cells = cells
+    let mut cells: Vec<StatCell> = cells
         .into_iter()
         .map(|c| {
             for (name, n) in &c.events {
@@ -926,6 +935,8 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
             }
         })
         .collect();
+    // Made in place of the merged cells, larger: the spare room goes.
+    cells.shrink_to_fit();
     Statistics {
         begin,
         end,
