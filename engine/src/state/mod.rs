@@ -217,6 +217,23 @@ pub enum CpuMode {
 }
 
 impl CpuMode {
+    /// Every mode, in the order of [`code`](Self::code).
+    pub const ALL: [CpuMode; 7] = [
+        CpuMode::Idle,
+        CpuMode::User,
+        CpuMode::Syscall,
+        CpuMode::Trap,
+        CpuMode::Irq,
+        CpuMode::SoftIrq,
+        CpuMode::Unknown,
+    ];
+
+    /// The mode's index in [`ALL`](Self::ALL) (how stores and tables
+    /// encode it).
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
     /// Lower-case name.
     pub fn name(self) -> &'static str {
         match self {
@@ -380,4 +397,16 @@ pub fn computation(traces: usize) -> StateComputation<CtfSource, TracesetState> 
         },
     );
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CpuMode;
+
+    #[test]
+    fn cpu_mode_codes_index_all_modes() {
+        for (i, m) in CpuMode::ALL.iter().enumerate() {
+            assert_eq!(m.code() as usize, i, "{m:?}");
+        }
+    }
 }

@@ -92,15 +92,7 @@ pub const MODES: [ExecMode; 6] = [
 ];
 
 /// Every CPU mode, by code.
-pub const CPU_MODES: [CpuMode; 7] = [
-    CpuMode::Idle,
-    CpuMode::User,
-    CpuMode::Syscall,
-    CpuMode::Trap,
-    CpuMode::Irq,
-    CpuMode::SoftIrq,
-    CpuMode::Unknown,
-];
+pub const CPU_MODES: [CpuMode; 7] = CpuMode::ALL;
 
 fn status_index(s: ThreadStatus) -> u8 {
     STATUSES.iter().position(|x| *x == s).unwrap_or(0) as u8
@@ -111,7 +103,7 @@ fn mode_index(m: ExecMode) -> u8 {
 }
 
 fn cpu_mode_index(m: CpuMode) -> u8 {
-    CPU_MODES.iter().position(|x| *x == m).unwrap_or(6) as u8
+    m.code()
 }
 
 /// Kinds of drawn events on thread rows.

@@ -215,28 +215,11 @@ pub struct StatsCollector {
     events: u64,
 }
 
-/// The mode of each slot of [`mode_slot`] (the last one also stands for
-/// any mode without a slot of its own).
-const SLOT_MODES: [CpuMode; 7] = [
-    CpuMode::Idle,
-    CpuMode::User,
-    CpuMode::Syscall,
-    CpuMode::Trap,
-    CpuMode::Irq,
-    CpuMode::SoftIrq,
-    CpuMode::Unknown,
-];
+/// The mode of each slot of [`mode_slot`].
+const SLOT_MODES: [CpuMode; 7] = CpuMode::ALL;
 
 fn mode_slot(m: CpuMode) -> usize {
-    match m {
-        CpuMode::Idle => 0,
-        CpuMode::User => 1,
-        CpuMode::Syscall => 2,
-        CpuMode::Trap => 3,
-        CpuMode::Irq => 4,
-        CpuMode::SoftIrq => 5,
-        _ => 6,
-    }
+    m.code() as usize
 }
 
 fn key_of(ts: Option<&TraceState>, trace: u32, cpu: u32) -> (CellKey, Arc<str>) {
