@@ -72,6 +72,8 @@ const DEFAULT_ROW_HEIGHT: i32 = 22;
 const RESIZE_CHECK: std::time::Duration = std::time::Duration::from_millis(200);
 /// Rows shown before the list is laid out.
 pub const DEFAULT_PAGE: usize = 30;
+/// Cells longer than this many bytes show their whole text as a tooltip.
+const LONG_CELL: usize = 60;
 
 /// Separates the columns inside a row's string.
 const SEP: char = '\u{1f}';
@@ -212,6 +214,20 @@ impl EventListView {
                 l.set_ellipsize(gtk::pango::EllipsizeMode::End);
                 l.set_max_width_chars(1);
                 l.add_css_class("monospace");
+                // The whole text of a long cell, asked for when the
+                // pointer rests on it: a tooltip set at each bind makes
+                // GTK query the pointer from the display server, a round
+                // trip per label (a page of 30 rows took 87 ms of the main
+                // loop under Xvfb, 22 ms without them).
+                l.set_has_tooltip(true);
+                l.connect_query_tooltip(|l, _, _, _, tooltip| {
+                    let text = l.text();
+                    let long = text.len() > LONG_CELL;
+                    if long {
+                        tooltip.set_text(Some(&text));
+                    }
+                    long
+                });
                 row.append(&l);
             }
             let mut rows = r.borrow_mut();
@@ -238,14 +254,6 @@ impl EventListView {
                 if let Some(l) = w.downcast_ref::<gtk::Label>() {
                     let t = parts.next().unwrap_or("");
                     l.set_text(t);
-                    // Setting a tooltip, even the same one again, makes GTK
-                    // query the pointer from the display server, a round
-                    // trip per label: a page of 30 rows took 87 ms of the
-                    // main loop under Xvfb, 22 ms without them.
-                    let tip = (t.len() > 60).then_some(t);
-                    if l.tooltip_text().as_deref() != tip {
-                        l.set_tooltip_text(tip);
-                    }
                 }
                 child = w.next_sibling();
             }
