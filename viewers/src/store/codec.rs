@@ -7,18 +7,14 @@
 
 use std::sync::Arc;
 
-use bytemuck::Pod;
 use serde::{Deserialize, Serialize};
 
-use super::file::{Col, Mapped, Writer};
+use super::file::{Col, Mapped, Packed, Writer};
 use super::identity::TracesetIdentity;
 use super::StoreError;
-use crate::model::column::{Column, ColumnParts};
 use crate::model::damage::StreamDamage;
 use crate::model::histogram::FineHistogram;
 use crate::model::kernel::{CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord};
-use crate::model::pack::Item;
-use crate::model::series::Series;
 use crate::model::stats::{self, StatCell, Statistics};
 use crate::render::RowId;
 use traceloom_base::FastMap;
@@ -292,30 +288,6 @@ impl<'de> serde::de::DeserializeSeed<'de> for CellsIn<'_> {
     }
 }
 
-/// Where the parts of a packed [`Column`] are.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct Packed {
-    bytes: Col,
-    locs: Col,
-    firsts: Col,
-    tail: Col,
-}
-
-fn plain_column<T: Pod>(w: &mut Writer, s: &Series<T>) -> std::io::Result<Col> {
-    w.column(s.chunks())
-}
-
-/// Writes the packed blocks of `c` as they are (no decoding).
-fn packed_column<T: Item>(w: &mut Writer, c: &Column<T>) -> std::io::Result<Packed> {
-    let p = c.parts();
-    Ok(Packed {
-        bytes: plain_column(w, &p.bytes)?,
-        locs: plain_column(w, &p.locs)?,
-        firsts: plain_column(w, &p.firsts)?,
-        tail: plain_column(w, &p.tail)?,
-    })
-}
-
 /// The members of [`Meta`] before its thread records, borrowed.
 #[derive(Serialize)]
 struct MetaHead<'a> {
@@ -385,10 +357,10 @@ pub(crate) fn write(
             row: t.row.0,
             birth: t.birth,
             end: t.end,
-            times: packed_column(w, &t.times)?,
-            codes: packed_column(w, &t.codes)?,
-            blocks: plain_column(w, &t.blocks)?,
-            marks: packed_column(w, &t.marks)?,
+            times: w.packed(&t.times)?,
+            codes: w.packed(&t.codes)?,
+            blocks: w.series(&t.blocks)?,
+            marks: w.packed(&t.marks)?,
         };
         meta = append(&m, meta);
     }
@@ -397,10 +369,10 @@ pub(crate) fn write(
         cpus.push(CpuMeta {
             trace: c.trace,
             cpu: c.cpu,
-            times: packed_column(w, &c.times)?,
-            threads: packed_column(w, &c.threads)?,
-            modes: packed_column(w, &c.modes)?,
-            blocks: plain_column(w, &c.blocks)?,
+            times: w.packed(&c.times)?,
+            threads: w.packed(&c.threads)?,
+            modes: w.packed(&c.modes)?,
+            blocks: w.series(&c.blocks)?,
         });
     }
     let mut lines = Vec::with_capacity(data.lines.len());
@@ -413,18 +385,18 @@ pub(crate) fn write(
             },
             number: l.number,
             name: l.name.clone(),
-            times: packed_column(w, &l.times)?,
-            codes: packed_column(w, &l.codes)?,
-            cpus: packed_column(w, &l.cpus)?,
-            blocks: plain_column(w, &l.blocks)?,
+            times: w.packed(&l.times)?,
+            codes: w.packed(&l.codes)?,
+            cpus: w.packed(&l.cpus)?,
+            blocks: w.series(&l.blocks)?,
         });
     }
     let rest = MetaRest {
         cpus,
         lines,
-        wakeups: packed_column(w, &data.wakeups)?,
+        wakeups: w.packed(&data.wakeups)?,
         max_wakeup_span: data.max_wakeup_span,
-        switches: packed_column(w, &data.switches)?,
+        switches: w.packed(&data.switches)?,
         wakeup_events: data.wakeup_events,
         stats: StatsOut(&data.stats),
         histogram: &data.histogram,
@@ -442,27 +414,6 @@ pub(crate) fn read_head(m: &Mapped) -> Result<StoreHead, StoreError> {
     postcard::take_from_bytes::<StoreHead>(bytes)
         .map(|(h, _)| h)
         .map_err(|e| damaged(m, format!("meta block: {e}")))
-}
-
-/// Column `c` of `m`, in place.
-fn plain<T: Pod>(m: &Mapped, c: Col) -> Result<Series<T>, StoreError> {
-    m.series(c)
-}
-
-/// Packed column `c` of `m`, in place.
-fn packed<T: Item>(m: &Mapped, c: Packed) -> Result<Column<T>, StoreError> {
-    let parts = ColumnParts {
-        bytes: plain(m, c.bytes)?,
-        locs: plain(m, c.locs)?,
-        firsts: plain(m, c.firsts)?,
-        tail: plain(m, c.tail)?,
-    };
-    Column::from_parts(parts).ok_or_else(|| {
-        damaged(
-            m,
-            format!("column at {}: one first item per block", c.locs.offset),
-        )
-    })
 }
 
 fn damaged(m: &Mapped, reason: String) -> StoreError {
@@ -524,10 +475,10 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             row: RowId(t.row),
             birth: t.birth,
             end: t.end,
-            times: packed(m, t.times)?,
-            codes: packed(m, t.codes)?,
-            blocks: plain(m, t.blocks)?,
-            marks: packed(m, t.marks)?,
+            times: m.packed(t.times)?,
+            codes: m.packed(t.codes)?,
+            blocks: m.series(t.blocks)?,
+            marks: m.packed(t.marks)?,
         });
     }
     let mut cpus = Vec::with_capacity(meta.cpus.len());
@@ -535,10 +486,10 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         cpus.push(CpuRecord {
             trace: c.trace,
             cpu: c.cpu,
-            times: packed(m, c.times)?,
-            threads: packed(m, c.threads)?,
-            modes: packed(m, c.modes)?,
-            blocks: plain(m, c.blocks)?,
+            times: m.packed(c.times)?,
+            threads: m.packed(c.threads)?,
+            modes: m.packed(c.modes)?,
+            blocks: m.series(c.blocks)?,
         });
     }
     let mut lines = Vec::with_capacity(meta.lines.len());
@@ -552,10 +503,10 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             },
             number: l.number,
             name: l.name,
-            times: packed(m, l.times)?,
-            codes: packed(m, l.codes)?,
-            cpus: packed(m, l.cpus)?,
-            blocks: plain(m, l.blocks)?,
+            times: m.packed(l.times)?,
+            codes: m.packed(l.codes)?,
+            cpus: m.packed(l.cpus)?,
+            blocks: m.series(l.blocks)?,
         });
     }
     let data = KernelData {
@@ -564,9 +515,9 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         threads,
         cpus,
         lines,
-        wakeups: packed(m, meta.wakeups)?,
+        wakeups: m.packed(meta.wakeups)?,
         max_wakeup_span: meta.max_wakeup_span,
-        switches: packed(m, meta.switches)?,
+        switches: m.packed(meta.switches)?,
         wakeup_events: meta.wakeup_events,
         stats: meta.stats.0,
         histogram: meta.histogram,

@@ -41,6 +41,8 @@ use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+use crate::model::column::{Column, ColumnParts};
+use crate::model::pack::Item;
 use crate::model::series::{Series, StableBytes};
 
 /// The first bytes of a store file.
@@ -61,6 +63,21 @@ pub struct Col {
     pub offset: u64,
     /// Number of items.
     pub len: u64,
+}
+
+/// Where the four plain columns of a packed [`Column`] are (its packed
+/// blocks, their offsets, their first items and the unpacked tail,
+/// `model/column.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Packed {
+    /// The blocks, back to back.
+    pub bytes: Col,
+    /// The byte offset of each block.
+    pub locs: Col,
+    /// Each block's first item.
+    pub firsts: Col,
+    /// The items after the last block.
+    pub tail: Col,
 }
 
 /// Writes a store file: columns first, then the meta block and the header;
@@ -142,6 +159,22 @@ impl Writer {
         let pad = (8 - self.pos % 8) % 8;
         self.write(&[0u8; 8][..pad as usize])?;
         Ok(Col { offset, len })
+    }
+
+    /// Appends the items of series `s` as a column.
+    pub fn series<T: Pod>(&mut self, s: &Series<T>) -> io::Result<Col> {
+        self.column(s.chunks())
+    }
+
+    /// Appends the parts of packed column `c` as they are (no decoding).
+    pub fn packed<T: Item>(&mut self, c: &Column<T>) -> io::Result<Packed> {
+        let p = c.parts();
+        Ok(Packed {
+            bytes: self.series(&p.bytes)?,
+            locs: self.series(&p.locs)?,
+            firsts: self.series(&p.firsts)?,
+            tail: self.series(&p.tail)?,
+        })
     }
 
     /// Writes the meta block and the header, syncs and renames the file
@@ -361,6 +394,22 @@ impl Mapped {
         let map: Arc<dyn StableBytes> = self.map.clone();
         Series::mapped(map, col.offset as usize, col.len as usize)
             .ok_or_else(|| self.damaged(format!("column at {}", col.offset)))
+    }
+
+    /// Packed column `c` as a column reading the map in place.
+    pub fn packed<T: Item>(&self, c: Packed) -> Result<Column<T>, StoreError> {
+        let parts = ColumnParts {
+            bytes: self.series(c.bytes)?,
+            locs: self.series(c.locs)?,
+            firsts: self.series(c.firsts)?,
+            tail: self.series(c.tail)?,
+        };
+        Column::from_parts(parts).ok_or_else(|| {
+            self.damaged(format!(
+                "column at {}: one first item per block",
+                c.locs.offset
+            ))
+        })
     }
 
     /// The store file.

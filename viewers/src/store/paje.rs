@@ -22,17 +22,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bytemuck::Pod;
 use serde::{Deserialize, Serialize};
 use traceloom_base::{Time, TimeRange};
 use traceloom_paje::{ContainerId, Diagnostic, Location, Severity, TypeId, TypeNature};
 
-use super::file::{Col, Mapped, Writer};
+use super::file::{Col, Mapped, Packed, Writer};
 use super::identity::{FileStamp, TraceIdentity, TracesetIdentity};
 use super::{StoreError, StoreHead, StoreOutcome};
-use crate::model::column::{Column, ColumnParts};
+use crate::model::column::Column;
 use crate::model::histogram::FineHistogram;
-use crate::model::pack::Item;
 use crate::model::paje_analysis::{
     ContainerData, Lane, LinkSeries, PajeData, TypeInfo, ValueInfo, VarSeries,
 };
@@ -77,14 +75,6 @@ pub fn store_path(dir: &Path, identity: &TracesetIdentity) -> PathBuf {
 }
 
 /// Where the parts of a packed [`Column`] are (as the kernel codec's).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct Packed {
-    bytes: Col,
-    locs: Col,
-    firsts: Col,
-    tail: Col,
-}
-
 #[derive(Debug, Serialize, Deserialize)]
 struct TypeMeta {
     name: Arc<str>,
@@ -170,21 +160,6 @@ fn color_in(c: Option<[u8; 4]>) -> Option<Rgba> {
     c.map(|[r, g, b, a]| Rgba { r, g, b, a })
 }
 
-fn plain_column<T: Pod>(w: &mut Writer, s: &Series<T>) -> std::io::Result<Col> {
-    w.column(s.chunks())
-}
-
-/// Writes the packed blocks of `c` as they are (no decoding).
-fn packed_column<T: Item>(w: &mut Writer, c: &Column<T>) -> std::io::Result<Packed> {
-    let p = c.parts();
-    Ok(Packed {
-        bytes: plain_column(w, &p.bytes)?,
-        locs: plain_column(w, &p.locs)?,
-        firsts: plain_column(w, &p.firsts)?,
-        tail: plain_column(w, &p.tail)?,
-    })
-}
-
 fn now_unix_s() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -206,20 +181,20 @@ fn write(w: &mut Writer, identity: &TracesetIdentity, data: &PajeData) -> std::i
             lanes.push(LaneMeta {
                 type_id: l.type_id.0,
                 level: l.level,
-                times: packed_column(w, &l.times)?,
-                codes: packed_column(w, &l.codes)?,
+                times: w.packed(&l.times)?,
+                codes: w.packed(&l.codes)?,
                 end: l.end,
-                blocks: plain_column(w, &l.blocks)?,
+                blocks: w.series(&l.blocks)?,
                 classes: l.classes.to_vec(),
             });
         }
         let mut events = Vec::with_capacity(c.events.len());
         for (t, e) in &c.events {
-            events.push((t.0, packed_column(w, e)?));
+            events.push((t.0, w.packed(e)?));
         }
         let mut variables = Vec::with_capacity(c.variables.len());
         for v in &c.variables {
-            variables.push((v.type_id.0, packed_column(w, &v.items)?, v.end));
+            variables.push((v.type_id.0, w.packed(&v.items)?, v.end));
         }
         containers.push(ContainerMeta {
             id: c.id.0,
@@ -239,7 +214,7 @@ fn write(w: &mut Writer, identity: &TracesetIdentity, data: &PajeData) -> std::i
     for l in data.links.iter() {
         links.push(LinkMeta {
             type_id: l.type_id.0,
-            items: packed_column(w, &l.items)?,
+            items: w.packed(&l.items)?,
             longest: l.longest,
         });
     }
@@ -305,22 +280,6 @@ fn damaged(m: &Mapped, reason: String) -> StoreError {
     }
 }
 
-/// Packed column `c` of `m`, in place.
-fn packed<T: Item>(m: &Mapped, c: Packed) -> Result<Column<T>, StoreError> {
-    let parts = ColumnParts {
-        bytes: m.series(c.bytes)?,
-        locs: m.series(c.locs)?,
-        firsts: m.series(c.firsts)?,
-        tail: m.series(c.tail)?,
-    };
-    Column::from_parts(parts).ok_or_else(|| {
-        damaged(
-            m,
-            format!("column at {}: one first item per block", c.locs.offset),
-        )
-    })
-}
-
 /// The analysis held by `m` (its checksums verified by the caller), with
 /// its head; [`StoreError::Stale`] when it is not a Pajé store of this
 /// format.
@@ -360,7 +319,7 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
             .push(c.totals.into_iter().map(|(t, v)| (TypeId(t), v)).collect());
         let mut lanes = Vec::with_capacity(c.lanes.len());
         for l in c.lanes {
-            let times: Column<Time> = packed(m, l.times)?;
+            let times: Column<Time> = m.packed(l.times)?;
             let blocks: Series<BlockSummary> = m.series(l.blocks)?;
             // A render reads the change after each summarised block.
             if blocks.len() > times.len().saturating_sub(1) / BLOCK {
@@ -373,7 +332,7 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
                 type_id: TypeId(l.type_id),
                 level: l.level,
                 times,
-                codes: packed(m, l.codes)?,
+                codes: m.packed(l.codes)?,
                 end: l.end,
                 blocks,
                 classes: Arc::from(l.classes),
@@ -381,13 +340,13 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
         }
         let mut events = Vec::with_capacity(c.events.len());
         for (t, e) in c.events {
-            events.push((TypeId(t), packed(m, e)?));
+            events.push((TypeId(t), m.packed(e)?));
         }
         let mut variables = Vec::with_capacity(c.variables.len());
         for (t, items, end) in c.variables {
             variables.push(VarSeries {
                 type_id: TypeId(t),
-                items: packed(m, items)?,
+                items: m.packed(items)?,
                 end,
             });
         }
@@ -408,7 +367,7 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
     for l in meta.links {
         links.push(LinkSeries {
             type_id: TypeId(l.type_id),
-            items: packed(m, l.items)?,
+            items: m.packed(l.items)?,
             longest: l.longest,
         });
     }
