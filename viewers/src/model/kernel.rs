@@ -1859,6 +1859,25 @@ impl KernelAnalysis {
     }
 }
 
+/// Generates at `dir` a small kernel trace of `events` events where
+/// threads fork and exit often (hundreds of thread records), for tests of
+/// what the pass does per record; gives `dir`.
+#[cfg(test)]
+pub(crate) fn forking_trace(dir: &std::path::Path, events: u64, seed: u64) -> std::path::PathBuf {
+    let cfg = traceloom_kernelgen::GeneratorConfig {
+        events,
+        seed,
+        cpus: 2,
+        processes: 3,
+        threads_per_process: 2,
+        fork_rate: 0.05,
+        overwrite: true,
+        ..Default::default()
+    };
+    traceloom_kernelgen::generate(&cfg, dir).unwrap();
+    dir.to_path_buf()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1965,18 +1984,7 @@ event {
     #[test]
     fn exited_threads_statistics_are_sealed_and_unchanged() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = traceloom_kernelgen::GeneratorConfig {
-            events: 30_000,
-            seed: 9,
-            cpus: 2,
-            processes: 3,
-            threads_per_process: 2,
-            fork_rate: 0.05,
-            overwrite: true,
-            ..Default::default()
-        };
-        let trace = dir.path().join("t");
-        traceloom_kernelgen::generate(&cfg, &trace).unwrap();
+        let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
         let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
         let owner = session.new_owner();
         let req = KernelAnalysis::request(&mut session, owner);

@@ -641,19 +641,8 @@ mod tests {
     #[test]
     fn the_meta_block_is_a_meta_encoded_whole() {
         let dir = std::env::temp_dir().join(format!("traceloom-codec-{}", std::process::id()));
-        let cfg = traceloom_kernelgen::GeneratorConfig {
-            events: 20_000,
-            seed: 5,
-            cpus: 2,
-            processes: 3,
-            threads_per_process: 2,
-            // Enough records for a count beyond one varint byte.
-            fork_rate: 0.05,
-            overwrite: true,
-            ..Default::default()
-        };
-        let trace = dir.join("trace");
-        traceloom_kernelgen::generate(&cfg, &trace).unwrap();
+        // Enough records for a count beyond one varint byte.
+        let trace = crate::model::kernel::forking_trace(&dir.join("trace"), 20_000, 5);
         let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
         let data = KernelAnalysis::run(&mut session);
         assert!(data.threads.len() > 128, "{} records", data.threads.len());
