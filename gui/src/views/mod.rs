@@ -18,7 +18,7 @@ pub mod statistics;
 pub mod timegraph;
 
 use std::sync::{mpsc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use traceloom_base::Time;
 use traceloom_base::TimeRange;
 
@@ -98,9 +98,13 @@ pub fn draw_bookmarks(
     cr.restore().ok();
 }
 
-/// Shortest interval between two trims of the allocator by the dropping
-/// thread.
-const TRIM_EVERY: Duration = Duration::from_secs(2);
+/// How long the dropping thread waits for more garbage before it trims
+/// the allocator: longer than the background pass's snapshots come (about
+/// a second apart), so that it trims once the pass is over, not during it.
+/// A trim locks each of glibc's arenas while it walks their free pages,
+/// tens of ms on a large heap, and the main thread's allocations in the
+/// arena it shares waited that long in the middle of the pass.
+const TRIM_QUIET: Duration = Duration::from_secs(3);
 
 /// Gives the allocator's free pages back to the system.
 fn release_free_memory() {
@@ -125,7 +129,6 @@ pub fn drop_later<T: Send + 'static>(value: T) {
             .name("traceloom-drop".into())
             .spawn(move || {
                 crate::worker::lower_priority();
-                let mut trimmed = Instant::now();
                 // Whether something was freed since the last trim.
                 let mut owed = false;
                 loop {
@@ -133,12 +136,12 @@ pub fn drop_later<T: Send + 'static>(value: T) {
                     // job thread): on the 1 GB trace half the window's
                     // anonymous memory after the pass (1.1 GB → 0.65 GB
                     // once trimmed). Given back once nothing else came
-                    // to be freed for a while, at most every TRIM_EVERY,
-                    // and always after the last drop (a drop soon after
-                    // a trim used to leave its pages, 150 MB of a 1 GB
-                    // Pajé trace's first open, held for good).
+                    // to be freed for TRIM_QUIET, so always after the last
+                    // drop (a drop soon after a trim used to leave its
+                    // pages, 150 MB of a 1 GB Pajé trace's first open,
+                    // held for good); until then, what is freed is reused.
                     let next = if owed {
-                        rx.recv_timeout(TRIM_EVERY.saturating_sub(trimmed.elapsed()))
+                        rx.recv_timeout(TRIM_QUIET)
                     } else {
                         rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
                     };
@@ -149,7 +152,6 @@ pub fn drop_later<T: Send + 'static>(value: T) {
                         }
                         Err(mpsc::RecvTimeoutError::Timeout) => {
                             release_free_memory();
-                            trimmed = Instant::now();
                             owed = false;
                         }
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
