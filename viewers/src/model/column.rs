@@ -7,7 +7,11 @@
 //! A [`Column`] is four plain [`Series`]: the packed bytes, the byte
 //! offset of each block, each block's first item (searches bisect these
 //! before decoding one block) and the items after the last packed block,
-//! as they are. A [`ColumnBuilder`] keeps its last one or two blocks'
+//! as they are. The first three are boxed apart, and absent when there is
+//! no packed block: most columns of a trace of many short-lived threads
+//! have fewer than 2 × [`BLOCK`] items, and the thread records built at
+//! the end of the pass (then read back from the store) held three empty
+//! series of 48 bytes in each of their three columns. A [`ColumnBuilder`] keeps its last one or two blocks'
 //! worth of items unpacked (the kernel pass pops and rewrites its last
 //! changes, and summarizes a block once the change after it is known) and
 //! packs a block once [`2 × BLOCK`](BLOCK) items are waiting;
@@ -28,18 +32,24 @@ use super::spill::Arena;
 /// A packed column (see the module documentation).
 #[derive(Clone)]
 pub struct Column<T: Item> {
+    /// The packed blocks; `None` when there is none (one word instead of
+    /// three series).
+    blocks: Option<Box<PackedBlocks<T>>>,
+    tail: Series<T>,
+}
+
+/// The packed part of a [`Column`] with at least one packed block.
+#[derive(Clone)]
+struct PackedBlocks<T: Item> {
     bytes: Series<u8>,
     locs: Series<u64>,
     firsts: Series<T>,
-    tail: Series<T>,
 }
 
 impl<T: Item> Default for Column<T> {
     fn default() -> Self {
         Column {
-            bytes: Series::default(),
-            locs: Series::default(),
-            firsts: Series::default(),
+            blocks: None,
             tail: Series::default(),
         }
     }
@@ -51,8 +61,8 @@ impl<T: Item> std::fmt::Debug for Column<T> {
             f,
             "Column({} items, {} packed blocks in {} bytes)",
             self.len(),
-            self.locs.len(),
-            self.bytes.len()
+            self.block_count(),
+            self.blocks.as_ref().map_or(0, |p| p.bytes.len())
         )
     }
 }
@@ -94,29 +104,55 @@ pub struct ColumnParts<T: Item> {
 }
 
 impl<T: Item> Column<T> {
+    /// The column of these parts, the packed ones boxed only when there
+    /// is something in them.
+    fn of(bytes: Series<u8>, locs: Series<u64>, firsts: Series<T>, tail: Series<T>) -> Self {
+        let none = bytes.is_empty() && locs.is_empty() && firsts.is_empty();
+        Column {
+            blocks: (!none).then(|| {
+                Box::new(PackedBlocks {
+                    bytes,
+                    locs,
+                    firsts,
+                })
+            }),
+            tail,
+        }
+    }
+
     /// A column of `parts` (`None` when they do not fit together: a
     /// first item per block).
     pub fn from_parts(parts: ColumnParts<T>) -> Option<Self> {
-        (parts.locs.len() == parts.firsts.len()).then_some(Column {
-            bytes: parts.bytes,
-            locs: parts.locs,
-            firsts: parts.firsts,
-            tail: parts.tail,
-        })
+        (parts.locs.len() == parts.firsts.len())
+            .then(|| Column::of(parts.bytes, parts.locs, parts.firsts, parts.tail))
     }
 
     /// The parts of the column.
     pub fn parts(&self) -> ColumnParts<T> {
-        ColumnParts {
-            bytes: self.bytes.clone(),
-            locs: self.locs.clone(),
-            firsts: self.firsts.clone(),
-            tail: self.tail.clone(),
+        match &self.blocks {
+            Some(p) => ColumnParts {
+                bytes: p.bytes.clone(),
+                locs: p.locs.clone(),
+                firsts: p.firsts.clone(),
+                tail: self.tail.clone(),
+            },
+            None => ColumnParts {
+                bytes: Series::default(),
+                locs: Series::default(),
+                firsts: Series::default(),
+                tail: self.tail.clone(),
+            },
         }
     }
 
+    /// Number of packed blocks.
+    #[inline]
+    fn block_count(&self) -> usize {
+        self.blocks.as_ref().map_or(0, |p| p.locs.len())
+    }
+
     fn packed(&self) -> usize {
-        self.locs.len() * BLOCK
+        self.block_count() * BLOCK
     }
 
     /// Number of items.
@@ -130,20 +166,19 @@ impl<T: Item> Column<T> {
         self.len() == 0
     }
 
-    /// Decodes block `b` into `out` ([`BLOCK`] items).
+    /// Decodes block `b` into `out` ([`BLOCK`] items; panics when there
+    /// is no such block).
     fn decode_block(&self, b: usize, out: &mut [T]) {
-        let start = *self.locs.at(b) as usize;
-        let end = self
-            .locs
-            .get(b + 1)
-            .map_or(self.bytes.len(), |&e| e as usize);
-        let end = end.min(self.bytes.len()).max(start.min(self.bytes.len()));
+        let p = self.blocks.as_deref().expect("a packed block");
+        let start = *p.locs.at(b) as usize;
+        let end = p.locs.get(b + 1).map_or(p.bytes.len(), |&e| e as usize);
+        let end = end.min(p.bytes.len()).max(start.min(p.bytes.len()));
         let start = start.min(end);
-        match self.bytes.contiguous(start, end - start) {
+        match p.bytes.contiguous(start, end - start) {
             Some(bytes) => T::decode(bytes, out),
             None => {
                 let mut buf = Vec::with_capacity(end - start);
-                self.bytes.copy_range(start, end - start, &mut buf);
+                p.bytes.copy_range(start, end - start, &mut buf);
                 T::decode(&buf, out);
             }
         }
@@ -175,7 +210,7 @@ impl<T: Item> Column<T> {
 
     /// The first item.
     pub fn first(&self) -> Option<T> {
-        match self.firsts.first() {
+        match self.blocks.as_ref().and_then(|p| p.firsts.first()) {
             Some(&f) => Some(f),
             None => self.tail.first().copied(),
         }
@@ -188,7 +223,7 @@ impl<T: Item> Column<T> {
 
     /// The items, in order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
-        (0..self.locs.len())
+        (0..self.block_count())
             .flat_map(|b| self.block_vec(b))
             .chain(self.tail.iter().copied())
     }
@@ -198,7 +233,7 @@ impl<T: Item> Column<T> {
     /// holding it all. Columns of the same length built in step (the
     /// change lists of one record) give chunks of the same lengths.
     pub fn chunks(&self) -> impl Iterator<Item = Vec<T>> + '_ {
-        (0..self.locs.len())
+        (0..self.block_count())
             .map(|b| self.block_vec(b))
             .chain(std::iter::once_with(|| self.tail.iter().copied().collect()))
     }
@@ -211,9 +246,12 @@ impl<T: Item> Column<T> {
     /// Number of items for which `pred` holds, `pred` holding for a prefix
     /// (like [`slice::partition_point`]); decodes one block at most.
     pub fn partition_point(&self, mut pred: impl FnMut(&T) -> bool) -> usize {
-        let nb = self.locs.len();
+        let nb = self.block_count();
         // Blocks whose first item holds: the answer is in the last of them.
-        let f = self.firsts.partition_point(&mut pred);
+        let f = self
+            .blocks
+            .as_ref()
+            .map_or(0, |p| p.firsts.partition_point(&mut pred));
         if f == 0 {
             return if nb == 0 {
                 self.tail.partition_point(pred)
@@ -232,22 +270,29 @@ impl<T: Item> Column<T> {
 
     /// Whether the items are in place in a mapped file.
     pub fn is_mapped(&self) -> bool {
-        self.bytes.is_mapped()
+        match &self.blocks {
+            Some(p) => p.bytes.is_mapped(),
+            None => self.tail.is_mapped(),
+        }
     }
 
-    /// Bytes of heap held (none for a mapped column).
+    /// Bytes of heap held by the items (none for a mapped column; the
+    /// box of the packed parts, 144 bytes, is counted as the column's own
+    /// size is: not).
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.heap_bytes()
-            + self.locs.heap_bytes()
-            + self.firsts.heap_bytes()
-            + self.tail.heap_bytes()
+        let packed = self.blocks.as_ref().map_or(0, |p| {
+            p.bytes.heap_bytes() + p.locs.heap_bytes() + p.firsts.heap_bytes()
+        });
+        packed + self.tail.heap_bytes()
     }
 
     /// Bytes the items take packed (in memory or on disk).
     pub fn packed_bytes(&self) -> usize {
-        self.bytes.len()
-            + self.locs.len() * 8
-            + (self.firsts.len() + self.tail.len()) * std::mem::size_of::<T>()
+        let (bytes, firsts) = self
+            .blocks
+            .as_ref()
+            .map_or((0, 0), |p| (p.bytes.len(), p.firsts.len()));
+        bytes + self.block_count() * 8 + (firsts + self.tail.len()) * std::mem::size_of::<T>()
     }
 
     /// A reader caching the last two blocks it decoded.
@@ -546,12 +591,12 @@ impl<T: Item> ColumnBuilder<T> {
                 t
             }
         };
-        Column {
-            bytes: self.bytes.snapshot(),
-            locs: self.locs.snapshot(),
-            firsts: self.firsts.snapshot(),
+        Column::of(
+            self.bytes.snapshot(),
+            self.locs.snapshot(),
+            self.firsts.snapshot(),
             tail,
-        }
+        )
     }
 }
 
@@ -617,6 +662,84 @@ mod tests {
             prop_assert_eq!(s.partition_point(|&y| y < x), v.partition_point(|&y| y < x));
             prop_assert_eq!(s.partition_point(|&y| y <= x), v.partition_point(|&y| y <= x));
         }
+    }
+
+    #[test]
+    fn columns_without_packed_blocks_hold_no_box() {
+        // One word more than the tail, whatever is packed.
+        assert!(std::mem::size_of::<Column<i64>>() <= std::mem::size_of::<Series<i64>>() + 8);
+        let empty = Column::<i64>::default();
+        assert_eq!(empty.parts().locs.len(), 0);
+        assert_eq!(empty.heap_bytes(), 0);
+        assert_eq!(empty.first(), None);
+        assert_eq!(empty.partition_point(|_| true), 0);
+        // Around the edges where a block is packed (2 × BLOCK items
+        // waiting) and unpacked again by pops.
+        let mut b = ColumnBuilder::new();
+        let mut v: Vec<i64> = Vec::new();
+        let edges = [
+            0,
+            1,
+            BLOCK - 1,
+            BLOCK,
+            2 * BLOCK - 1,
+            2 * BLOCK,
+            3 * BLOCK + 1,
+        ];
+        let down = edges.iter().rev().map(|&n| (false, n));
+        for (rising, n) in edges.iter().map(|&n| (true, n)).chain(down) {
+            while v.len() < n {
+                let x = v.len() as i64 * 3;
+                b.push(x);
+                v.push(x);
+            }
+            while v.len() > n {
+                assert_eq!(b.pop(), v.pop());
+            }
+            let c = b.snapshot();
+            // Packed when some items are not in the unpacked tail: from
+            // 2 × BLOCK items pushed, and down to fewer after pops (a
+            // block is unpacked again only once the tail is empty).
+            let packed = b.tail.len() < n;
+            if rising {
+                assert_eq!(packed, n >= 2 * BLOCK, "{n} items");
+            }
+            assert_eq!(c.blocks.is_some(), packed, "{n} items");
+            assert_eq!(c.to_vec(), v, "{n} items");
+            assert_eq!(c.first(), v.first().copied());
+            assert_eq!(c.last(), v.last().copied());
+            let x = n as i64;
+            assert_eq!(c.partition_point(|&y| y < x), v.partition_point(|&y| y < x));
+            // The parts, packed ones empty or not, give the same column
+            // back, boxed alike.
+            let back = Column::from_parts(c.parts()).unwrap();
+            assert_eq!(back.blocks.is_some(), packed);
+            assert_eq!(back, c);
+            assert_eq!(back.parts().locs.len(), c.parts().locs.len());
+            assert_eq!(back.packed_bytes(), c.packed_bytes());
+            if !packed {
+                assert_eq!(c.heap_bytes(), c.tail.heap_bytes());
+            }
+        }
+    }
+
+    #[test]
+    fn mapped_columns_without_packed_blocks_are_mapped() {
+        let v: Vec<i64> = (0..5).collect();
+        let bytes: Arc<dyn super::super::series::StableBytes> =
+            Arc::new(bytemuck::cast_slice::<i64, u8>(&v).to_vec());
+        let c = Column::from_parts(ColumnParts {
+            bytes: Series::<u8>::mapped(bytes.clone(), 0, 0).unwrap(),
+            locs: Series::<u64>::mapped(bytes.clone(), 0, 0).unwrap(),
+            firsts: Series::<i64>::mapped(bytes.clone(), 0, 0).unwrap(),
+            tail: Series::<i64>::mapped(bytes.clone(), 0, v.len()).unwrap(),
+        })
+        .unwrap();
+        assert!(c.blocks.is_none());
+        assert!(c.is_mapped());
+        assert_eq!(c.heap_bytes(), 0);
+        assert_eq!(c.to_vec(), v);
+        assert!(!Column::from(v.clone()).is_mapped());
     }
 
     #[test]
