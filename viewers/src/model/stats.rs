@@ -1059,7 +1059,9 @@ pub fn with_shared_names<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-fn intern(s: String) -> Arc<str> {
+/// `s`, shared with the equal names read before it under
+/// [`with_shared_names`] (a new one outside).
+pub(crate) fn intern(s: String) -> Arc<str> {
     NAMES.with(|n| match n.borrow_mut().as_mut() {
         Some(set) => match set.get(s.as_str()) {
             Some(a) => a.clone(),
@@ -1073,7 +1075,8 @@ fn intern(s: String) -> Arc<str> {
     })
 }
 
-fn shared_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+/// Deserializes a name with [`intern`].
+pub(crate) fn shared_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
     <String as serde::Deserialize>::deserialize(d).map(intern)
 }
 

@@ -27,6 +27,9 @@ struct ThreadMeta {
     tid: i64,
     pid: i64,
     ppid: i64,
+    /// Shared with the records and cells of the same name as it is read
+    /// (one allocation per record otherwise).
+    #[serde(deserialize_with = "stats::shared_name")]
     name: Arc<str>,
     cpu: u32,
     row: u64,
@@ -73,6 +76,10 @@ pub struct StoreHead {
     pub events: u64,
 }
 
+/// The meta block, as a whole: [`write`] encodes it member by member and
+/// [`read_meta`] decodes it so; only the test that checks the two against
+/// it decodes it whole.
+#[cfg(test)]
 #[derive(Debug, Serialize, Deserialize)]
 struct Meta {
     head: StoreHead,
@@ -225,7 +232,7 @@ impl<'de> Deserialize<'de> for StoredStats {
                 let per_name = seq.next_element()?.ok_or_else(|| missing(3))?;
                 let trace_names = seq.next_element()?.ok_or_else(|| missing(4))?;
                 let names: Vec<String> = seq.next_element()?.ok_or_else(|| missing(5))?;
-                let names: Vec<Arc<str>> = names.into_iter().map(Arc::from).collect();
+                let names: Vec<Arc<str>> = names.into_iter().map(stats::intern).collect();
                 let cells = seq
                     .next_element_seed(CellsIn(&names))?
                     .ok_or_else(|| missing(6))?;
@@ -288,7 +295,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for CellsIn<'_> {
     }
 }
 
-/// The members of [`Meta`] before its thread records, borrowed.
+/// The members of `Meta` before its thread records, borrowed.
 #[derive(Serialize)]
 struct MetaHead<'a> {
     head: StoreHead,
@@ -296,7 +303,7 @@ struct MetaHead<'a> {
     trace_names: &'a [String],
 }
 
-/// The members of [`Meta`] after its thread records, borrowed.
+/// The members of `Meta` after its thread records, borrowed.
 #[derive(Serialize)]
 struct MetaRest<'a> {
     cpus: Vec<CpuMeta>,
@@ -318,7 +325,7 @@ fn append<T: Serialize + ?Sized>(value: &T, out: Vec<u8>) -> Vec<u8> {
 /// Writes `data`, computed from the traces at `identity`, with `w`;
 /// returns the meta block to finish the file with.
 ///
-/// The block is the postcard encoding of a [`Meta`], made member by
+/// The block is the postcard encoding of a `Meta`, made member by
 /// member (postcard puts a struct's members back to back, a sequence
 /// after its length): each thread record's header is encoded as its
 /// columns are written, and the statistics are encoded from `data`, so
@@ -408,6 +415,52 @@ pub(crate) fn write(
     Ok(append(&rest, meta))
 }
 
+/// The members of `Meta` before its thread records, read.
+#[derive(Deserialize)]
+struct MetaHeadIn {
+    head: StoreHead,
+    span: (Time, Time),
+    trace_names: Vec<String>,
+}
+
+/// The members of `Meta` after its thread records, read.
+#[derive(Deserialize)]
+struct MetaRestIn {
+    cpus: Vec<CpuMeta>,
+    lines: Vec<LineMeta>,
+    wakeups: Packed,
+    max_wakeup_span: Time,
+    switches: Packed,
+    wakeup_events: (u64, u64),
+    stats: StoredStats,
+    histogram: FineHistogram,
+    damage: Vec<StreamDamage>,
+}
+
+/// Decodes the meta block `bytes` of `m` member by member, as [`write`]
+/// encodes it, giving each thread record's header to `thread` as it is
+/// read: a list of the headers (about 280 bytes a record) is never made,
+/// nor held with the records built from it.
+fn read_meta(
+    m: &Mapped,
+    bytes: &[u8],
+    mut thread: impl FnMut(ThreadMeta) -> Result<(), StoreError>,
+) -> Result<(MetaHeadIn, MetaRestIn), StoreError> {
+    let bad = |e: postcard::Error| damaged(m, format!("meta block: {e}"));
+    stats::with_shared_names(|| {
+        let (head, mut rest) = postcard::take_from_bytes::<MetaHeadIn>(bytes).map_err(bad)?;
+        let (n, after) = postcard::take_from_bytes::<u64>(rest).map_err(bad)?;
+        rest = after;
+        for _ in 0..n {
+            let (t, after) = postcard::take_from_bytes::<ThreadMeta>(rest).map_err(bad)?;
+            rest = after;
+            thread(t)?;
+        }
+        let tail = postcard::from_bytes::<MetaRestIn>(rest).map_err(bad)?;
+        Ok((head, tail))
+    })
+}
+
 /// The head of the meta block of `m` (its checksum verified).
 pub(crate) fn read_head(m: &Mapped) -> Result<StoreHead, StoreError> {
     let bytes = m.meta()?;
@@ -426,17 +479,13 @@ fn damaged(m: &Mapped, reason: String) -> StoreError {
 /// The whole-trace statistics and histogram of `m`, from its meta block
 /// alone (its columns are neither read nor verified).
 pub(crate) fn read_summary(m: &Mapped) -> Result<Summary, StoreError> {
-    let meta: Meta = {
-        let bytes = m.meta()?;
-        stats::with_shared_names(|| postcard::from_bytes(bytes))
-            .map_err(|e| damaged(m, format!("meta block: {e}")))?
-    };
+    let (head, rest) = read_meta(m, m.meta()?, |_| Ok(()))?;
     Ok(Summary {
-        head: meta.head,
-        span: meta.span,
-        stats: meta.stats.0,
-        histogram: meta.histogram,
-        damage: meta.damage,
+        head: head.head,
+        span: head.span,
+        stats: rest.stats.0,
+        histogram: rest.histogram,
+        damage: rest.damage,
     })
 }
 
@@ -458,13 +507,8 @@ pub struct Summary {
 /// The analysis held by `m` (its checksums verified by the caller), with
 /// its head.
 pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
-    let meta: Meta = {
-        let bytes = m.meta()?;
-        stats::with_shared_names(|| postcard::from_bytes(bytes))
-            .map_err(|e| damaged(m, format!("meta block: {e}")))?
-    };
-    let mut threads = Vec::with_capacity(meta.threads.len());
-    for t in meta.threads {
+    let mut threads = Vec::new();
+    let (head, meta) = read_meta(m, m.meta()?, |t| {
         threads.push(ThreadRecord {
             trace: t.trace,
             tid: t.tid,
@@ -480,7 +524,9 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             blocks: m.series(t.blocks)?,
             marks: m.packed(t.marks)?,
         });
-    }
+        Ok(())
+    })?;
+    threads.shrink_to_fit();
     let mut cpus = Vec::with_capacity(meta.cpus.len());
     for c in meta.cpus {
         cpus.push(CpuRecord {
@@ -510,8 +556,8 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         });
     }
     let data = KernelData {
-        span: meta.span,
-        trace_names: meta.trace_names,
+        span: head.span,
+        trace_names: head.trace_names,
         threads,
         cpus,
         lines,
@@ -521,10 +567,10 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
         wakeup_events: meta.wakeup_events,
         stats: meta.stats.0,
         histogram: meta.histogram,
-        events: meta.head.events,
+        events: head.head.events,
         damage: meta.damage,
     };
-    Ok((meta.head, data))
+    Ok((head.head, data))
 }
 
 #[cfg(test)]
@@ -658,7 +704,24 @@ mod tests {
         let want: Vec<&str> = data.threads.iter().map(|t| &*t.name).collect();
         assert_eq!(names, want);
         assert_eq!(meta.cpus.len(), data.cpus.len());
-        drop(w);
+        // Decoded member by member, records built as their headers are
+        // read: the same analysis, equal names shared.
+        w.finish(identity.digest(), &bytes).unwrap();
+        let m = Mapped::open(&dir.join("store")).unwrap();
+        let (head, back) = read(&m).unwrap();
+        assert_eq!(head.events, data.events);
+        assert_eq!(back, *data);
+        let summary = read_summary(&m).unwrap();
+        assert_eq!(summary.stats, data.stats);
+        let mut by_name: FastMap<&str, &Arc<str>> = FastMap::default();
+        let mut shared = 0;
+        for t in &back.threads {
+            let first = by_name.entry(&t.name).or_insert(&t.name);
+            assert!(Arc::ptr_eq(first, &t.name), "{}", t.name);
+            shared += usize::from(!std::ptr::eq(*first, &t.name));
+        }
+        assert!(shared > 0);
+        drop(m);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
