@@ -952,35 +952,82 @@ pub struct StatCell {
     pub events: EventCounts,
 }
 
-/// Events per event name, sorted by name: a boxed slice, not a map. A
-/// cell counts a handful of names, and a trace with tens of thousands of
-/// short-lived threads has a few cells for each (a map's first node alone
-/// is 280 bytes). It serializes as the map it stands for.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EventCounts(Box<[(Arc<str>, u64)]>);
+/// Events per event name, sorted by name, packed: for each name, its
+/// number in the process's table of event names ([`EventNames`]) and its
+/// count, as varints (3 bytes a name, typically). A cell counts a handful
+/// of names, and a trace with tens of thousands of short-lived threads
+/// has a few cells for each: as (name, count) pairs, 24 bytes a name, the
+/// counts took about 400 bytes a thread record at the end of the pass
+/// (and a map's first node alone is 280 bytes). It serializes as the map
+/// it stands for.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct EventCounts(Box<[u8]>);
+
+/// The event names of the whole process, numbered in the order first
+/// counted, so that [`EventCounts`] can name one with a varint. A name is
+/// never removed: the table holds one entry per distinct event name the
+/// process ever counted (the event classes of the traces it opened, tens
+/// to hundreds), and [`EventCounts::iter`] lends them for as long as the
+/// process lives.
+struct EventNames {
+    ids: FastMap<Arc<str>, u32>,
+    names: Vec<&'static Arc<str>>,
+}
+
+static EVENT_NAMES: std::sync::LazyLock<std::sync::RwLock<EventNames>> =
+    std::sync::LazyLock::new(|| {
+        std::sync::RwLock::new(EventNames {
+            ids: Default::default(),
+            names: Vec::new(),
+        })
+    });
+
+/// The number of event name `name` (given one if new).
+fn event_id(name: &Arc<str>) -> u32 {
+    let read = |t: &EventNames| t.ids.get(name).copied();
+    if let Some(id) = read(&EVENT_NAMES.read().unwrap_or_else(|e| e.into_inner())) {
+        return id;
+    }
+    let mut t = EVENT_NAMES.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(id) = read(&t) {
+        return id;
+    }
+    let id = t.names.len() as u32;
+    // Leaked on purpose: see `EventNames`.
+    t.names.push(Box::leak(Box::new(name.clone())));
+    t.ids.insert(name.clone(), id);
+    id
+}
+
+/// Event name number `id` (made by [`event_id`]).
+fn event_name(id: u32) -> &'static Arc<str> {
+    EVENT_NAMES.read().unwrap_or_else(|e| e.into_inner()).names[id as usize]
+}
 
 impl EventCounts {
     /// The names and their counts, by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &u64)> {
-        self.0.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> EventCountsIter<'_> {
+        EventCountsIter {
+            bytes: &self.0,
+            at: 0,
+            left: self.len(),
+        }
     }
 
     /// The counts, by name.
-    pub fn values(&self) -> impl Iterator<Item = &u64> {
-        self.0.iter().map(|(_, v)| v)
+    pub fn values(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        self.iter().map(|(_, n)| n)
     }
 
     /// The count of `name`.
     pub fn get(&self, name: &str) -> Option<u64> {
-        self.0
-            .binary_search_by(|(k, _)| (**k).cmp(name))
-            .ok()
-            .map(|i| self.0[i].1)
+        self.iter().find(|(k, _)| ***k == *name).map(|(_, n)| n)
     }
 
-    /// Number of names.
+    /// Number of names: half the varints, each ending with the one byte
+    /// below 0x80 it has.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.iter().filter(|&&b| b < 0x80).count() / 2
     }
 
     /// Whether no event is counted.
@@ -989,12 +1036,47 @@ impl EventCounts {
     }
 }
 
+/// The (name, count) pairs of an [`EventCounts`], by name; of a known
+/// length (serializers of sequences want it first).
+#[derive(Debug, Clone)]
+pub struct EventCountsIter<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    left: usize,
+}
+
+impl<'a> Iterator for EventCountsIter<'a> {
+    type Item = (&'a Arc<str>, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.bytes.len() {
+            return None;
+        }
+        let id = get_varint(self.bytes, &mut self.at);
+        let n = get_varint(self.bytes, &mut self.at);
+        self.left -= 1;
+        Some((event_name(id as u32), n))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for EventCountsIter<'_> {}
+
+impl std::fmt::Debug for EventCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
 impl<'a> IntoIterator for &'a EventCounts {
-    type Item = (&'a Arc<str>, &'a u64);
-    type IntoIter = Box<dyn Iterator<Item = Self::Item> + 'a>;
+    type Item = (&'a Arc<str>, u64);
+    type IntoIter = EventCountsIter<'a>;
 
     fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
+        self.iter()
     }
 }
 
@@ -1010,7 +1092,12 @@ impl FromIterator<(Arc<str>, u64)> for EventCounts {
             }
             same
         });
-        EventCounts(v.into_boxed_slice())
+        let mut out = Vec::with_capacity(v.len() * 4);
+        for (name, n) in &v {
+            put_varint(&mut out, u64::from(event_id(name)));
+            put_varint(&mut out, *n);
+        }
+        EventCounts(out.into_boxed_slice())
     }
 }
 
@@ -2003,12 +2090,30 @@ mod tests {
     #[test]
     fn event_counts_sort_add_and_serialize_as_a_map() {
         let c = counts(&[("sched_switch", 3), ("irq", 1), ("sched_switch", 2)]);
-        let v: Vec<(&str, u64)> = c.iter().map(|(k, &n)| (&**k, n)).collect();
+        let v: Vec<(&str, u64)> = c.iter().map(|(k, n)| (&**k, n)).collect();
         assert_eq!(v, [("irq", 1), ("sched_switch", 5)]);
         assert_eq!(c.get("sched_switch"), Some(5));
         assert_eq!(c.get("exit"), None);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.values().sum::<u64>(), 6);
+        // Equal counts, equal bytes, however made.
+        assert_eq!(c, counts(&[("irq", 1), ("sched_switch", 5)]));
+        assert_ne!(c, counts(&[("irq", 1), ("sched_switch", 4)]));
+        // Counts beyond one varint byte, zero, the largest; a name first
+        // counted after others but sorted before them; no name.
+        let big = counts(&[("zz", u64::MAX), ("a", 0), ("m", 300), ("\u{e9}", 128)]);
+        let v: Vec<(&str, u64)> = big.iter().map(|(k, n)| (&**k, n)).collect();
+        assert_eq!(v, [("a", 0), ("m", 300), ("zz", u64::MAX), ("\u{e9}", 128)]);
+        assert_eq!(big.get("zz"), Some(u64::MAX));
+        assert_eq!(big.get("a"), Some(0));
+        assert_eq!((big.len(), big.iter().len()), (4, 4));
+        let none = counts(&[]);
+        assert!(none.is_empty() && none.iter().next().is_none());
+        assert_eq!(none.len(), 0);
+        assert_eq!(none, EventCounts::default());
+        assert_eq!(format!("{c:?}"), r#"{"irq": 1, "sched_switch": 5}"#);
         // The store's format is the map's: stores written before read alike.
-        let map: BTreeMap<Arc<str>, u64> = c.iter().map(|(k, &n)| (k.clone(), n)).collect();
+        let map: BTreeMap<Arc<str>, u64> = c.iter().map(|(k, n)| (k.clone(), n)).collect();
         let bytes = postcard::to_stdvec(&map).unwrap();
         assert_eq!(postcard::to_stdvec(&c).unwrap(), bytes);
         assert_eq!(postcard::from_bytes::<EventCounts>(&bytes).unwrap(), c);

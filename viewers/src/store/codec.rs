@@ -165,7 +165,7 @@ struct EventsOut<'a>(&'a StatCell, &'a FastMap<&'a str, u32>);
 
 impl Serialize for EventsOut<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.events.iter().map(|(k, &n)| (self.1[&**k], n)))
+        s.collect_seq(self.0.events.iter().map(|(k, n)| (self.1[&**k], n)))
     }
 }
 
