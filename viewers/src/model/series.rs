@@ -7,8 +7,9 @@
 //! [`SeriesBuilder::snapshot`] gives a [`Series`] sharing every full chunk
 //! (and the last frozen partial chunk if nothing was pushed since), and the
 //! builder goes on appending without ever touching what a snapshot holds.
-//! Every chunk but the last holds exactly [`CHUNK`] items, so indexing is
-//! a shift and a mask, never a search.
+//! Every chunk but the last holds exactly [`chunk_items`] items (about
+//! [`CHUNK_BYTES`] of them, a power of two), so indexing is a shift and a
+//! mask, never a search.
 //!
 //! A series can also be a column in place in a mapped file
 //! ([`Series::mapped`], what the analysis store gives back): it is then
@@ -20,9 +21,39 @@ use std::sync::Arc;
 
 use super::spill::Arena;
 
-/// Items per chunk (a power of two).
-pub const CHUNK: usize = 1024;
-const SHIFT: u32 = CHUNK.trailing_zeros();
+/// Bytes of a full chunk (at most; items whose size is not a power of
+/// two fill less). Each full chunk costs a 40-byte descriptor on the heap
+/// even once spilled, so chunks are sized in bytes, not items: at 1,024
+/// items, the packed bytes of the kernel pass (most of its change lists,
+/// hundreds of MB on a 1 GB trace) were 1 kB chunks, and their
+/// descriptors grew the heap by some 17 MB per GB of trace.
+pub const CHUNK_BYTES: usize = 8 << 10;
+
+/// Items per full chunk of a series of `T`: a power of two, [`CHUNK_BYTES`]
+/// worth of items of `T`'s size rounded up to a power of two.
+pub const fn chunk_items<T>() -> usize {
+    let size = std::mem::size_of::<T>();
+    let size = if size == 0 {
+        1
+    } else {
+        size.next_power_of_two()
+    };
+    if size >= CHUNK_BYTES {
+        1
+    } else {
+        CHUNK_BYTES / size
+    }
+}
+
+/// `chunk_items::<T>()` and its base-2 logarithm, as constants of each
+/// item type.
+struct Chunk<T>(std::marker::PhantomData<T>);
+
+impl<T> Chunk<T> {
+    const ITEMS: usize = chunk_items::<T>();
+    const SHIFT: u32 = Self::ITEMS.trailing_zeros();
+    const MASK: usize = Self::ITEMS - 1;
+}
 
 /// An immutable chunked sequence (see the module documentation).
 #[derive(Debug, Clone)]
@@ -281,7 +312,7 @@ impl<T: Copy> FromIterator<T> for Series<T> {
 impl<T: Copy> Series<T> {
     /// A copy of `items`, chunked as a builder would have.
     pub fn from_slice(items: &[T]) -> Self {
-        let mut chunks = items.chunks_exact(CHUNK);
+        let mut chunks = items.chunks_exact(Chunk::<T>::ITEMS);
         let full: Vec<Tail<T>> = chunks.by_ref().map(|c| Tail::owned(Arc::from(c))).collect();
         Series {
             full: Chunks::new(full),
@@ -294,7 +325,7 @@ impl<T> Series<T> {
     /// Number of items.
     #[inline]
     pub fn len(&self) -> usize {
-        (self.full.len() << SHIFT) + self.tail.len()
+        (self.full.len() << Chunk::<T>::SHIFT) + self.tail.len()
     }
 
     /// Whether there is no item.
@@ -305,11 +336,11 @@ impl<T> Series<T> {
     /// Item `k` (panics when out of bounds, like a slice).
     #[inline]
     pub fn at(&self, k: usize) -> &T {
-        let c = k >> SHIFT;
+        let c = k >> Chunk::<T>::SHIFT;
         if c < self.full.len() {
-            &self.full[c][k & (CHUNK - 1)]
+            &self.full[c][k & Chunk::<T>::MASK]
         } else {
-            &self.tail[k - (self.full.len() << SHIFT)]
+            &self.tail[k - (self.full.len() << Chunk::<T>::SHIFT)]
         }
     }
 
@@ -357,9 +388,9 @@ impl<T> Series<T> {
             .full
             .partition_point(|c| pred(c.last().expect("full chunks are not empty")));
         if full < self.full.len() {
-            (full << SHIFT) + self.full[full].partition_point(pred)
+            (full << Chunk::<T>::SHIFT) + self.full[full].partition_point(pred)
         } else {
-            (full << SHIFT) + self.tail.partition_point(pred)
+            (full << Chunk::<T>::SHIFT) + self.tail.partition_point(pred)
         }
     }
 
@@ -370,12 +401,12 @@ impl<T> Series<T> {
         if end > self.len() {
             return None;
         }
-        let full = self.full.len() << SHIFT;
+        let full = self.full.len() << Chunk::<T>::SHIFT;
         if start >= full {
             return self.tail.get(start - full..end - full);
         }
-        let c = start >> SHIFT;
-        let off = start & (CHUNK - 1);
+        let c = start >> Chunk::<T>::SHIFT;
+        let off = start & Chunk::<T>::MASK;
         self.full[c].get(off..off + len)
     }
 
@@ -387,11 +418,11 @@ impl<T> Series<T> {
         let end = start.saturating_add(len).min(self.len());
         let mut k = start;
         while k < end {
-            let full = self.full.len() << SHIFT;
+            let full = self.full.len() << Chunk::<T>::SHIFT;
             let (chunk, off): (&[T], usize) = if k >= full {
                 (&self.tail[..], k - full)
             } else {
-                (&self.full[k >> SHIFT][..], k & (CHUNK - 1))
+                (&self.full[k >> Chunk::<T>::SHIFT][..], k & Chunk::<T>::MASK)
             };
             let take = (chunk.len() - off).min(end - k);
             out.extend_from_slice(&chunk[off..off + take]);
@@ -473,7 +504,7 @@ impl<T: Copy> SeriesBuilder<T> {
     /// Number of items.
     #[inline]
     pub fn len(&self) -> usize {
-        (self.full.len() << SHIFT) + self.tail.len()
+        (self.full.len() << Chunk::<T>::SHIFT) + self.tail.len()
     }
 
     /// Whether there is no item.
@@ -484,11 +515,11 @@ impl<T: Copy> SeriesBuilder<T> {
     /// Item `k` (panics when out of bounds).
     #[inline]
     pub fn get(&self, k: usize) -> T {
-        let c = k >> SHIFT;
+        let c = k >> Chunk::<T>::SHIFT;
         if c < self.full.len() {
-            self.full[c][k & (CHUNK - 1)]
+            self.full[c][k & Chunk::<T>::MASK]
         } else {
-            self.tail[k - (self.full.len() << SHIFT)]
+            self.tail[k - (self.full.len() << Chunk::<T>::SHIFT)]
         }
     }
 
@@ -506,10 +537,10 @@ impl<T: Copy> SeriesBuilder<T> {
     pub fn push(&mut self, x: T) {
         self.frozen = None;
         if self.tail.capacity() == 0 {
-            self.tail.reserve_exact(CHUNK.min(16));
+            self.tail.reserve_exact(Chunk::<T>::ITEMS.min(16));
         }
         self.tail.push(x);
-        if self.tail.len() == CHUNK {
+        if self.tail.len() == Chunk::<T>::ITEMS {
             let chunk = Tail::owned(Arc::from(std::mem::take(&mut self.tail)));
             // Copies the list of chunk pointers only when a snapshot shares
             // it (once per snapshot at most).
@@ -524,15 +555,17 @@ impl<T: Copy> SeriesBuilder<T> {
         self.frozen = None;
         while !items.is_empty() {
             if self.tail.capacity() == 0 {
-                self.tail.reserve_exact(CHUNK.min(16));
+                self.tail.reserve_exact(Chunk::<T>::ITEMS.min(16));
             }
             // (A tail taken back from a full chunk by `set_last` can hold
             // a chunk's worth already.)
-            let n = CHUNK.saturating_sub(self.tail.len()).min(items.len());
+            let n = Chunk::<T>::ITEMS
+                .saturating_sub(self.tail.len())
+                .min(items.len());
             self.tail.extend_from_slice(&items[..n]);
             items = &items[n..];
-            if self.tail.len() >= CHUNK {
-                let rest = self.tail.split_off(CHUNK);
+            if self.tail.len() >= Chunk::<T>::ITEMS {
+                let rest = self.tail.split_off(Chunk::<T>::ITEMS);
                 let chunk = Tail::owned(Arc::from(std::mem::replace(&mut self.tail, rest)));
                 self.full.make_mut().push(chunk);
             }
@@ -641,7 +674,7 @@ mod tests {
                     2 => snaps.push((b.snapshot(), v.clone())),
                     3 if x % 4 == 0 => {
                         // Up to two chunks at once, across chunk edges.
-                        let items: Vec<u32> = (0..x % (2 * CHUNK as u32)).map(|i| x ^ i).collect();
+                        let items: Vec<u32> = (0..x % (2 * chunk_items::<u32>() as u32)).map(|i| x ^ i).collect();
                         b.extend_from_slice(&items);
                         v.extend_from_slice(&items);
                     }
@@ -700,7 +733,7 @@ mod tests {
     #[test]
     fn snapshots_share_full_chunks() {
         let mut b = SeriesBuilder::new();
-        for i in 0..(3 * CHUNK + 5) {
+        for i in 0..(3 * chunk_items::<u64>() + 5) {
             b.push(i as u64);
         }
         let s1 = b.snapshot();
