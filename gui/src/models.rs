@@ -549,6 +549,8 @@ impl TabModels {
             let sched = session.scheduler();
             sched.source_mut().set_seek_index(Arc::new(c.seek_index));
             sched.add_checkpoints(c.states.into_iter().map(|c| (c.position, c.state)));
+            // The cache's serve the seeks: no second set of whole states.
+            sched.set_checkpoint_interval(None);
         }
         u.errors.extend(cached.warnings);
         match cached.data {
@@ -577,7 +579,13 @@ impl TabModels {
         // frames wait for llvmpipe's threads, which this pass kept from a
         // core).
         match CheckpointsAhead::start(session.traceset(), every, crate::worker::lower_priority) {
-            Ok(a) => self.checkpoints_ahead = Some(a),
+            Ok(a) => {
+                // Its checkpoints serve the seeks, and it is ahead of the
+                // scheduler's own: those would be a second set of whole
+                // states (31 MB on a 1 GB trace).
+                session.scheduler().set_checkpoint_interval(None);
+                self.checkpoints_ahead = Some(a);
+            }
             Err(e) => eprintln!("traceloom: warning: cannot start the checkpoint pass: {e}"),
         }
     }

@@ -357,6 +357,14 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
         self.checkpoints.iter().map(|(p, s, _)| (p, s))
     }
 
+    /// Changes the interval of the periodic checkpoints (`None`: none are
+    /// taken from now on). A reader whose checkpoints come from elsewhere
+    /// (a checkpoint pass beside it, a cache) need not take its own: each
+    /// is a whole state, and a long pass keeps up to [`MAX_CHECKPOINTS`].
+    pub fn set_checkpoint_interval(&mut self, every: Option<u64>) {
+        self.config.checkpoint_interval = every.filter(|&n| n > 0);
+    }
+
     /// Adds checkpoints computed elsewhere (a persisted cache, a background
     /// pass): each must be the state a fresh read from the start has before
     /// the event at its position. Seeks then replay from the nearest one.

@@ -1205,6 +1205,29 @@ fn yields_at_the_same_position_do_not_copy_the_state() {
 /// read, spread over the whole of it, and seeks with state from them stay
 /// exact.
 #[test]
+fn periodic_checkpoints_stop_when_the_interval_is_unset() {
+    let mut s = Scheduler::new(
+        linear(1000),
+        tally_state(),
+        SchedulerConfig {
+            chunk_events: 64,
+            checkpoint_interval: Some(10),
+        },
+    );
+    let mut r = recorder(Start::Time(0), Priority::LOW);
+    r.num_events = Some(100);
+    s.add(r);
+    run_all(&mut s);
+    let before = s.checkpoint_count();
+    assert!(before >= 9, "{before} checkpoints in 100 events");
+    s.set_checkpoint_interval(None);
+    s.add(recorder(Start::Position(pos(&s, 100)), Priority::LOW));
+    let done = run_all(&mut s);
+    assert_eq!(done[0].data.events, range(100, 1000));
+    assert_eq!(s.checkpoint_count(), before);
+}
+
+#[test]
 fn periodic_checkpoints_are_bounded_and_spread() {
     let n = (MAX_CHECKPOINTS as u64) * 5;
     let mut s = Scheduler::new(

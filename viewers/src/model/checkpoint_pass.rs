@@ -57,6 +57,9 @@ pub fn analyse_with_checkpoints(
 ) -> (Arc<KernelData>, Checkpoints) {
     let owner = session.new_owner();
     let every = interval(session.traceset());
+    // The checkpoint pass keeps the checkpoints: the scheduler's own
+    // would be a second set of whole states (31 MB on a 1 GB trace).
+    session.scheduler().set_checkpoint_interval(None);
     let id = session.add(request(owner, every));
     let data = KernelAnalysis::run_with_progress(session, progress);
     // Both started at the trace start and end with it: the checkpoint
@@ -84,7 +87,11 @@ pub fn analyse_in_parts(
 ) -> (Arc<KernelData>, Checkpoints) {
     if parts <= 1 {
         return match checkpoints {
-            Some(c) => (KernelAnalysis::run_with_progress(session, progress), c),
+            Some(c) => {
+                // Checkpoints are known: the scheduler need not take its own.
+                session.scheduler().set_checkpoint_interval(None);
+                (KernelAnalysis::run_with_progress(session, progress), c)
+            }
             None => analyse_with_checkpoints(session, progress),
         };
     }
