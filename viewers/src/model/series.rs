@@ -22,11 +22,13 @@ use std::sync::Arc;
 use super::spill::Arena;
 
 /// Bytes of a full chunk (at most; items whose size is not a power of
-/// two fill less). Each full chunk costs a 40-byte descriptor on the heap
-/// even once spilled, so chunks are sized in bytes, not items: at 1,024
-/// items, the packed bytes of the kernel pass (most of its change lists,
-/// hundreds of MB on a 1 GB trace) were 1 kB chunks, and their
-/// descriptors grew the heap by some 17 MB per GB of trace.
+/// two fill less). Each full chunk keeps a descriptor on the heap even
+/// once spilled, so chunks are sized in bytes, not items: at 1,024 items,
+/// the packed bytes of the kernel pass (most of its change lists, hundreds
+/// of MB on a 1 GB trace) were 1 kB chunks, and their descriptors (40
+/// bytes then) grew the heap by some 17 MB per GB of trace. Larger chunks
+/// cost more in each growing series' partial last chunk: 32 kB ones added
+/// 11 MB to the 1 GB trace's pass.
 pub const CHUNK_BYTES: usize = 8 << 10;
 
 /// Items per full chunk of a series of `T`: a power of two, [`CHUNK_BYTES`]
@@ -65,20 +67,149 @@ pub struct Series<T> {
 /// The list of full chunks, shared by snapshots; an empty one allocates
 /// nothing (a kernel pass holds tens of thousands of short-lived records,
 /// most with no full chunk, each with a dozen series).
-struct Chunks<T>(Option<Arc<Vec<Tail<T>>>>);
+struct Chunks<T>(Option<Arc<ChunkList<T>>>);
+
+/// Full chunks: the spilled ones first, each by its start alone, then
+/// those on the heap. A pass over a large trace spills hundreds of
+/// thousands of chunks and keeps their descriptors on the heap to its
+/// end: 8 bytes each, where a descriptor with its own length and owner
+/// ([`Tail`]) took 40 and made the heap grow with the trace.
+struct ChunkList<T> {
+    /// The arena holding the spilled chunks (kept alive by the list).
+    arena: Option<Arc<Arena>>,
+    /// Where each spilled chunk starts in `arena` ([`Chunk::ITEMS`]
+    /// items from there).
+    spilled: Vec<ChunkStart<T>>,
+    /// The chunks after the spilled ones.
+    owned: Vec<Arc<[T]>>,
+}
+
+/// The start of a spilled chunk.
+struct ChunkStart<T>(*const T);
+
+impl<T> Clone for ChunkStart<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ChunkStart<T> {}
+
+// SAFETY: the items a start points to are never written again (an arena
+// hands out each range once) and live as long as the list's arena.
+unsafe impl<T: Send + Sync> Send for ChunkStart<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for ChunkStart<T> {}
+
+impl<T> Clone for ChunkList<T> {
+    fn clone(&self) -> Self {
+        ChunkList {
+            arena: self.arena.clone(),
+            spilled: self.spilled.clone(),
+            owned: self.owned.clone(),
+        }
+    }
+}
 
 impl<T> Chunks<T> {
-    fn new(chunks: Vec<Tail<T>>) -> Self {
-        Chunks((!chunks.is_empty()).then(|| Arc::new(chunks)))
+    fn new(owned: Vec<Arc<[T]>>) -> Self {
+        Chunks((!owned.is_empty()).then(|| {
+            Arc::new(ChunkList {
+                arena: None,
+                spilled: Vec::new(),
+                owned,
+            })
+        }))
+    }
+
+    /// Number of full chunks.
+    #[inline]
+    fn len(&self) -> usize {
+        self.0
+            .as_ref()
+            .map_or(0, |l| l.spilled.len() + l.owned.len())
+    }
+
+    /// Chunk `c` (panics when out of bounds).
+    #[inline]
+    fn chunk(&self, c: usize) -> &[T] {
+        let l = self.0.as_deref().expect("a chunk in bounds");
+        match l.spilled.get(c) {
+            // SAFETY: a spilled chunk is `Chunk::<T>::ITEMS` items from
+            // its start in `l.arena`, which `l` keeps alive.
+            Some(p) => unsafe { std::slice::from_raw_parts(p.0, Chunk::<T>::ITEMS) },
+            None => &l.owned[c - l.spilled.len()],
+        }
+    }
+
+    /// The chunks, in order.
+    fn iter(&self) -> impl Iterator<Item = &[T]> {
+        (0..self.len()).map(move |c| self.chunk(c))
+    }
+
+    /// The last chunk.
+    fn last(&self) -> Option<&[T]> {
+        self.len().checked_sub(1).map(|c| self.chunk(c))
+    }
+
+    /// Number of chunks for which `pred` holds, `pred` holding for a
+    /// prefix.
+    fn partition_point(&self, mut pred: impl FnMut(&[T]) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(self.chunk(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// The list, to change (copied when a snapshot shares it).
-    fn make_mut(&mut self) -> &mut Vec<Tail<T>> {
-        Arc::make_mut(self.0.get_or_insert_with(Default::default))
+    fn make_mut(&mut self) -> &mut ChunkList<T> {
+        Arc::make_mut(self.0.get_or_insert_with(|| {
+            Arc::new(ChunkList {
+                arena: None,
+                spilled: Vec::new(),
+                owned: Vec::new(),
+            })
+        }))
     }
 
-    fn capacity(&self) -> usize {
-        self.0.as_ref().map_or(0, |v| v.capacity())
+    /// Appends a full chunk.
+    fn push(&mut self, chunk: Arc<[T]>) {
+        self.make_mut().owned.push(chunk);
+    }
+
+    /// Removes the last chunk, its items copied.
+    fn pop(&mut self) -> Option<Vec<T>>
+    where
+        T: Clone,
+    {
+        if self.len() == 0 {
+            return None;
+        }
+        let l = self.make_mut();
+        if let Some(c) = l.owned.pop() {
+            return Some(c.to_vec());
+        }
+        let p = l.spilled.pop()?;
+        // SAFETY: as in `chunk`; `l.arena` still holds it.
+        Some(unsafe { std::slice::from_raw_parts(p.0, Chunk::<T>::ITEMS) }.to_vec())
+    }
+
+    /// Bytes of heap held: the chunks on the heap and the descriptors.
+    fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |l| {
+            l.owned
+                .iter()
+                .map(|c| std::mem::size_of_val(&c[..]))
+                .sum::<usize>()
+                + l.owned.capacity() * std::mem::size_of::<Arc<[T]>>()
+                + l.spilled.capacity() * std::mem::size_of::<ChunkStart<T>>()
+        })
     }
 }
 
@@ -96,18 +227,11 @@ impl<T> Clone for Chunks<T> {
 
 impl<T> std::fmt::Debug for Chunks<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<T> std::ops::Deref for Chunks<T> {
-    type Target = [Tail<T>];
-    #[inline]
-    fn deref(&self) -> &[Tail<T>] {
-        match &self.0 {
-            Some(v) => v,
-            None => &[],
-        }
+        let (spilled, owned) = self
+            .0
+            .as_ref()
+            .map_or((0, 0), |l| (l.spilled.len(), l.owned.len()));
+        write!(f, "Chunks({spilled} spilled, {owned} on the heap)")
     }
 }
 
@@ -313,7 +437,7 @@ impl<T: Copy> Series<T> {
     /// A copy of `items`, chunked as a builder would have.
     pub fn from_slice(items: &[T]) -> Self {
         let mut chunks = items.chunks_exact(Chunk::<T>::ITEMS);
-        let full: Vec<Tail<T>> = chunks.by_ref().map(|c| Tail::owned(Arc::from(c))).collect();
+        let full: Vec<Arc<[T]>> = chunks.by_ref().map(Arc::from).collect();
         Series {
             full: Chunks::new(full),
             tail: Tail::owned(Arc::from(chunks.remainder())),
@@ -338,7 +462,7 @@ impl<T> Series<T> {
     pub fn at(&self, k: usize) -> &T {
         let c = k >> Chunk::<T>::SHIFT;
         if c < self.full.len() {
-            &self.full[c][k & Chunk::<T>::MASK]
+            &self.full.chunk(c)[k & Chunk::<T>::MASK]
         } else {
             &self.tail[k - (self.full.len() << Chunk::<T>::SHIFT)]
         }
@@ -363,7 +487,6 @@ impl<T> Series<T> {
     pub fn chunks(&self) -> impl Iterator<Item = &[T]> {
         self.full
             .iter()
-            .map(|c| &c[..])
             .chain(std::iter::once(&self.tail[..]).filter(|t| !t.is_empty()))
     }
 
@@ -388,7 +511,7 @@ impl<T> Series<T> {
             .full
             .partition_point(|c| pred(c.last().expect("full chunks are not empty")));
         if full < self.full.len() {
-            (full << Chunk::<T>::SHIFT) + self.full[full].partition_point(pred)
+            (full << Chunk::<T>::SHIFT) + self.full.chunk(full).partition_point(pred)
         } else {
             (full << Chunk::<T>::SHIFT) + self.tail.partition_point(pred)
         }
@@ -407,7 +530,7 @@ impl<T> Series<T> {
         }
         let c = start >> Chunk::<T>::SHIFT;
         let off = start & Chunk::<T>::MASK;
-        self.full[c].get(off..off + len)
+        self.full.chunk(c).get(off..off + len)
     }
 
     /// Appends items `start .. start + len` (those in bounds) to `out`.
@@ -422,7 +545,10 @@ impl<T> Series<T> {
             let (chunk, off): (&[T], usize) = if k >= full {
                 (&self.tail[..], k - full)
             } else {
-                (&self.full[k >> Chunk::<T>::SHIFT][..], k & Chunk::<T>::MASK)
+                (
+                    self.full.chunk(k >> Chunk::<T>::SHIFT),
+                    k & Chunk::<T>::MASK,
+                )
             };
             let take = (chunk.len() - off).min(end - k);
             out.extend_from_slice(&chunk[off..off + take]);
@@ -438,13 +564,11 @@ impl<T> Series<T> {
     /// Bytes of heap held (chunk payloads, shared ones included; none for
     /// mapped or spilled chunks).
     pub fn heap_bytes(&self) -> usize {
-        let owned = |c: &Tail<T>| match c.keep {
-            Keep::Owned(_) => c.len * std::mem::size_of::<T>(),
+        let tail = match self.tail.keep {
+            Keep::Owned(_) => self.tail.len * std::mem::size_of::<T>(),
             _ => 0,
         };
-        self.full.iter().map(owned).sum::<usize>()
-            + owned(&self.tail)
-            + self.full.capacity() * std::mem::size_of::<Tail<T>>()
+        self.full.heap_bytes() + tail
     }
 }
 
@@ -476,8 +600,6 @@ impl<T> Index<usize> for Series<T> {
 #[derive(Debug, Clone)]
 pub struct SeriesBuilder<T> {
     full: Chunks<T>,
-    /// How many of the first full chunks are spilled.
-    spilled: usize,
     tail: Vec<T>,
     /// The tail as last frozen by [`snapshot`](Self::snapshot), while no
     /// change was made since.
@@ -488,7 +610,6 @@ impl<T> Default for SeriesBuilder<T> {
     fn default() -> Self {
         SeriesBuilder {
             full: Chunks::default(),
-            spilled: 0,
             tail: Vec::new(),
             frozen: None,
         }
@@ -517,7 +638,7 @@ impl<T: Copy> SeriesBuilder<T> {
     pub fn get(&self, k: usize) -> T {
         let c = k >> Chunk::<T>::SHIFT;
         if c < self.full.len() {
-            self.full[c][k & Chunk::<T>::MASK]
+            self.full.chunk(c)[k & Chunk::<T>::MASK]
         } else {
             self.tail[k - (self.full.len() << Chunk::<T>::SHIFT)]
         }
@@ -541,10 +662,10 @@ impl<T: Copy> SeriesBuilder<T> {
         }
         self.tail.push(x);
         if self.tail.len() == Chunk::<T>::ITEMS {
-            let chunk = Tail::owned(Arc::from(std::mem::take(&mut self.tail)));
+            let chunk: Arc<[T]> = Arc::from(std::mem::take(&mut self.tail));
             // Copies the list of chunk pointers only when a snapshot shares
             // it (once per snapshot at most).
-            self.full.make_mut().push(chunk);
+            self.full.push(chunk);
         }
     }
 
@@ -566,8 +687,8 @@ impl<T: Copy> SeriesBuilder<T> {
             items = &items[n..];
             if self.tail.len() >= Chunk::<T>::ITEMS {
                 let rest = self.tail.split_off(Chunk::<T>::ITEMS);
-                let chunk = Tail::owned(Arc::from(std::mem::replace(&mut self.tail, rest)));
-                self.full.make_mut().push(chunk);
+                let chunk: Arc<[T]> = Arc::from(std::mem::replace(&mut self.tail, rest));
+                self.full.push(chunk);
             }
         }
     }
@@ -584,9 +705,8 @@ impl<T: Copy> SeriesBuilder<T> {
     fn tail_mut(&mut self) -> &mut Vec<T> {
         self.frozen = None;
         if self.tail.is_empty() {
-            if let Some(c) = self.full.make_mut().pop() {
-                self.tail = c.to_vec();
-                self.spilled = self.spilled.min(self.full.len());
+            if let Some(c) = self.full.pop() {
+                self.tail = c;
             }
         }
         &mut self.tail
@@ -611,21 +731,28 @@ impl<T: Copy> SeriesBuilder<T> {
     where
         T: bytemuck::Pod,
     {
-        if self.spilled == self.full.len() {
-            return;
+        match self.full.0.as_deref() {
+            Some(l) if !l.owned.is_empty() => {
+                // A series spills to one arena (a chunk's start does not
+                // say which).
+                if l.arena.as_ref().is_some_and(|a| !Arc::ptr_eq(a, arena)) {
+                    return;
+                }
+            }
+            _ => return,
         }
-        let full = self.full.make_mut();
-        while self.spilled < full.len() {
-            let c = &mut full[self.spilled];
-            let Some(ptr) = arena.copy(c.as_slice()) else {
-                return;
+        let l = self.full.make_mut();
+        let mut moved = 0;
+        for c in &l.owned {
+            let Some(ptr) = arena.copy(c) else {
+                break;
             };
-            *c = Tail {
-                ptr,
-                len: c.len,
-                keep: Keep::Spilled(arena.clone()),
-            };
-            self.spilled += 1;
+            l.spilled.push(ChunkStart(ptr));
+            moved += 1;
+        }
+        if moved > 0 {
+            l.arena.get_or_insert_with(|| arena.clone());
+            l.owned.drain(..moved);
         }
     }
 
@@ -745,7 +872,7 @@ mod tests {
         assert_eq!(s1.tail.ptr, s2.tail.ptr, "unchanged tail re-frozen");
         b.push(7);
         let s3 = b.snapshot();
-        assert_eq!(s1.full[0].ptr, s3.full[0].ptr);
+        assert_eq!(s1.full.chunk(0).as_ptr(), s3.full.chunk(0).as_ptr());
         assert_eq!(s1.len() + 1, s3.len());
         assert_eq!(s3.chunks().count(), 4);
     }
