@@ -44,7 +44,7 @@ use traceloom_hooks::{Flow, HookContext, Priority};
 use crate::request::{
     Budget, EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, Start,
 };
-use crate::seek_index::{self, SeekIndex, SeekIndexBuilder};
+use crate::seek_index::{self, SeekIndex, SeekIndexBuilder, SeekIndexCursor};
 use crate::source::{CtfCurrent, CtfPosition, CtfSource};
 use crate::state::codec::StateDelta;
 use crate::state::{self, TracesetState};
@@ -89,6 +89,9 @@ pub struct CheckpointBuild {
     /// The checkpoints so far, in rank order.
     pub checkpoints: Vec<Checkpoint>,
     index: SeekIndexBuilder,
+    /// Where the seek index was at each checkpoint (a few words a
+    /// stream), to [`rewind`](Self::rewind) to.
+    cursors: Vec<SeekIndexCursor>,
 }
 
 impl CheckpointBuild {
@@ -100,6 +103,7 @@ impl CheckpointBuild {
             since: 0,
             checkpoints: Vec::new(),
             index: SeekIndexBuilder::new(seek_index::DEFAULT_EVERY),
+            cursors: Vec::new(),
         }
     }
 
@@ -115,6 +119,7 @@ impl CheckpointBuild {
                 position: *position,
                 state: state.clone(),
             });
+            self.cursors.push(self.index.cursor());
             self.since = 0;
         }
         if let Some(ev) = current.event() {
@@ -122,6 +127,31 @@ impl CheckpointBuild {
         }
         self.seen += 1;
         self.since += 1;
+    }
+
+    /// Goes back to just before checkpoint `i` (an index into
+    /// [`checkpoints`](Self::checkpoints)) and gives it: drops it, the
+    /// checkpoints after it and the seek index marks made since, so that
+    /// fed the events from its position on (with its state), the build
+    /// makes what one read makes. A read can so hand the build over to
+    /// another that starts there: the parallel pass's splitter stops at the
+    /// last part's start, and the last part carries the build on.
+    ///
+    /// # Panics
+    ///
+    /// When there is no checkpoint `i`.
+    pub fn rewind(&mut self, i: usize) -> Checkpoint {
+        self.index.rewind(&self.cursors[i]);
+        self.cursors.truncate(i);
+        let c = self
+            .checkpoints
+            .drain(i..)
+            .next()
+            .expect("checkpoint i exists");
+        self.seen = c.rank;
+        // Due again at its event, as it was then.
+        self.since = self.interval;
+        c
     }
 
     /// The checkpoints and the seek index (complete once the pass read the
@@ -525,6 +555,74 @@ pub fn load_or_build(
                 e => CacheOutcome::Rebuilt(e, stored),
             };
             (c, outcome)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::CtfPosition;
+
+    /// Feeds `build` the events from `from` (a checkpoint's position and
+    /// state; the start when `None`) to the end.
+    fn read_on(
+        traceset: &Arc<Traceset>,
+        from: Option<(CtfPosition, TracesetState)>,
+        build: CheckpointBuild,
+    ) -> CheckpointBuild {
+        let source = CtfSource::new(traceset.clone());
+        let config = SchedulerConfig {
+            checkpoint_interval: None,
+            ..SchedulerConfig::default()
+        };
+        let mut sched = Scheduler::new(source, state::computation(traceset.traces().len()), config);
+        let start = match &from {
+            Some((p, _)) => Start::Position(*p),
+            None => Start::Time(i64::MIN),
+        };
+        sched.add_checkpoints(from);
+        let mut req = checkpoint_request(OwnerId(0), 1);
+        req.start = start;
+        req.data = build;
+        sched.add(req);
+        loop {
+            let report = sched.service(Budget::unlimited(), || false);
+            if let Some(done) = report.completed.into_iter().next() {
+                return done.data;
+            }
+            assert!(!sched.is_idle(), "the read ended without completing");
+        }
+    }
+
+    /// A build read to the end, rewound to any of its checkpoints and fed
+    /// the rest of the read from there, gives what one read gives: the
+    /// same checkpoints and the same seek index.
+    #[test]
+    fn a_build_rewound_and_read_on_equals_one_read() {
+        let paths = [
+            traceloom_testdata::sample_kernel(),
+            traceloom_testdata::ctf("tracecompass/bug446190"),
+        ];
+        for path in paths {
+            let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
+            let whole = read_on(&ts, None, CheckpointBuild::new(97)).finish();
+            let m = whole.states.len();
+            assert!(m > 10, "{}: {m} checkpoints", path.display());
+            assert!(
+                whole.seek_index.len() > 4,
+                "{}: {} seek marks",
+                path.display(),
+                whole.seek_index.len()
+            );
+            for i in [0, 1, m / 3, m / 2, m - 1] {
+                let mut b = read_on(&ts, None, CheckpointBuild::new(97));
+                let c = b.rewind(i);
+                assert_eq!(c, whole.states[i], "{}: checkpoint {i}", path.display());
+                assert_eq!(b.checkpoints.len(), i);
+                let b = read_on(&ts, Some((c.position, c.state)), b).finish();
+                assert!(b == whole, "{}: rewound to checkpoint {i}", path.display());
+            }
         }
     }
 }

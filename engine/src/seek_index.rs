@@ -149,8 +149,102 @@ impl SeekIndexBuilder {
         }
     }
 
+    /// Where the builder is in its read, to come back to with
+    /// [`rewind`](Self::rewind).
+    pub fn cursor(&self) -> SeekIndexCursor {
+        SeekIndexCursor {
+            streams: self
+                .seen
+                .iter()
+                .zip(&self.index.streams)
+                .map(|(&(countdown, max), marks)| (countdown, max, marks.len()))
+                .collect(),
+        }
+    }
+
+    /// Goes back to `cursor`, taken from this builder earlier in its read:
+    /// drops the marks made since and takes the counts back, so that fed
+    /// the events from there on it builds the index one read builds. (A
+    /// builder cannot start mid-read from nothing: each stream's marks
+    /// depend on its events counted from its first, and their bounds on
+    /// the largest timestamp seen.)
+    pub fn rewind(&mut self, cursor: &SeekIndexCursor) {
+        let n = cursor.streams.len();
+        self.seen.truncate(n);
+        self.index.streams.truncate(n);
+        for (k, &(countdown, max, marks)) in cursor.streams.iter().enumerate() {
+            self.seen[k] = (countdown, max);
+            self.index.streams[k].truncate(marks);
+        }
+    }
+
     /// The index.
     pub fn finish(self) -> SeekIndex {
         self.index
+    }
+}
+
+/// A point of a [`SeekIndexBuilder`]'s read ([`SeekIndexBuilder::cursor`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeekIndexCursor {
+    /// Per stream seen: the countdown, the largest timestamp, the number
+    /// of marks.
+    streams: Vec<(u64, i64, usize)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use traceloom_ctf::Message;
+
+    /// Feeds `b` the events of `ts` in reading order, from the `skip`-th;
+    /// with `cursor_at`, returns its cursor before the event of that rank.
+    /// (And the number of events.)
+    fn feed(
+        ts: &Traceset,
+        b: &mut SeekIndexBuilder,
+        skip: u64,
+        cursor_at: Option<u64>,
+    ) -> (Option<SeekIndexCursor>, u64) {
+        let mut cursor = None;
+        let mut messages = ts.messages();
+        let mut rank = 0;
+        while let Some(m) = messages.next() {
+            let Ok(Message::Event(e)) = m else {
+                continue;
+            };
+            if cursor_at == Some(rank) {
+                cursor = Some(b.cursor());
+            }
+            if rank >= skip {
+                b.observe(&e);
+            }
+            rank += 1;
+        }
+        (cursor, rank)
+    }
+
+    /// A builder that read everything, rewound to where it was at any event
+    /// and fed the events from there, builds the index of one read.
+    #[test]
+    fn rewound_and_read_on_equals_one_read() {
+        let paths = [
+            traceloom_testdata::sample_kernel(),
+            traceloom_testdata::ctf("tracecompass/synctraces"),
+        ];
+        for path in paths {
+            let ts = Traceset::open(std::slice::from_ref(&path)).unwrap();
+            let mut whole = SeekIndexBuilder::new(7);
+            let (_, events) = feed(&ts, &mut whole, 0, None);
+            let whole = whole.finish();
+            assert!(whole.streams.len() > 1, "{}", path.display());
+            for at in [0, 1, 6, 7, 8, events / 3, events / 2, events - 3] {
+                let mut b = SeekIndexBuilder::new(7);
+                let c = feed(&ts, &mut b, 0, Some(at)).0.expect("a cursor");
+                b.rewind(&c);
+                feed(&ts, &mut b, at, None);
+                assert_eq!(b.finish(), whole, "{}: rewound to {at}", path.display());
+            }
+        }
     }
 }
