@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use traceloom_engine::checkpoint;
+use traceloom_engine::checkpoint::{self, Checkpoints};
 use traceloom_viewers::model::kernel::KernelData;
-use traceloom_viewers::model::{parallel_pass, KernelAnalysis, Session};
+use traceloom_viewers::model::{checkpoint_pass, parallel_pass, KernelAnalysis, Session};
 
 fn generated(dir: &Path, seed: u64, fork_rate: f64) -> PathBuf {
     let cfg = traceloom_kernelgen::GeneratorConfig {
@@ -58,6 +58,21 @@ fn assert_same(single: &KernelData, parallel: &KernelData, what: &str) {
     assert_eq!(single, parallel, "{what}");
 }
 
+/// Checkpoint by checkpoint (rank, position, state), then the seek index.
+fn assert_same_checkpoints(want: &Checkpoints, found: &Checkpoints, what: &str) {
+    for (a, b) in found.states.iter().zip(&want.states) {
+        assert_eq!(
+            (a.rank, a.position),
+            (b.rank, b.position),
+            "{what}: checkpoint"
+        );
+        assert!(a.state == b.state, "{what}: state at rank {}", a.rank);
+    }
+    assert_eq!(found.states.len(), want.states.len(), "{what}: checkpoints");
+    assert_eq!(found.seek_index, want.seek_index, "{what}: seek index");
+    assert!(found == want, "{what}: checkpoints");
+}
+
 fn check(paths: &[PathBuf]) {
     let what = format!("{paths:?}");
     let mut session = Session::open(paths).expect("open");
@@ -79,7 +94,9 @@ fn check(paths: &[PathBuf]) {
         assert!(reported <= single.events, "{what}: progress past the end");
     }
     // Split where a checkpoint pass reading ahead finds the parts' starts;
-    // its checkpoints are those of a checkpoint pass alone.
+    // it stops at the last part's start, and that part makes the rest of
+    // the checkpoints and of the seek index: together, those of a
+    // checkpoint pass alone.
     for parts in [2, 4] {
         let mut session = Session::open(paths).expect("open");
         // The parts and the join move their full chunks to spill files.
@@ -93,23 +110,24 @@ fn check(paths: &[PathBuf]) {
             &parallel,
             &format!("{what} in {parts} parts, cold"),
         );
-        assert_eq!(
-            found.states.len(),
-            checkpoints.states.len(),
-            "{what}: checkpoints found while splitting"
+        assert_same_checkpoints(
+            &checkpoints,
+            &found,
+            &format!("{what} in {parts} parts, cold"),
         );
-        for (a, b) in found.states.iter().zip(&checkpoints.states) {
-            assert_eq!(
-                (a.rank, a.position),
-                (b.rank, b.position),
-                "{what}: checkpoint"
-            );
-            assert!(a.state == b.state, "{what}: state at rank {}", a.rank);
-        }
-        assert_eq!(
-            found.seek_index, checkpoints.seek_index,
-            "{what}: seek index"
-        );
+    }
+    // As `traceloom index` runs it (a checkpoint every so many events, as
+    // the cache keeps them): the checkpoints of the single pass joined to
+    // a checkpoint pass.
+    let mut session = Session::open(paths).expect("open");
+    let (_, want) = checkpoint_pass::analyse_with_checkpoints(&mut session, |_, _| {});
+    for parts in [2, 4] {
+        let mut session = Session::open(paths).expect("open");
+        let (parallel, found) =
+            checkpoint_pass::analyse_in_parts(&mut session, None, parts, &mut |_, _| {});
+        let what = format!("{what} in {parts} parts, cold, as indexed");
+        assert_same(&single, &parallel, &what);
+        assert_same_checkpoints(&want, &found, &what);
     }
 }
 

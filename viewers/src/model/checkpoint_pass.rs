@@ -34,11 +34,18 @@ pub fn interval(traceset: &Traceset) -> u64 {
 /// with [`Session::take`] once complete, then
 /// [`finish`](CheckpointBuild::finish)).
 pub fn request(owner: OwnerId, every: u64) -> KernelRequest {
-    let mut req = KernelRequest::new(
-        owner,
-        Start::Time(Time::MIN),
-        Box::new(CheckpointBuild::new(every)) as Payload,
-    );
+    request_from(owner, Start::Time(Time::MIN), CheckpointBuild::new(every))
+}
+
+/// The request of a checkpoint pass carrying `build` on from `start`:
+/// from the trace start for a new build, or from the checkpoint it was
+/// rewound to ([`CheckpointBuild::rewind`]) with that checkpoint's state.
+pub fn request_from(
+    owner: OwnerId,
+    start: Start<CtfPosition>,
+    build: CheckpointBuild,
+) -> KernelRequest {
+    let mut req = KernelRequest::new(owner, start, Box::new(build) as Payload);
     req.priority = Priority::LOW;
     req.event.add(Priority::HIGH, |ctx| {
         if let Some(b) = ctx.data.downcast_mut::<CheckpointBuild>() {

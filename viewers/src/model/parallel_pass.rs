@@ -47,10 +47,12 @@ use super::spill::Arena;
 use super::stats::{self, StatsPart};
 use traceloom_base::hash::FastMap;
 
-/// A finished part: its collector and its statistics.
+/// A finished part: its collector and its statistics, and for the last
+/// part of a cold pass the checkpoint build it carried on to the end.
 struct Part {
     collector: KernelCollector,
     stats: StatsPart,
+    checkpoints: Option<CheckpointBuild>,
 }
 
 /// The states to split a pass of `parts` parts at: `parts - 1` of
@@ -87,10 +89,10 @@ pub fn analyse(
     if !at.is_empty() && session.errors().is_empty() {
         let plan = Plan::new(at.len() + 1);
         for (k, (p, s)) in at.into_iter().enumerate() {
-            plan.split(k + 1, p, s, 0);
+            plan.split(k + 1, (p, s, 0, None));
         }
         plan.close();
-        if let Some(d) = run(session, &plan, progress) {
+        if let Some((d, _)) = run(session, &plan, progress) {
             return Arc::new(d);
         }
     }
@@ -101,9 +103,12 @@ pub fn analyse(
 /// checkpoints are not known yet: a checkpoint pass (the state alone,
 /// several times faster than the analysis) reads ahead on a thread of its
 /// own and starts each part when it reaches the part's share of the
-/// traces' time span, while the first part reads from the start. Gives
-/// the analysis and the checkpoint pass's checkpoints (one every `every`
-/// events). One pass joined to the checkpoint pass
+/// traces' time span, while the first part reads from the start. At the
+/// last part's start it stops and hands its build over to that part,
+/// which carries it on to the end (its read has the state anyway). Gives
+/// the analysis and the checkpoints of one checkpoint pass (one every
+/// `every` events, with its seek index). One pass joined to the
+/// checkpoint pass
 /// ([`crate::model::checkpoint_pass::analyse_with_checkpoints`]) when
 /// `parts` is 1 or a part met damage.
 pub fn analyse_cold(
@@ -116,7 +121,7 @@ pub fn analyse_cold(
     if parts > 1 && session.errors().is_empty() && span.1 > span.0 {
         let plan = Plan::new(parts);
         let traceset = Arc::new(session.traceset().with_decode_threads(0));
-        let (data, checkpoints) = std::thread::scope(|scope| {
+        let (data, split) = std::thread::scope(|scope| {
             let plan = &plan;
             let splitter = std::thread::Builder::new()
                 .name("kernel pass splitter".into())
@@ -125,9 +130,16 @@ pub fn analyse_cold(
                 plan.close();
             }
             let data = run(session, plan, progress);
-            let checkpoints = splitter.ok().and_then(|h| h.join().ok());
-            (data, checkpoints)
+            let split = splitter.ok().and_then(|h| h.join().ok());
+            (data, split)
         });
+        let (data, carried) = data.unzip();
+        let checkpoints = match split.flatten() {
+            // The splitter read the whole trace (it found fewer splits).
+            Some(c) => Some(c),
+            // It handed its build over to the last part.
+            None => carried.flatten().map(CheckpointBuild::finish),
+        };
         if let (Some(d), Some(c)) = (data, checkpoints) {
             return (Arc::new(d), c);
         }
@@ -154,9 +166,10 @@ struct Plan {
     split_up_to: AtomicU64,
 }
 
-/// Where a part starts: a checkpoint's position, its state, and the
-/// number of events before it.
-type Start_ = (CtfPosition, TracesetState, u64);
+/// Where a part starts: a checkpoint's position, its state, the number of
+/// events before it, and for the last part of a cold pass the splitter's
+/// checkpoint build, rewound to there, to carry on.
+type Start_ = (CtfPosition, TracesetState, u64, Option<CheckpointBuild>);
 
 impl Plan {
     fn new(parts: usize) -> Plan {
@@ -174,11 +187,10 @@ impl Plan {
         self.starts.len()
     }
 
-    /// Part `k` starts at `position` with `state`; part `k - 1` ends
-    /// there.
-    fn split(&self, k: usize, position: CtfPosition, state: TracesetState, rank: u64) {
-        let _ = self.ends[k - 1].set(position);
-        *self.starts[k].lock().unwrap_or_else(|e| e.into_inner()) = Some((position, state, rank));
+    /// Part `k` starts at `start`; part `k - 1` ends there.
+    fn split(&self, k: usize, start: Start_) {
+        let _ = self.ends[k - 1].set(start.0);
+        *self.starts[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(start);
         self.ready.notify_all();
     }
 
@@ -217,13 +229,18 @@ impl Plan {
 
 /// The checkpoint pass of the splitter: reads `traceset` with its state,
 /// keeping a checkpoint every `every` events, and splits `plan` at the
-/// first checkpoint past each part's share of `span`.
+/// first checkpoint past each part's share of `span`. At the last split
+/// it stops: after there only the checkpoints and the seek index are
+/// wanted of it, and the last part's read has the state anyway, so its
+/// build is rewound to the split and handed over to the last part. The
+/// checkpoints when it read the whole trace (it found fewer splits);
+/// `None` when it handed them over (or failed).
 fn split_ahead(
     traceset: Arc<Traceset>,
     span: (Time, Time),
     every: u64,
     plan: &Plan,
-) -> Checkpoints {
+) -> Option<Checkpoints> {
     let mut sched = part_scheduler(traceset, None);
     let id = sched.add(super::checkpoint_pass::request(OwnerId(0), every));
     let parts = plan.parts();
@@ -243,30 +260,50 @@ fn split_ahead(
         else {
             break None;
         };
+        let mut last = None;
         while next < parts && seen < b.checkpoints.len() {
             let c = &b.checkpoints[seen];
-            seen += 1;
             if c.position.time >= share(next) {
-                plan.split(next, c.position, c.state.clone(), c.rank);
+                if next + 1 == parts {
+                    last = Some(seen);
+                    break;
+                }
+                plan.split(next, (c.position, c.state.clone(), c.rank, None));
                 next += 1;
             }
+            seen += 1;
+        }
+        if let Some(i) = last {
+            let Some(mut b) = sched
+                .cancel(id)
+                .and_then(|d| d.downcast::<CheckpointBuild>().ok())
+            else {
+                break None;
+            };
+            // The batch read past the split: back to it, exactly.
+            let c = b.rewind(i);
+            plan.split(next, (c.position, c.state, c.rank, Some(*b)));
+            plan.close();
+            return None;
         }
         plan.split_up_to.store(read, Ordering::Release);
-        if next == parts {
-            plan.close();
-        }
     };
     plan.close();
-    built.map(CheckpointBuild::finish).unwrap_or_default()
+    built.map(CheckpointBuild::finish)
 }
 
 /// Runs the parts of `plan` over `session`'s traceset, each on its own
 /// thread, and joins them; `progress` is called on this thread with the
-/// events read by all parts together.
+/// events read by all parts together. With the checkpoint build the last
+/// part carried on, if it was given one.
 ///
 /// `None` when a part met a damaged stream or could not stop where the
 /// next one starts: the caller runs the single pass instead.
-fn run(session: &Session, plan: &Plan, progress: &mut dyn FnMut(u64, Time)) -> Option<KernelData> {
+fn run(
+    session: &Session,
+    plan: &Plan,
+    progress: &mut dyn FnMut(u64, Time),
+) -> Option<(KernelData, Option<CheckpointBuild>)> {
     let traceset = session.traceset();
     let span = session.time_span().unwrap_or((0, 0));
     let spill = session
@@ -309,11 +346,9 @@ fn run(session: &Session, plan: &Plan, progress: &mut dyn FnMut(u64, Time)) -> O
         return None;
     }
     // The parts that ran: those given a start (they follow each other).
-    let parts: Vec<Part> = parts.into_iter().map_while(|p| p).collect();
-    if parts.is_empty() {
-        return None;
-    }
-    Some(join(parts))
+    let mut parts: Vec<Part> = parts.into_iter().map_while(|p| p).collect();
+    let carried = parts.last_mut()?.checkpoints.take();
+    Some((join(parts), carried))
 }
 
 /// Analyses part `k` of `plan` on a scheduler of its own; `None` when it
@@ -327,11 +362,11 @@ fn run_part(
     arena: Option<(Arc<Arena>, u64)>,
     progress: &AtomicU64,
 ) -> Option<Part> {
-    let (from, rank) = if k == 0 {
-        (None, 0)
+    let (from, rank, build) = if k == 0 {
+        (None, 0, None)
     } else {
-        let (p, s, rank) = plan.wait_start(k)?;
-        (Some((p, s)), rank)
+        let (p, s, rank, build) = plan.wait_start(k)?;
+        (Some((p, s)), rank, build)
     };
     let mut collector = KernelCollector::new(&traceset, span, arena);
     collector.placeholders_pending = from.is_some();
@@ -340,7 +375,7 @@ fn run_part(
         None => Start::Time(Time::MIN),
     };
     let mut sched = part_scheduler(traceset, from);
-    let mut req = KernelRequest::new(OwnerId(0), start, Box::new(collector) as Payload);
+    let mut req = KernelRequest::new(OwnerId(0), start.clone(), Box::new(collector) as Payload);
     req.priority = Priority::LOW;
     add_collector_hooks(&mut req);
     // Whether the part is the last is known only at its end: the end
@@ -354,8 +389,13 @@ fn run_part(
         Flow::Continue
     });
     let id: RequestId = sched.add(req);
+    // The splitter's checkpoint build, carried on in the same read (the
+    // last part's, which reads to the end).
+    let carry =
+        build.map(|b| sched.add(super::checkpoint_pass::request_from(OwnerId(0), start, b)));
     let mut end_set = false;
     let mut seen = 0;
+    let mut checkpoints = None;
     let fail = || {
         plan.fail();
         None
@@ -391,8 +431,16 @@ fn run_part(
         if plan.failed.load(Ordering::Relaxed) {
             return None;
         }
-        if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
-            let mut collector = *c.data.downcast::<KernelCollector>().ok()?;
+        let mut done = None;
+        for c in report.completed {
+            if Some(c.id) == carry {
+                checkpoints = c.data.downcast::<CheckpointBuild>().ok().map(|b| *b);
+            } else if c.id == id {
+                done = Some(c.data);
+            }
+        }
+        if let Some(data) = done {
+            let mut collector = *data.downcast::<KernelCollector>().ok()?;
             progress.fetch_add(collector.events - seen, Ordering::Relaxed);
             let stats = collector.closed_stats.take()?;
             let stats = if end_set {
@@ -403,7 +451,16 @@ fn run_part(
             } else {
                 stats
             };
-            return Some(Part { collector, stats });
+            if carry.is_some() && checkpoints.is_none() {
+                // Both read to the end in one read: they complete
+                // together.
+                return fail();
+            }
+            return Some(Part {
+                collector,
+                stats,
+                checkpoints,
+            });
         }
         match sched
             .data_mut(id)
