@@ -1625,6 +1625,10 @@ impl KernelCollector {
         let n = headers.len().min(series.len());
         headers.truncate(n);
         series.truncate(n);
+        // Their spare room (grown by doubling: up to half of them) goes
+        // before the records' room is taken, not after.
+        headers.shrink_to_fit();
+        series.shrink_to_fit();
         let mut threads = Vec::with_capacity(n);
         while let (Some(t), Some(s)) = (headers.pop(), series.pop()) {
             threads.push(t.with_lists(s.into_lists()));
