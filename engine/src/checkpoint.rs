@@ -396,7 +396,8 @@ const MAGIC: &[u8; 8] = b"TLCKPT\r\n";
 /// 4: CPUs stored with their numbers (sparse CPU maps).
 /// 5: a system call entered from an unknown mode sets user mode beneath
 /// it (states computed by version 4 differ).
-const VERSION: u32 = 5;
+/// 6: the seek index stored compact (varint deltas in blocks).
+const VERSION: u32 = 6;
 /// magic, version, fingerprint, payload length, crc32 of the payload.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
 
