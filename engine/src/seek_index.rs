@@ -828,6 +828,75 @@ mod compact_tests {
         }
     }
 
+    /// The index's size on the trace at `TRACELOOM_SEEK_TRACE`, against
+    /// the 40-byte marks it had before, in `Vec`s grown by doubling:
+    /// `TRACELOOM_SEEK_TRACE=/tmp/k120 cargo test --release -p
+    /// traceloom-engine --lib size_on_a_trace -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "needs a trace"]
+    fn size_on_a_trace() {
+        use traceloom_ctf::Message;
+        let path = std::path::PathBuf::from(std::env::var_os("TRACELOOM_SEEK_TRACE").unwrap());
+        let ts = Traceset::open(&[path]).unwrap();
+        let mut b = SeekIndexBuilder::new(DEFAULT_EVERY);
+        let mut messages = ts.messages();
+        while let Some(m) = messages.next() {
+            if let Ok(Message::Event(e)) = m {
+                b.observe(&e);
+            }
+        }
+        let growing = b.index.heap_bytes();
+        let index = b.finish();
+        let n = index.len();
+        let plain: usize = index
+            .streams
+            .iter()
+            .map(|m| size_of::<Mark>() * m.len.next_power_of_two().max(4))
+            .sum::<usize>()
+            + index.streams.capacity() * size_of::<Vec<Mark>>();
+        let per = |bytes: usize| bytes as f64 / n as f64;
+        println!(
+            "{} streams, {n} marks: plain {plain} B ({:.2} B/mark, {:.2} without slack), \
+             compact {} B ({:.2} B/mark), {growing} B while built ({:.2} B/mark)",
+            index.streams.len(),
+            per(plain),
+            per(n * size_of::<Mark>()),
+            index.heap_bytes(),
+            per(index.heap_bytes()),
+            per(growing),
+        );
+        // Lookups, compact against plain: the decoding of a block is
+        // nothing beside a seek's (a fraction of a millisecond).
+        let plain = index.expand();
+        let (begin, end) = ts.time_range_ns().unwrap();
+        let times: Vec<i64> = (0..100_000u64)
+            .map(|i| begin + (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % (end - begin) as u64) as i64)
+            .collect();
+        let t0 = std::time::Instant::now();
+        let mut found = 0u64;
+        for &t in &times {
+            for m in &index.streams {
+                found += m.last_before(t, index.every).map_or(0, |m| m.packet);
+            }
+        }
+        let compact = t0.elapsed();
+        let t0 = std::time::Instant::now();
+        let mut want = 0u64;
+        for &t in &times {
+            for marks in &plain {
+                let i = marks.partition_point(|m| m.bound < t);
+                want += i.checked_sub(1).map_or(0, |i| marks[i].packet);
+            }
+        }
+        let plain = t0.elapsed();
+        assert_eq!(found, want);
+        println!(
+            "a lookup in all streams: compact {:.0} ns, plain {:.0} ns",
+            compact.as_secs_f64() * 1e9 / times.len() as f64,
+            plain.as_secs_f64() * 1e9 / times.len() as f64,
+        );
+    }
+
     /// Every truncation of a stored index is an error.
     #[test]
     fn truncated_index_is_rejected() {
