@@ -745,6 +745,8 @@ impl StatsPart {
 /// A cell of the merged statistics.
 struct Merged {
     key: CellKey,
+    /// Where the entry was made among all: the order of a key's entries.
+    seq: u32,
     name: Arc<str>,
     time: u64,
     /// Events per name, packed as the statistics keep them: a trace of
@@ -789,6 +791,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
         for x in sealed.iter() {
             cells.push(Merged {
                 key: x.key,
+                seq: cells.len() as u32,
                 name: x.name,
                 time: x.time,
                 events: x
@@ -815,6 +818,7 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
             at[i] = cells.len() as u32;
             cells.push(Merged {
                 key,
+                seq: cells.len() as u32,
                 name: x.name,
                 time: x.time,
                 events: x
@@ -880,14 +884,17 @@ pub fn merge(parts: Vec<StatsPart>) -> Statistics {
             };
             cells.push(Merged {
                 key,
+                seq: cells.len() as u32,
                 name,
                 time: dt,
                 events: EventCounts::default(),
             });
         }
     }
-    // Stable: the entries of a key stay in the order they were made.
-    cells.sort_by_key(|c| c.key);
+    // The entries of a key in the order they were made; an unstable sort
+    // by that order too, since a stable one takes a buffer of half the
+    // entries (7 MB on a trace of 80,000 thread records).
+    cells.sort_unstable_by_key(|c| (c.key, c.seq));
     cells.dedup_by(|later, kept| {
         if later.key != kept.key {
             return false;
