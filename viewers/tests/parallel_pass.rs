@@ -123,8 +123,15 @@ fn check(paths: &[PathBuf]) {
     let (_, want) = checkpoint_pass::analyse_with_checkpoints(&mut session, |_, _| {});
     for parts in [2, 4] {
         let mut session = Session::open(paths).expect("open");
-        let (parallel, found) =
-            checkpoint_pass::analyse_in_parts(&mut session, None, parts, &mut |_, _| {});
+        let mut found = None;
+        let parallel = checkpoint_pass::analyse_in_parts(
+            &mut session,
+            None,
+            parts,
+            &mut |_, _| {},
+            &mut |c| found = Some(c),
+        );
+        let found = found.expect("the checkpoints");
         let what = format!("{what} in {parts} parts, cold, as indexed");
         assert_same(&single, &parallel, &what);
         assert_same_checkpoints(&want, &found, &what);

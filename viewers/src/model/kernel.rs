@@ -1843,8 +1843,17 @@ impl KernelAnalysis {
     /// bar).
     pub fn run_with_progress(
         session: &mut Session,
-        mut progress: impl FnMut(u64, Time),
+        progress: impl FnMut(u64, Time),
     ) -> Arc<KernelData> {
+        Arc::new(Self::run_to_end(session, progress).into_data())
+    }
+
+    /// The pass of [`run_with_progress`](Self::run_with_progress), its
+    /// collector complete but not yet made into the analysis' data.
+    pub(crate) fn run_to_end(
+        session: &mut Session,
+        mut progress: impl FnMut(u64, Time),
+    ) -> KernelCollector {
         let owner = session.new_owner();
         let req = Self::request(session, owner);
         let id = session.add(req);
@@ -1859,7 +1868,7 @@ impl KernelAnalysis {
             .take::<KernelCollector>(id)
             .expect("the kernel pass completes");
         collector.set_damage(StreamDamage::all(session.errors()));
-        Arc::new(collector.into_data())
+        collector
     }
 }
 
