@@ -250,6 +250,14 @@ pub(crate) fn background_pass(out: &mut Outcome) {
             )
         },
     );
+    // The checkpoint pass's result was cached (the window saves it as
+    // soon as that pass completes), so that the next open seeks at once.
+    let traceset = Traceset::open(std::slice::from_ref(&dir)).expect("open the generated trace");
+    let cached = traceloom_viewers::store::cache_dir()
+        .is_some_and(|d| traceloom_engine::checkpoint::is_cached(&d, &traceset));
+    out.check("checkpoints_cached", cached, || {
+        "no valid checkpoint cache for the trace".into()
+    });
     window.close();
     drop(tab);
     drop(host);
