@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{Col, Mapped, Packed, Writer};
+use super::file::{Col, Mapped, MetaBlock, Packed, Writer};
 use super::identity::TracesetIdentity;
 use super::StoreError;
 use crate::model::damage::StreamDamage;
@@ -318,27 +318,38 @@ struct MetaRest<'a> {
 }
 
 /// Appends the postcard encoding of `value` to `out`.
+#[cfg(test)]
 fn append<T: Serialize + ?Sized>(value: &T, out: Vec<u8>) -> Vec<u8> {
     postcard::to_extend(value, out).expect("meta serialization is infallible")
 }
 
+/// Writes the postcard encoding of `value` to `out`.
+fn put<T: Serialize + ?Sized>(value: &T, out: &mut MetaBlock) -> std::io::Result<()> {
+    // postcard reports a failed write as a full buffer: the cause (a full
+    // disk, say) is the temporary file's.
+    postcard::to_io(value, out)
+        .map(|_| ())
+        .map_err(|e| std::io::Error::other(format!("cannot write the meta block: {e}")))
+}
+
 /// Writes `data`, computed from the traces at `identity`, with `w`;
-/// returns the meta block to finish the file with.
+/// returns the meta block to finish the file with
+/// ([`Writer::finish_with`]).
 ///
 /// The block is the postcard encoding of a `Meta`, made member by
 /// member (postcard puts a struct's members back to back, a sequence
 /// after its length): each thread record's header is encoded as its
 /// columns are written, and the statistics are encoded from `data`, so
 /// that neither a list of the headers nor a copy of the statistics is
-/// made, and the block is allocated at its size once the records are in.
-/// On a trace of 80,000 thread records the copy and the headers took
-/// 75 MB and the block, grown by doubling, 67 MB at once, the peak of
-/// `traceloom index`.
+/// made, and the block goes to a temporary file as it is made. On a
+/// trace of 80,000 thread records the copy and the headers took 75 MB
+/// and the block, on the heap, up to 67 MB, the peak of `traceloom
+/// index`.
 pub(crate) fn write(
     w: &mut Writer,
     identity: &TracesetIdentity,
     data: &KernelData,
-) -> std::io::Result<Vec<u8>> {
+) -> std::io::Result<MetaBlock> {
     let head = MetaHead {
         head: StoreHead {
             identity: identity.clone(),
@@ -350,9 +361,10 @@ pub(crate) fn write(
         span: data.span,
         trace_names: &data.trace_names,
     };
-    let mut meta = append(&head, Vec::new());
+    let mut meta = w.meta_block()?;
+    put(&head, &mut meta)?;
     // A sequence's length is encoded as a `u64` is (a varint).
-    meta = append(&(data.threads.len() as u64), meta);
+    put(&(data.threads.len() as u64), &mut meta)?;
     for t in &data.threads {
         let m = ThreadMeta {
             trace: t.trace,
@@ -369,7 +381,7 @@ pub(crate) fn write(
             blocks: w.series(&t.blocks)?,
             marks: w.packed(&t.marks)?,
         };
-        meta = append(&m, meta);
+        put(&m, &mut meta)?;
     }
     let mut cpus = Vec::with_capacity(data.cpus.len());
     for c in &data.cpus {
@@ -409,10 +421,8 @@ pub(crate) fn write(
         histogram: &data.histogram,
         damage: &data.damage,
     };
-    let size =
-        postcard::experimental::serialized_size(&rest).expect("meta serialization is infallible");
-    meta.reserve_exact(size);
-    Ok(append(&rest, meta))
+    put(&rest, &mut meta)?;
+    Ok(meta)
 }
 
 /// The members of `Meta` before its thread records, read.
@@ -694,7 +704,8 @@ mod tests {
         assert!(data.threads.len() > 128, "{} records", data.threads.len());
         let identity = TracesetIdentity::of(session.traceset());
         let mut w = Writer::create(&dir.join("store")).unwrap();
-        let bytes = write(&mut w, &identity, &data).unwrap();
+        let mut block = write(&mut w, &identity, &data).unwrap();
+        let bytes = block.bytes().unwrap();
         // Decoded as a whole, encoded again as a whole: the same bytes.
         let meta: Meta = stats::with_shared_names(|| postcard::from_bytes(&bytes)).unwrap();
         assert_eq!(postcard::to_stdvec(&meta).unwrap(), bytes);
@@ -706,7 +717,7 @@ mod tests {
         assert_eq!(meta.cpus.len(), data.cpus.len());
         // Decoded member by member, records built as their headers are
         // read: the same analysis, equal names shared.
-        w.finish(identity.digest(), &bytes).unwrap();
+        w.finish_with(identity.digest(), block).unwrap();
         let m = Mapped::open(&dir.join("store")).unwrap();
         let (head, back) = read(&m).unwrap();
         assert_eq!(head.events, data.events);

@@ -162,7 +162,7 @@ pub fn save(
     let io = |e| StoreError::io(&path, e);
     let mut w = file::Writer::create(&path).map_err(io)?;
     let meta = codec::write(&mut w, identity, data).map_err(io)?;
-    let bytes = w.finish(identity.digest(), &meta).map_err(io)?;
+    let bytes = w.finish_with(identity.digest(), meta).map_err(io)?;
     Ok((path, bytes))
 }
 
