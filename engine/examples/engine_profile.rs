@@ -3,10 +3,12 @@
 //! the merged decode alone, the [`CtfSource`] walk, and the checkpoint pass
 //! (state hooks through the scheduler).
 //!
-//! `cargo run --release -p traceloom-engine --example engine_profile -- PATH [decode|source|state|seek|all]`
+//! `cargo run --release -p traceloom-engine --example engine_profile -- PATH [decode|source|state|seek|seekindex|all]`
 //!
 //! `seek` loads (or builds and caches) the checkpoints in the XDG cache,
 //! then times random seeks + 50 events without and with the state.
+//! `seekindex` builds the seek index alone and prints its size per mark
+//! and the time of a lookup of a random time in every stream.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +18,7 @@ use traceloom_engine::checkpoint;
 use traceloom_engine::request::{
     Budget, EventSource, EventsRequest, OwnerId, Scheduler, SchedulerConfig, Start,
 };
+use traceloom_engine::seek_index::{self, SeekIndexBuilder};
 use traceloom_engine::source::{CtfCurrent, CtfPosition, CtfSource};
 use traceloom_engine::state::{self, TracesetState};
 use traceloom_hooks::{Flow, HookContext, Priority};
@@ -24,7 +27,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = args
         .first()
-        .expect("usage: engine_profile PATH [decode|source|state|all]");
+        .expect("usage: engine_profile PATH [decode|source|state|seek|seekindex|all]");
     let what = args.get(1).map_or("all", String::as_str);
     let ts = Arc::new(Traceset::open(&[path.into()]).expect("open the trace"));
     if matches!(what, "decode" | "all") {
@@ -56,6 +59,50 @@ fn main() {
     if matches!(what, "seek" | "all") {
         seeks(&ts);
     }
+    if matches!(what, "seekindex" | "all") {
+        seek_index(&ts);
+    }
+}
+
+/// The seek index's size (bytes a mark, while built and once finished)
+/// and the time of a lookup in every stream.
+fn seek_index(ts: &Arc<Traceset>) {
+    use traceloom_ctf::Message;
+    let t0 = Instant::now();
+    let mut builder = SeekIndexBuilder::new(seek_index::DEFAULT_EVERY);
+    let mut messages = ts.messages();
+    while let Some(m) = messages.next() {
+        if let Ok(Message::Event(e)) = m {
+            builder.observe(&e);
+        }
+    }
+    let index = builder.finish();
+    let marks = index.len().max(1) as f64;
+    println!(
+        "seek index: {} marks in {:.2} s, {} B ({:.2} B a mark)",
+        index.len(),
+        t0.elapsed().as_secs_f64(),
+        index.heap_bytes(),
+        index.heap_bytes() as f64 / marks
+    );
+    let (begin, end) = ts.time_range_ns().expect("events");
+    let span = (end - begin).max(1) as u64;
+    let lookups = 100_000u64;
+    let t0 = Instant::now();
+    let mut fold = 0u64;
+    for i in 0..lookups {
+        // A spread of times without a random number crate.
+        let t = begin + (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % span) as i64;
+        let starts = index.starts(ts, t);
+        fold = starts
+            .positions
+            .iter()
+            .fold(fold, |f, p| f.wrapping_add(p.packet as u64 + p.event_index));
+    }
+    println!(
+        "a start in every stream (packet index and seek index): {:.0} ns (fold {fold})",
+        t0.elapsed().as_secs_f64() * 1e9 / lookups as f64
+    );
 }
 
 type Delivered = Vec<CtfPosition>;
