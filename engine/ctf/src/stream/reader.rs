@@ -235,6 +235,31 @@ impl<'a> StreamReader<'a> {
         self.note_packet(&si);
     }
 
+    /// Asks for what the next events will need while the head is
+    /// consumed: the record after next (the merge reads the next one's
+    /// time as soon as the head is consumed, and this was asked for one
+    /// event earlier) and the values that follow the head's, those of the
+    /// next events (found from the head's record, which is at hand). The
+    /// decoding thread wrote them, so they are in another core's cache or
+    /// in memory; waiting for them was a tenth of an analysis pass
+    /// (`perf`).
+    #[inline(always)]
+    fn prefetch_ahead(&self) {
+        let events = &self.batch.events;
+        if let Some(later) = events.get(self.next_event + 1) {
+            prefetch(later);
+        }
+        if let Some(head) = events.get(self.cur) {
+            let end = head.bounds[4] as usize;
+            // Four 16-byte values a cache line.
+            for ahead in [0, 4, 8] {
+                if let Some(v) = self.batch.values.get(end + ahead) {
+                    prefetch(v);
+                }
+            }
+        }
+    }
+
     /// Makes event `index_in_batch` of the current batch the head.
     #[inline(always)]
     fn set_event(&mut self, index_in_batch: usize) {
@@ -261,6 +286,7 @@ impl<'a> StreamReader<'a> {
     pub(crate) fn take_next_event(&mut self, ns: i64) {
         self.cur = self.next_event;
         self.next_event += 1;
+        self.prefetch_ahead();
         self.ns = Some(ns);
         self.head = Head::Event;
     }
@@ -275,6 +301,7 @@ impl<'a> StreamReader<'a> {
             if i < self.batch.events.len() {
                 self.next_event = i + 1;
                 self.set_event(i);
+                self.prefetch_ahead();
                 return;
             }
         }
@@ -495,6 +522,21 @@ impl<'a> StreamReader<'a> {
             count: l.count,
         })
     }
+}
+
+/// Asks the processor to fetch the cache line of `item` (a hint; nothing
+/// where there is no such instruction).
+#[inline(always)]
+fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint that never faults, and `item` is a
+    // valid reference anyway.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
 }
 
 #[cfg(test)]
