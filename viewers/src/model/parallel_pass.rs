@@ -493,6 +493,10 @@ fn join(parts: Vec<Part>) -> KernelData {
     whole.into_data()
 }
 
+/// Arrows appended by [`absorb`] between two spills of the joined arrow
+/// columns.
+const SPILL_ARROWS: usize = 1 << 16;
+
 /// Appends `p`, the part that follows what `w` holds, to `w`.
 fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     // 1. Thread records: placeholders continue the records alive in `w`,
@@ -500,9 +504,14 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     let n = p.threads.len();
     let mut map = vec![NO_THREAD; n];
     let mut continued = Vec::new();
+    // Each record's lists are moved as they are met, and only the
+    // continued ones (the threads alive at the boundary) wait for step 2:
+    // a copy of every record's lists (816 bytes each in place) was tens
+    // of MB at the join's peak on a trace of many threads.
     let series = std::mem::take(&mut p.thread_series);
-    let mut series: Vec<Option<_>> = series.into_iter().map(Some).collect();
-    for i in 0..n {
+    debug_assert_eq!(series.len(), n);
+    let mut continued_series: FastMap<usize, RecordLists> = FastMap::default();
+    for (i, lists) in series.into_iter().enumerate() {
         let r = &p.threads[i];
         let key = (
             r.trace,
@@ -516,6 +525,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
             if let Some(&g) = w.alive.get(&key) {
                 map[i] = g;
                 continued.push((i, g, touched));
+                continued_series.insert(i, lists);
                 continue;
             }
             if !touched {
@@ -534,11 +544,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         let mut rec = r.clone();
         rec.row = row_id(r.trace, key.1, generation);
         w.threads.push(rec);
-        w.thread_series.push(
-            series[i]
-                .take()
-                .expect("each record's series is taken once"),
-        );
+        w.thread_series.push(lists);
         w.placeholder.push((false, true));
     }
     // 2. Continued records: their changes appended (the first by the
@@ -557,9 +563,9 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
                 jobs.push(ThreadJob {
                     g: g as u32,
                     dst,
-                    src: series[i]
-                        .take()
-                        .expect("each record's series is taken once"),
+                    src: continued_series
+                        .remove(&i)
+                        .expect("each continued record's lists are kept once"),
                     pending: w
                         .pending_wakeups
                         .remove(&(g as u32))
@@ -663,24 +669,41 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         to: map[a.to as usize],
         ..a
     };
-    for a in src_column(std::mem::take(&mut p.switches)).iter() {
-        w.switches.push(renumber(a));
-    }
-    let local: Vec<ArrowRecord> = src_column(std::mem::take(&mut p.wakeups))
+    // The joined arrow columns spill as the pass's do: millions of arrows
+    // pushed at once otherwise stayed on the heap (112 MB at the join of
+    // an 8 GB trace).
+    let spill_arrows = |w: &mut KernelCollector, pushed: usize| {
+        if pushed.is_multiple_of(SPILL_ARROWS) {
+            if let Some(a) = &arena {
+                w.switches.spill(a);
+                w.wakeups.spill(a);
+            }
+        }
+    };
+    for (k, a) in src_column(std::mem::take(&mut p.switches))
         .iter()
-        .map(renumber)
-        .collect();
+        .enumerate()
+    {
+        w.switches.push(renumber(a));
+        spill_arrows(w, k + 1);
+    }
+    // The part's wake-ups are merged as they are read: unpacked at once
+    // they were the join's peak (about 40 bytes each, 7 M in the second
+    // half of an 8 GB trace).
+    let local = src_column(std::mem::take(&mut p.wakeups));
     carried_arrows.sort_by_key(|a| a.to_time);
     let mut carried = carried_arrows.into_iter().peekable();
-    for a in local {
+    for (k, a) in local.iter().map(renumber).enumerate() {
         while let Some(c) = carried.next_if(|c| c.to_time <= a.to_time) {
             w.wakeups.push(c);
         }
         w.wakeups.push(a);
+        spill_arrows(w, k + 1);
     }
     for c in carried {
         w.wakeups.push(c);
     }
+    spill_arrows(w, 0);
     w.max_wakeup_span = w.max_wakeup_span.max(p.max_wakeup_span);
     w.wakeup_events += p.wakeup_events;
     // 6. Counts.
