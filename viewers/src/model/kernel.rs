@@ -1022,7 +1022,7 @@ pub struct KernelCollector {
     gaps: GapTracker,
     /// Where full chunks go every `spill_every` events, if anywhere.
     pub(super) arena: Option<Arc<Arena>>,
-    spill_every: u64,
+    pub(super) spill_every: u64,
     /// The event count at which to spill next (a multiple of
     /// `spill_every`).
     next_spill: u64,

@@ -493,10 +493,6 @@ fn join(parts: Vec<Part>) -> KernelData {
     whole.into_data()
 }
 
-/// Arrows appended by [`absorb`] between two spills of the joined arrow
-/// columns.
-const SPILL_ARROWS: usize = 1 << 16;
-
 /// Appends `p`, the part that follows what `w` holds, to `w`.
 fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     // 1. Thread records: placeholders continue the records alive in `w`,
@@ -552,6 +548,10 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     //    completed, their marks appended; on every core, a share of the
     //    records each.
     let arena = w.arena.clone();
+    // The join spills as often as the pass did: every `spill_every`
+    // changes or arrows (blocks of 64 changes).
+    let spill_items = usize::try_from(w.spill_every).unwrap_or(usize::MAX).max(1);
+    let spill_chunks = (spill_items / 64).max(1);
     let mut jobs: Vec<ThreadJob<'_>> = Vec::with_capacity(continued.len());
     {
         let mut of_record: FastMap<u32, (usize, bool)> = FastMap::default();
@@ -572,6 +572,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
                         .filter(|l| !l.is_empty()),
                     arrows: Vec::new(),
                     arena: arena.clone(),
+                    spill_chunks,
                 });
             }
         }
@@ -673,7 +674,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     // pushed at once otherwise stayed on the heap (112 MB at the join of
     // an 8 GB trace).
     let spill_arrows = |w: &mut KernelCollector, pushed: usize| {
-        if pushed.is_multiple_of(SPILL_ARROWS) {
+        if pushed.is_multiple_of(spill_items) {
             if let Some(a) = &arena {
                 w.switches.spill(a);
                 w.wakeups.spill(a);
@@ -726,6 +727,8 @@ struct ThreadJob<'a> {
     /// Where the appended changes go as chunks fill (the join's heap
     /// stays bounded as the pass's does).
     arena: Option<Arc<Arena>>,
+    /// Chunks of changes appended between two spills.
+    spill_chunks: usize,
 }
 
 impl ThreadJob<'_> {
@@ -768,6 +771,12 @@ impl ThreadJob<'_> {
             dst.times.extend_from_slice(t);
             dst.codes.extend_from_slice(c);
             dst.sync();
+            // A busy thread's part can hold millions of changes: spilled
+            // as they are appended, as `append_changes` does (appended
+            // whole, they were 27 MB of the join's peak on 8 GB).
+            if let (Some(a), true) = (&self.arena, (k + 1).is_multiple_of(self.spill_chunks)) {
+                dst.spill(a);
+            }
         }
         for m in src.marks.chunks() {
             dst.marks.extend_from_slice(&m);
