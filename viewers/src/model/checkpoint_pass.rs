@@ -100,8 +100,9 @@ pub fn analyse_handing_checkpoints(
 /// The kernel pass of `session` in `parts` parallel parts
 /// ([`parallel_pass`]), split at `checkpoints` when given (a cache's),
 /// else at checkpoints a checkpoint pass finds while the first part reads
-/// ([`parallel_pass::analyse_cold`]); those checkpoints go to `done` once
-/// known. With one part, [`analyse_handing_checkpoints`].
+/// ([`parallel_pass::analyse_cold`]); those checkpoints go to `done` as
+/// soon as the parts no longer need them, before the parts are joined.
+/// With one part, [`analyse_handing_checkpoints`].
 pub fn analyse_in_parts(
     session: &mut Session,
     checkpoints: Option<Checkpoints>,
@@ -121,16 +122,10 @@ pub fn analyse_in_parts(
         };
     }
     match checkpoints {
-        Some(c) => {
-            let data = parallel_pass::analyse(session, &c, parts, progress);
-            done(c);
-            data
-        }
+        Some(c) => parallel_pass::analyse_handing(session, c, parts, progress, done),
         None => {
             let every = interval(session.traceset());
-            let (data, c) = parallel_pass::analyse_cold(session, parts, every, progress);
-            done(c);
-            data
+            parallel_pass::analyse_cold_handing(session, parts, every, progress, done)
         }
     }
 }

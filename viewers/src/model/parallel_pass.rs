@@ -85,15 +85,38 @@ pub fn analyse(
     parts: usize,
     progress: &mut dyn FnMut(u64, Time),
 ) -> Arc<KernelData> {
-    let at = split_at(checkpoints, parts);
+    analyse_split(session, split_at(checkpoints, parts), progress)
+}
+
+/// [`analyse`], giving `checkpoints` to `done` (to cache them, say) once
+/// the parts' starts are taken from them: they are not held while the
+/// parts run and are joined.
+pub fn analyse_handing(
+    session: &mut Session,
+    checkpoints: Checkpoints,
+    parts: usize,
+    progress: &mut dyn FnMut(u64, Time),
+    done: &mut dyn FnMut(Checkpoints),
+) -> Arc<KernelData> {
+    let at = split_at(&checkpoints, parts);
+    done(checkpoints);
+    analyse_split(session, at, progress)
+}
+
+/// The kernel pass in parts starting at `at`, or the single pass.
+fn analyse_split(
+    session: &mut Session,
+    at: Vec<(CtfPosition, TracesetState)>,
+    progress: &mut dyn FnMut(u64, Time),
+) -> Arc<KernelData> {
     if !at.is_empty() && session.errors().is_empty() {
         let plan = Plan::new(at.len() + 1);
         for (k, (p, s)) in at.into_iter().enumerate() {
             plan.split(k + 1, (p, s, 0, None));
         }
         plan.close();
-        if let Some((d, _)) = run(session, &plan, progress) {
-            return Arc::new(d);
+        if let Some((parts, _)) = run(session, &plan, progress) {
+            return Arc::new(join(parts));
         }
     }
     KernelAnalysis::run_with_progress(session, progress)
@@ -117,11 +140,27 @@ pub fn analyse_cold(
     every: u64,
     progress: &mut dyn FnMut(u64, Time),
 ) -> (Arc<KernelData>, Checkpoints) {
+    let mut found = None;
+    let data = analyse_cold_handing(session, parts, every, progress, &mut |c| found = Some(c));
+    (data, found.unwrap_or_default())
+}
+
+/// [`analyse_cold`], giving the checkpoints to `done` (to cache them, say)
+/// as soon as the parts end, before they are joined: held during the
+/// join, their states were part of its peak (16 MB on the 8 GB generated
+/// trace).
+pub fn analyse_cold_handing(
+    session: &mut Session,
+    parts: usize,
+    every: u64,
+    progress: &mut dyn FnMut(u64, Time),
+    done: &mut dyn FnMut(Checkpoints),
+) -> Arc<KernelData> {
     let span = session.time_span().unwrap_or((0, 0));
     if parts > 1 && session.errors().is_empty() && span.1 > span.0 {
         let plan = Plan::new(parts);
         let traceset = Arc::new(session.traceset().with_decode_threads(0));
-        let (data, split) = std::thread::scope(|scope| {
+        let (ran, split) = std::thread::scope(|scope| {
             let plan = &plan;
             let splitter = std::thread::Builder::new()
                 .name("kernel pass splitter".into())
@@ -129,22 +168,24 @@ pub fn analyse_cold(
             if splitter.is_err() {
                 plan.close();
             }
-            let data = run(session, plan, progress);
+            let ran = run(session, plan, progress);
             let split = splitter.ok().and_then(|h| h.join().ok());
-            (data, split)
+            (ran, split)
         });
-        let (data, carried) = data.unzip();
-        let checkpoints = match split.flatten() {
-            // The splitter read the whole trace (it found fewer splits).
-            Some(c) => Some(c),
-            // It handed its build over to the last part.
-            None => carried.flatten().map(CheckpointBuild::finish),
-        };
-        if let (Some(d), Some(c)) = (data, checkpoints) {
-            return (Arc::new(d), c);
+        if let Some((parts, carried)) = ran {
+            let checkpoints = match split.flatten() {
+                // The splitter read the whole trace (it found fewer splits).
+                Some(c) => Some(c),
+                // It handed its build over to the last part.
+                None => carried.map(CheckpointBuild::finish),
+            };
+            if let Some(c) = checkpoints {
+                done(c);
+                return Arc::new(join(parts));
+            }
         }
     }
-    super::checkpoint_pass::analyse_with_checkpoints(session, progress)
+    super::checkpoint_pass::analyse_handing_checkpoints(session, progress, done)
 }
 
 /// Where the parts of a pass start and end, as found: part `k` starts
@@ -303,7 +344,7 @@ fn run(
     session: &Session,
     plan: &Plan,
     progress: &mut dyn FnMut(u64, Time),
-) -> Option<(KernelData, Option<CheckpointBuild>)> {
+) -> Option<(Vec<Part>, Option<CheckpointBuild>)> {
     let traceset = session.traceset();
     let span = session.time_span().unwrap_or((0, 0));
     let spill = session
@@ -348,7 +389,7 @@ fn run(
     // The parts that ran: those given a start (they follow each other).
     let mut parts: Vec<Part> = parts.into_iter().map_while(|p| p).collect();
     let carried = parts.last_mut()?.checkpoints.take();
-    Some((join(parts), carried))
+    Some((parts, carried))
 }
 
 /// Analyses part `k` of `plan` on a scheduler of its own; `None` when it
