@@ -16,7 +16,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use traceloom_base::Time;
 use traceloom_engine::checkpoint;
-use traceloom_viewers::model::checkpoint_pass;
+use traceloom_viewers::model::{checkpoint_pass, parallel_pass};
 use traceloom_viewers::model::{KernelData, Session};
 use traceloom_viewers::store::identity::{FileStamp, TracesetIdentity};
 use traceloom_viewers::store::{self, StoreError, StoreOutcome, Summary};
@@ -139,7 +139,7 @@ pub fn analyse(
         checkpoint::load(&checkpoint::cache_path(d, fp), fp).ok()
     });
     let had = cached.is_some();
-    let parts = jobs();
+    let parts = parallel_pass::parts_wanted();
     let mut warning = None;
     // The checkpoints go to the cache too, so that the window opened next
     // seeks at once instead of reading the whole trace for them; as soon
@@ -173,16 +173,6 @@ fn release_free_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// Threads for the kernel pass: `TRACELOOM_JOBS` when set to a number
-/// (1: the single pass, to compare), else one per core.
-fn jobs() -> usize {
-    std::env::var("TRACELOOM_JOBS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Runs `pass` on `session`, feeding its progress to a bar on stderr when

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use traceloom_engine::checkpoint::{self, Checkpoints};
-use traceloom_viewers::model::kernel::KernelData;
+use traceloom_engine::request::Budget;
+use traceloom_viewers::model::kernel::{KernelCollector, KernelData};
+use traceloom_viewers::model::parallel_pass::TailPart;
 use traceloom_viewers::model::{checkpoint_pass, parallel_pass, KernelAnalysis, Session};
 
 fn generated(dir: &Path, seed: u64, fork_rate: f64) -> PathBuf {
@@ -115,6 +117,105 @@ fn check(paths: &[PathBuf]) {
             &found,
             &format!("{what} in {parts} parts, cold"),
         );
+    }
+    // As the window runs it: the head a request of its scheduler, which
+    // has read a little when the tail starts on a thread of its own from
+    // a checkpoint (near the start, the middle, the end).
+    let m = checkpoints.states.len();
+    for k in [1, m / 2, m - 1] {
+        let mut session = Session::open(paths).expect("open");
+        let spill = tempfile::tempdir().expect("tempdir");
+        session.set_spill_dir(Some(spill.path().to_path_buf()));
+        session.set_spill_every(500);
+        let owner = session.new_owner();
+        let req = KernelAnalysis::request(&mut session, owner);
+        let id = session.add(req);
+        session.scheduler().set_chunk_events(50);
+        session.service(Budget::events(100), || false);
+        let c = &checkpoints.states[k];
+        assert!(
+            session.scheduler().set_end_position(id, c.position),
+            "{what}: the head read past checkpoint {k} (rank {}, {:?}; head at {:?})",
+            c.rank,
+            c.position,
+            session.scheduler().request(id).map(|r| r.start.clone())
+        );
+        let tail = TailPart::start(&session, c.position, c.state.clone(), || {}).expect("tail");
+        // Paused while the head reads, as the window does while the
+        // user's requests are read.
+        let control = tail.control();
+        control.set_paused(true);
+        while !session.is_complete(id) {
+            session.service(Budget::events(1000), || false);
+        }
+        // It stops after the chunk under way: from the first checkpoint,
+        // long before its end.
+        let waited = std::time::Instant::now();
+        while !control.is_waiting() && !control.is_finished() {
+            assert!(
+                waited.elapsed().as_secs() < 60,
+                "{what}: the tail never paused"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        if k == 1 {
+            assert!(control.is_waiting(), "{what}: the tail did not pause");
+            let (read, _) = control.progress();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            assert_eq!(
+                control.progress().0,
+                read,
+                "{what}: the tail read while paused"
+            );
+        }
+        control.set_paused(false);
+        let head = session.take::<KernelCollector>(id).expect("the head");
+        let joined = tail.join(head, None).expect("joined");
+        assert!(control.is_finished() && !control.failed());
+        assert_eq!(
+            control.progress().0 + c.rank,
+            single.events,
+            "{what}: tail's events"
+        );
+        assert_same(
+            &single,
+            &joined,
+            &format!("{what}, tail from checkpoint {k}"),
+        );
+    }
+    // The tail ended early, at a later checkpoint, and what follows read
+    // on the session's scheduler once the head is done (the window does
+    // so when the head ends first).
+    if m >= 4 {
+        let (k1, k2) = (m / 4, 3 * m / 4);
+        let mut session = Session::open(paths).expect("open");
+        let owner = session.new_owner();
+        let req = KernelAnalysis::request(&mut session, owner);
+        let id = session.add(req);
+        let (c1, c2) = (&checkpoints.states[k1], &checkpoints.states[k2]);
+        assert!(session.scheduler().set_end_position(id, c1.position));
+        let tail = TailPart::start(&session, c1.position, c1.state.clone(), || {}).expect("tail");
+        let control = tail.control();
+        control.set_paused(true);
+        assert!(control.end_at(c2.position), "{what}: ended twice");
+        assert!(!control.end_at(c2.position), "{what}: ended twice");
+        while !session.is_complete(id) {
+            session.service(Budget::events(1000), || false);
+        }
+        let head = session.take::<KernelCollector>(id).expect("the head");
+        session
+            .scheduler()
+            .add_checkpoints([(c2.position, c2.state.clone())]);
+        let req = TailPart::after_request(&mut session, owner, c2.position);
+        let id = session.add(req);
+        control.set_paused(false);
+        while !session.is_complete(id) {
+            session.service(Budget::events(1000), || false);
+        }
+        let after = session.take::<KernelCollector>(id).expect("what follows");
+        let joined = tail.join(head, Some(after)).expect("joined");
+        assert!(!control.failed());
+        assert_same(&single, &joined, &format!("{what}, tail from {k1} to {k2}"));
     }
     // As `traceloom index` runs it (a checkpoint every so many events, as
     // the cache keeps them): the checkpoints of the single pass joined to

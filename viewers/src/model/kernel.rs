@@ -26,7 +26,7 @@ use traceloom_base::Time;
 use traceloom_ctf::event::{display_name, is_text_element};
 use traceloom_ctf::{Event, Traceset};
 use traceloom_engine::request::{OwnerId, SourceEvent, Start};
-use traceloom_engine::source::CtfCurrent;
+use traceloom_engine::source::{CtfCurrent, CtfPosition};
 use traceloom_engine::state::{
     CpuMap, CpuMode, ExecMode, Thread, ThreadKey, ThreadStatus, TraceState, TracesetState,
 };
@@ -1017,7 +1017,7 @@ pub struct KernelCollector {
     pub(super) histogram: FineHistogram,
     pub(super) last_time: Time,
     pub(super) events: u64,
-    damage: Vec<StreamDamage>,
+    pub(super) damage: Vec<StreamDamage>,
     /// Where each damaged stream leaves rows without data.
     gaps: GapTracker,
     /// Where full chunks go every `spill_every` events, if anywhere.
@@ -1784,6 +1784,17 @@ impl KernelAnalysis {
     /// a 1 GB trace) are left to the caller, who may do them off an
     /// interactive loop.
     pub fn request(session: &mut Session, owner: OwnerId) -> KernelRequest {
+        Self::request_from(session, owner, Start::Time(Time::MIN), false)
+    }
+
+    /// [`request`](Self::request) from `start`; with `placeholders`, as a
+    /// part that follows others ([`crate::model::parallel_pass`]).
+    pub(super) fn request_from(
+        session: &mut Session,
+        owner: OwnerId,
+        start: Start<CtfPosition>,
+        placeholders: bool,
+    ) -> KernelRequest {
         let span = session.time_span().unwrap_or((0, 0));
         // Without a spill file (none asked for, or it cannot be made) the
         // pass keeps everything on the heap.
@@ -1791,12 +1802,9 @@ impl KernelAnalysis {
             .spill_dir()
             .and_then(|d| Arena::create(d).ok())
             .map(|a| (Arc::new(a), session.spill_every()));
-        let collector = KernelCollector::new(session.traceset(), span, arena);
-        let mut req = KernelRequest::new(
-            owner,
-            Start::Time(Time::MIN),
-            Box::new(collector) as Payload,
-        );
+        let mut collector = KernelCollector::new(session.traceset(), span, arena);
+        collector.placeholders_pending = placeholders;
+        let mut req = KernelRequest::new(owner, start, Box::new(collector) as Payload);
         req.priority = Priority::LOW;
         add_collector_hooks(&mut req);
         req.after_traceset.add(Priority::DEFAULT, |ctx| {

@@ -25,7 +25,7 @@
 //! meets damaged streams makes the whole pass fall back to one part (the
 //! damage bookkeeping follows the streams across the trace).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use traceloom_base::Time;
@@ -53,6 +53,16 @@ struct Part {
     collector: KernelCollector,
     stats: StatsPart,
     checkpoints: Option<CheckpointBuild>,
+}
+
+/// Parts for a whole-trace pass: `TRACELOOM_JOBS` when set to a number
+/// (1: the single pass, to compare), else one per core.
+pub fn parts_wanted() -> usize {
+    std::env::var("TRACELOOM_JOBS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The states to split a pass of `parts` parts at: `parts - 1` of
@@ -188,6 +198,210 @@ pub fn analyse_cold_handing(
     super::checkpoint_pass::analyse_handing_checkpoints(session, progress, done)
 }
 
+/// The second part of a whole-trace pass, from a checkpoint to the
+/// traces' end, read on a thread of its own while the caller's scheduler
+/// reads the first part, its *head*, up to that checkpoint: a window's
+/// pass stays a request of its scheduler (interruptible, snapshotted as it
+/// reads, behind the user's requests) and gets a second core.
+///
+/// The head is the request of [`KernelAnalysis::request`], its end
+/// position set to the part's start before it read past it
+/// ([`traceloom_engine::request::Scheduler::set_end_position`]);
+/// [`join`](Self::join) makes both the single pass's result. Dropping the
+/// part before the join stops its thread.
+pub struct TailPart {
+    control: TailControl,
+    thread: Option<std::thread::JoinHandle<Option<Part>>>,
+}
+
+/// What the reader of a [`TailPart`]'s head controls of it while the part
+/// reads (also once it is handed to a thread waiting to join it).
+#[derive(Clone)]
+pub struct TailControl {
+    plan: Arc<Plan>,
+    progress: Arc<PartProgress>,
+    start: CtfPosition,
+}
+
+impl TailPart {
+    /// Starts reading `session`'s traceset from `at`, a checkpoint's
+    /// position, with `state`, the checkpoint's state, on a thread that
+    /// first runs `on_thread` (a window lowers its priority there). It
+    /// decodes its events itself, and spills as the session's pass does.
+    pub fn start(
+        session: &Session,
+        at: CtfPosition,
+        state: TracesetState,
+        on_thread: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<TailPart> {
+        let plan = Arc::new(Plan::new(2));
+        plan.split(1, (at, state, 0, None));
+        plan.close();
+        let progress = Arc::new(PartProgress::default());
+        let traceset = Arc::new(session.traceset().with_decode_threads(0));
+        let span = session.time_span().unwrap_or((0, 0));
+        let arena = session
+            .spill_dir()
+            .and_then(|d| Arena::create(d).ok())
+            .map(|a| (Arc::new(a), session.spill_every()));
+        let (p, r) = (plan.clone(), progress.clone());
+        let thread = std::thread::Builder::new()
+            .name("kernel pass tail".into())
+            .spawn(move || {
+                on_thread();
+                let part = run_part(traceset, span, &p, 1, arena, &r);
+                r.finished.store(true, Ordering::Release);
+                part
+            })?;
+        Ok(TailPart {
+            control: TailControl {
+                plan,
+                progress,
+                start: at,
+            },
+            thread: Some(thread),
+        })
+    }
+
+    /// Its control, to keep while a thread waits to [`join`](Self::join)
+    /// it.
+    pub fn control(&self) -> TailControl {
+        self.control.clone()
+    }
+
+    /// Waits for the part to end and joins `head` to it, and `after` when
+    /// the part was ended early ([`TailControl::end_at`]): the single
+    /// pass's result. A paused part is waited for until resumed. `None`
+    /// when a part met a damaged stream (damage set by
+    /// [`KernelCollector::set_damage`]: the damage bookkeeping follows the
+    /// streams across the trace, so the caller reads again in one pass),
+    /// when the part was stopped, or when `head` or `after` is not
+    /// complete (see the type's documentation).
+    pub fn join(
+        mut self,
+        mut head: KernelCollector,
+        after: Option<KernelCollector>,
+    ) -> Option<KernelData> {
+        let tail = self.thread.take()?.join().ok().flatten()?;
+        if !head.damage.is_empty() {
+            return None;
+        }
+        let stats = head.closed_stats.take()?.without_end();
+        let mut parts = vec![
+            Part {
+                collector: head,
+                stats,
+                checkpoints: None,
+            },
+            tail,
+        ];
+        match after {
+            Some(mut a) if a.damage.is_empty() => {
+                let stats = a.closed_stats.take()?;
+                parts.push(Part {
+                    collector: a,
+                    stats,
+                    checkpoints: None,
+                });
+            }
+            Some(_) => return None,
+            // The part read to the end, unless it was ended early.
+            None if self.control.plan.ends[1].get().is_some() => return None,
+            None => {}
+        }
+        Some(join(parts))
+    }
+
+    /// The request reading what follows the part once it is ended at
+    /// `at` ([`TailControl::end_at`]), to the traces' end, on `session`'s
+    /// scheduler (which must have a checkpoint at `at`); complete, its
+    /// data is the [`KernelCollector`] to [`join`](Self::join).
+    pub fn after_request(session: &mut Session, owner: OwnerId, at: CtfPosition) -> KernelRequest {
+        KernelAnalysis::request_from(session, owner, Start::Position(at), true)
+    }
+}
+
+impl Drop for TailPart {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.control.stop();
+        }
+    }
+}
+
+impl std::fmt::Debug for TailPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.control.fmt(f)
+    }
+}
+
+impl TailControl {
+    /// Where the part starts: where the head must end.
+    pub fn start_position(&self) -> CtfPosition {
+        self.start
+    }
+
+    /// Events read so far, and the time of the last one.
+    pub fn progress(&self) -> (u64, Time) {
+        (
+            self.progress.events.load(Ordering::Relaxed),
+            self.progress.reached.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Makes the part wait (after its chunk under way), or go on.
+    pub fn set_paused(&self, paused: bool) {
+        self.plan.paused.store(paused, Ordering::Release);
+    }
+
+    /// Whether it was made to wait.
+    pub fn is_paused(&self) -> bool {
+        self.plan.paused.load(Ordering::Relaxed)
+    }
+
+    /// Ends the part at `at`, a checkpoint's position well ahead of where
+    /// it reads, so that another reader goes on from there
+    /// ([`TailPart::after_request`]); `false` if it was ended already. Were
+    /// the part past `at` when it looks (between two chunks), it would
+    /// give up ([`failed`](Self::failed)).
+    pub fn end_at(&self, at: CtfPosition) -> bool {
+        self.plan.ends[1].set(at).is_ok()
+    }
+
+    /// Whether it waits, paused (its chunk under way read).
+    pub fn is_waiting(&self) -> bool {
+        self.progress.waiting.load(Ordering::Acquire)
+    }
+
+    /// Whether it read to the end or gave up.
+    pub fn is_finished(&self) -> bool {
+        self.progress.finished.load(Ordering::Acquire)
+    }
+
+    /// Whether it gave up: it met a damaged stream, or was stopped. The
+    /// join will give nothing.
+    pub fn failed(&self) -> bool {
+        self.plan.failed.load(Ordering::Relaxed)
+    }
+
+    /// Stops the part's read, unless it is over (then its join is
+    /// unaffected).
+    pub fn stop(&self) {
+        if !self.is_finished() {
+            self.plan.fail();
+        }
+    }
+}
+
+impl std::fmt::Debug for TailControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TailPart")
+            .field("start", &self.start)
+            .field("progress", &self.progress())
+            .finish()
+    }
+}
+
 /// Where the parts of a pass start and end, as found: part `k` starts
 /// where part `k - 1` ends, at a checkpoint whose state it starts from.
 struct Plan {
@@ -205,6 +419,20 @@ struct Plan {
     /// Events the splitter has read and split at (a part whose end is
     /// not known yet reads no further, so that it cannot pass it).
     split_up_to: AtomicU64,
+    /// The parts wait (a window's [`TailPart`] while the user's requests
+    /// are read, or while the user paused the pass).
+    paused: AtomicBool,
+}
+
+/// How far a part has read: its events, and the time of its last one.
+#[derive(Default)]
+struct PartProgress {
+    events: AtomicU64,
+    reached: AtomicI64,
+    /// Its thread is done.
+    finished: AtomicBool,
+    /// It waits, paused.
+    waiting: AtomicBool,
 }
 
 /// Where a part starts: a checkpoint's position, its state, the number of
@@ -221,6 +449,7 @@ impl Plan {
             ready: Condvar::new(),
             failed: AtomicBool::new(false),
             split_up_to: AtomicU64::new(0),
+            paused: AtomicBool::new(false),
         }
     }
 
@@ -350,7 +579,7 @@ fn run(
     let spill = session
         .spill_dir()
         .map(|d| (d.to_path_buf(), session.spill_every()));
-    let read = AtomicU64::new(0);
+    let read = PartProgress::default();
     let parts: Vec<Option<Part>> = std::thread::scope(|scope| {
         let read = &read;
         let handles: Vec<_> = (0..plan.parts())
@@ -376,7 +605,7 @@ fn run(
             .all(|h| h.as_ref().map_or(true, |h| h.is_finished()))
         {
             std::thread::sleep(std::time::Duration::from_millis(50));
-            progress(read.load(Ordering::Relaxed), span.0);
+            progress(read.events.load(Ordering::Relaxed), span.0);
         }
         handles
             .into_iter()
@@ -401,7 +630,7 @@ fn run_part(
     plan: &Plan,
     k: usize,
     arena: Option<(Arc<Arena>, u64)>,
-    progress: &AtomicU64,
+    progress: &PartProgress,
 ) -> Option<Part> {
     let (from, rank, build) = if k == 0 {
         (None, 0, None)
@@ -451,7 +680,7 @@ fn run_part(
             }
         }
         // Until its end is known, a part stays behind the splitter.
-        let mut budget = 1 << 16;
+        let mut budget = 1 << 14;
         if !end_set && !plan.closed.load(Ordering::Acquire) {
             let ahead = plan
                 .split_up_to
@@ -463,8 +692,13 @@ fn run_part(
             }
             budget = budget.min(ahead);
         }
+        while plan.paused.load(Ordering::Acquire) && !plan.failed.load(Ordering::Relaxed) {
+            progress.waiting.store(true, Ordering::Release);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        progress.waiting.store(false, Ordering::Release);
         let report = sched.service(Budget::events(budget), || {
-            plan.failed.load(Ordering::Relaxed)
+            plan.failed.load(Ordering::Relaxed) || plan.paused.load(Ordering::Relaxed)
         });
         if !sched.source().errors().is_empty() {
             return fail();
@@ -482,7 +716,12 @@ fn run_part(
         }
         if let Some(data) = done {
             let mut collector = *data.downcast::<KernelCollector>().ok()?;
-            progress.fetch_add(collector.events - seen, Ordering::Relaxed);
+            progress
+                .events
+                .fetch_add(collector.events - seen, Ordering::Relaxed);
+            progress
+                .reached
+                .store(collector.last_time, Ordering::Relaxed);
             let stats = collector.closed_stats.take()?;
             let stats = if end_set {
                 stats.without_end()
@@ -508,7 +747,10 @@ fn run_part(
             .and_then(|d| d.downcast_mut::<KernelCollector>())
         {
             Some(c) => {
-                progress.fetch_add(c.events - seen, Ordering::Relaxed);
+                progress
+                    .events
+                    .fetch_add(c.events - seen, Ordering::Relaxed);
+                progress.reached.store(c.last_time, Ordering::Relaxed);
                 seen = c.events;
             }
             None => return fail(),
