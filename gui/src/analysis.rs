@@ -84,6 +84,11 @@ pub trait Analysis {
     fn window_previewed(&self) -> bool {
         false
     }
+    /// Whether the whole-trace pass was split across two cores (kernel
+    /// traces; see `crate::pass_split`).
+    fn pass_was_split(&self) -> bool {
+        false
+    }
     /// Whether the format has a second time graph (resources for kernel
     /// traces; a Pajé trace has a single view, its containers).
     fn has_second_graph(&self) -> bool;
@@ -226,6 +231,9 @@ impl Analysis for KernelTab {
     }
     fn window_previewed(&self) -> bool {
         self.models.previewing()
+    }
+    fn pass_was_split(&self) -> bool {
+        self.models.pass_was_split()
     }
     fn has_second_graph(&self) -> bool {
         true

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod models;
 pub mod pacing;
 pub mod paje_models;
+pub mod pass_split;
 pub mod runner;
 pub mod screenshot;
 pub mod shortcuts;

@@ -51,6 +51,7 @@ use traceloom_viewers::DataConfig;
 use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
 
 use crate::held_render::HeldRender;
+use crate::pass_split::{Completed, PassSplit};
 use crate::stalls;
 use crate::time_text::format_time;
 use crate::views::drop_later;
@@ -356,14 +357,22 @@ pub struct TabModels {
     window_partial_at: Option<Instant>,
     /// How far the pass has read (the time of its next event).
     pass_reached: Option<Time>,
+    /// The whole-trace pass's request: all of it, or its head when
+    /// `split` reads its tail.
     kernel_pass: Option<RequestId>,
+    /// The pass's second half on a thread of its own.
+    split: PassSplit,
+    /// The user paused the whole-trace pass.
+    paused: bool,
     last_snapshot: Option<Instant>,
     /// Shortest interval between two snapshots of the pass (at least
     /// [`SNAPSHOT_INTERVAL`]; longer when frames are expensive).
     update_interval: Duration,
     /// The final snapshot of the completed kernel pass, taken (and the
-    /// collector freed) on a thread: about 50 ms on a 1 GB trace.
-    final_job: Option<Job<KernelData>>,
+    /// collector freed) on a thread: about 50 ms on a 1 GB trace; or the
+    /// completed head waiting for the tail there, then joined to it
+    /// (`None`: a damaged stream made the split pass give up).
+    final_job: Option<Job<Option<KernelData>>>,
     /// A partial snapshot of the pass having its statistics merged on a
     /// thread (tens of ms on a trace of thousands of threads).
     snapshot_job: Option<Job<KernelData>>,
@@ -450,6 +459,8 @@ impl TabModels {
             window_partial_at: None,
             pass_reached: None,
             kernel_pass: None,
+            split: PassSplit::none(),
+            paused: false,
             last_snapshot: None,
             update_interval: SNAPSHOT_INTERVAL,
             final_job: None,
@@ -525,9 +536,29 @@ impl TabModels {
         }
         let req = KernelAnalysis::request(session, self.owner);
         self.kernel_pass = Some(session.add(req));
+        self.split = PassSplit::wanted();
         if !have_checkpoints {
             self.start_checkpoint_pass(session);
         }
+    }
+
+    /// Reads the whole-trace pass again, in one part: the split pass gave
+    /// up (a damaged stream, whose bookkeeping follows the streams across
+    /// the trace).
+    fn restart_single_pass(&mut self, session: &mut Session) {
+        self.split.end();
+        if let Some(id) = self.kernel_pass.take() {
+            session.cancel(id);
+        }
+        // A join under way gives up with its tail.
+        self.final_job = None;
+        let req = KernelAnalysis::request(session, self.owner);
+        let id = session.add(req);
+        if self.paused {
+            session.pause(id);
+        }
+        self.kernel_pass = Some(id);
+        self.last_snapshot = None;
     }
 
     /// The caches read at open: checkpoints to the scheduler, and the
@@ -541,15 +572,29 @@ impl TabModels {
         };
         self.opening = None;
         let have_checkpoints = cached.checkpoints.is_some();
+        let mut checkpoints = Vec::new();
         if let Some(c) = cached.checkpoints {
             let sched = session.scheduler();
             sched.source_mut().set_seek_index(Arc::new(c.seek_index));
-            sched.add_checkpoints(c.states.into_iter().map(|c| (c.position, c.state)));
+            checkpoints = c
+                .states
+                .into_iter()
+                .map(|c| (c.position, c.state))
+                .collect();
             // The cache's serve the seeks: no second set of whole states.
             sched.set_checkpoint_interval(None);
         }
         u.errors.extend(cached.warnings);
-        match cached.data {
+        let data = cached.data;
+        if data.is_none() {
+            self.start_pass(session, have_checkpoints);
+            if let Some(id) = self.kernel_pass {
+                self.split
+                    .offer(session, id, self.span, &checkpoints, self.paused);
+            }
+        }
+        session.scheduler().add_checkpoints(checkpoints);
+        match data {
             Some(d) => {
                 self.from_store = true;
                 // The analysis is there but not the checkpoints: build
@@ -559,10 +604,7 @@ impl TabModels {
                 }
                 Some(d)
             }
-            None => {
-                self.start_pass(session, have_checkpoints);
-                None
-            }
+            None => None,
         }
     }
 
@@ -596,6 +638,9 @@ impl TabModels {
         };
         let (new, done) = ahead.poll();
         let over = ahead.is_over();
+        if let Some(id) = self.kernel_pass {
+            self.split.offer(session, id, self.span, &new, self.paused);
+        }
         let sched = session.scheduler();
         if !new.is_empty() {
             sched.add_checkpoints(new);
@@ -653,6 +698,8 @@ impl TabModels {
     /// Pauses the whole-trace pass (the views keep the last partial data;
     /// [`resume_background`](Self::resume_background) goes on from there).
     pub fn pause_background(&mut self, session: &mut Session) {
+        self.paused = true;
+        self.split.set_waiting(true, false);
         if let Some(id) = self.kernel_pass {
             session.pause(id);
             // The views get everything read up to the pause at the next
@@ -663,6 +710,9 @@ impl TabModels {
 
     /// Resumes the paused whole-trace pass from where it stopped.
     pub fn resume_background(&mut self, session: &mut Session) {
+        self.paused = false;
+        self.split
+            .set_waiting(false, self.user_requests_pending(session));
         if let Some(id) = self.kernel_pass {
             session.resume(id);
         }
@@ -676,6 +726,17 @@ impl TabModels {
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self, session: &Session) -> bool {
         self.kernel_pass.is_some_and(|id| session.is_paused(id))
+            || (self.paused && self.split.running())
+    }
+
+    /// Whether requests other than the pass's wait on the scheduler: the
+    /// user's (a zoom's window, a list's page, a search, a selection's
+    /// statistics), which the pass's tail lets go first.
+    fn user_requests_pending(&self, session: &mut Session) -> bool {
+        let head = self
+            .kernel_pass
+            .is_some_and(|id| !session.is_paused(id) && session.scheduler().request(id).is_some());
+        session.scheduler().pending() > usize::from(head)
     }
 
     /// How far the whole-trace pass has read: the time of the event it
@@ -691,10 +752,13 @@ impl TabModels {
     /// Label and fraction of the background pass while it runs or is
     /// paused, and whether it is paused.
     pub fn background_progress(&mut self, session: &mut Session) -> Option<(String, f64, bool)> {
-        let id = self.kernel_pass?;
-        let paused = session.is_paused(id);
-        let pos = self.pass_position(session)?;
-        let f = (pos.saturating_sub(self.span.start)) as f64 / self.span.span().max(1) as f64;
+        let request = self.pass_position(session);
+        if request.is_none() && !self.split.running() {
+            return None;
+        }
+        let paused = self.background_paused(session);
+        let read = self.split.read(request, self.span);
+        let f = read as f64 / self.span.span().max(1) as f64;
         let pct = f.clamp(0.0, 1.0) * 100.0;
         let mut label = if paused {
             format!("Whole-trace analysis paused at {pct:.0} %: the views show the part read")
@@ -705,6 +769,12 @@ impl TabModels {
             label.push_str(" · this window is a preview: each row from its first event in it");
         }
         Some((label, f, paused))
+    }
+
+    /// Whether the whole-trace pass was split, its second half read on a
+    /// thread of its own ([`PassSplit`]).
+    pub fn pass_was_split(&self) -> bool {
+        self.split.was_split()
     }
 
     /// Whether the time graphs' last render is of a window preview (read
@@ -863,14 +933,37 @@ impl TabModels {
             }
             JobState::Failed => false,
         });
+        if self.split.failed() || (self.split.running() && !session.errors().is_empty()) {
+            self.restart_single_pass(session);
+        }
+        self.split
+            .set_waiting(self.paused, self.user_requests_pending(session));
         if let Some(id) = self.kernel_pass {
             if let Some(mut c) = session.take::<KernelCollector>(id) {
                 self.kernel_pass = None;
                 c.set_damage(StreamDamage::all(session.errors()));
-                let job = Job::spawn("traceloom-final", move || c.into_data());
+                if self.split.running() && self.split.snapshots_shown() {
+                    // The views show the whole head while the tail reads
+                    // on.
+                    let partial = c.snapshot_deferred();
+                    if let Ok(j) = Job::spawn("traceloom-snapshot", move || partial.finish()) {
+                        self.snapshot_job = Some(j);
+                    }
+                }
+                let job = match self.split.completed(session, self.owner, self.span, c) {
+                    Completed::ReadOn(id) => {
+                        self.kernel_pass = Some(id);
+                        if self.paused {
+                            session.pause(id);
+                        }
+                        None
+                    }
+                    Completed::Join(join) => Some(Job::spawn("traceloom-final", join)),
+                };
                 match job {
-                    Ok(j) => self.final_job = Some(j),
-                    Err(e) => u.errors.push(format!(
+                    None => {}
+                    Some(Ok(j)) => self.final_job = Some(j),
+                    Some(Err(e)) => u.errors.push(format!(
                         "cannot start a thread for the whole-trace analysis' result: {e}"
                     )),
                 }
@@ -880,6 +973,7 @@ impl TabModels {
                     .push("the whole-trace analysis ended without data".into());
             } else if self.graph_job.is_none()
                 && self.snapshot_job.is_none()
+                && self.split.snapshots_shown()
                 && self
                     .last_snapshot
                     .is_none_or(|t| t.elapsed() >= self.update_interval)
@@ -905,7 +999,7 @@ impl TabModels {
                     self.snapshot_job = None;
                     // A partial snapshot that lands after the final data
                     // would show less than it.
-                    if self.kernel_pass.is_some() {
+                    if self.kernel_pass.is_some() || self.final_job.is_some() {
                         new_data = Some(d);
                     } else {
                         drop_later(d);
@@ -917,8 +1011,10 @@ impl TabModels {
         if let Some(job) = &self.final_job {
             match job.try_take() {
                 JobState::Running => {}
-                JobState::Done(d) => {
+                JobState::Done(None) => self.restart_single_pass(session),
+                JobState::Done(Some(d)) => {
                     self.final_job = None;
+                    self.split.end();
                     let d = Arc::new(d);
                     // The complete analysis goes to the store: the next
                     // open is immediate.
@@ -936,7 +1032,10 @@ impl TabModels {
             self.set_data(Arc::new(d));
         }
 
-        self.pass_reached = self.pass_position(session);
+        // Once the head is done, its data (the snapshot taken then)
+        // covers up to the tail's start.
+        let request = self.pass_position(session);
+        self.pass_reached = self.split.covered(request);
         self.poll_window_pass(session);
         let moved = self.poll_graphs(&mut u);
         self.poll_histogram(&mut u);
@@ -955,7 +1054,7 @@ impl TabModels {
     /// of ms). A render that follows the user (`moved`: another window or
     /// rows) is never held.
     fn hold_background(&mut self, u: &mut Updates, moved: bool) {
-        let running = self.kernel_pass.is_some();
+        let running = self.kernel_pass.is_some() || self.final_job.is_some();
         let renders = Updates {
             control_flow: u.control_flow.take(),
             resources: u.resources.take(),

@@ -1128,6 +1128,11 @@ impl Tab {
         self.runner.analysis().window_previewed()
     }
 
+    /// Whether the whole-trace pass was split across two cores.
+    pub fn pass_was_split(&self) -> bool {
+        self.runner.analysis().pass_was_split()
+    }
+
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self) -> bool {
         self.runner.analysis().background_paused()

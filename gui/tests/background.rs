@@ -6,7 +6,8 @@
 //! one where the checkpoint pass has been; the times are printed); Cancel pauses the
 //! pass (nothing grows while paused), page moves with a filter matching
 //! about one event in 10,000 never hold the main thread over 50 ms of CPU;
-//! Resume completes the pass with the totals the generator wrote.
+//! Resume completes the pass with the totals the generator wrote (with two
+//! cores, its second half read on a thread of its own and joined).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -249,6 +250,15 @@ pub(crate) fn background_pass(out: &mut Outcome) {
                 tab.statistics.caption()
             )
         },
+    );
+    // With two cores, the pass read its second half on a thread of its
+    // own (the checkpoint pass, several times faster, reached the middle
+    // first), and the totals above are those of the parts joined.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    out.check(
+        "the_pass_is_split_across_cores",
+        tab.pass_was_split() == (cores >= 2),
+        || format!("split {} on {cores} cores", tab.pass_was_split()),
     );
     // The checkpoint pass's result was cached (the window saves it as
     // soon as that pass completes), so that the next open seeks at once.

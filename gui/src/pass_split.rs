@@ -1,0 +1,267 @@
+//! The window's whole-trace pass on two cores: the pass stays a LOW
+//! request of the tab's scheduler (read on the idle loop, interrupted by
+//! input, snapshotted as it reads, behind the user's HIGH requests), but
+//! only up to a checkpoint past the middle of the trace, its *head*; the
+//! rest, its *tail*, is read from that checkpoint on a thread of its own
+//! ([`TailPart`]) and joined to the head once both are done, exactly as
+//! the command line's parts are.
+//!
+//! How fast each half goes depends on what else the window does (frames,
+//! renders): when the head is done first and much of the tail is left,
+//! the tail is ended at a checkpoint halfway through what it has left,
+//! and the scheduler reads on from there ([`TailPart::after_request`]),
+//! so that neither core idles long at the end.
+//!
+//! The tail takes its turn after the user's requests as the head does:
+//! it waits while the scheduler has other requests than the pass to read
+//! (a zoom's window, a list's page, a search) and while the user paused
+//! the pass. The split is made once, when the checkpoint pass reading
+//! ahead ([`traceloom_viewers::model::checkpoint_pass::CheckpointsAhead`])
+//! reaches the middle; with one core, or `TRACELOOM_JOBS=1`, or a damaged
+//! stream met before, there is none.
+
+use traceloom_base::{Time, TimeRange};
+use traceloom_engine::request::{OwnerId, RequestId};
+use traceloom_engine::source::CtfPosition;
+use traceloom_engine::state::TracesetState;
+use traceloom_viewers::model::kernel::KernelCollector;
+use traceloom_viewers::model::parallel_pass::{self, TailControl, TailPart};
+use traceloom_viewers::model::{KernelData, Session};
+
+/// Where the tail starts: the first checkpoint past this share of the
+/// traces' time span.
+const HEAD_SHARE: f64 = 0.5;
+
+/// The tail is ended early only when more than this share of the traces'
+/// time span is left to it.
+const STEAL_ABOVE: f64 = 0.1;
+
+/// Checkpoints at least between where the tail reads and where it is
+/// ended early: it looks for its end between chunks (16,384 events), a
+/// checkpoint comes every 4,000 events or more, and a tail past its end
+/// would give up.
+const STEAL_MARGIN: usize = 6;
+
+/// What follows the completion of the pass's request.
+pub enum Completed {
+    /// The request reading on after the tail, added.
+    ReadOn(RequestId),
+    /// The pass's result, to make on a thread (`None`: a damaged stream
+    /// made the split pass give up).
+    Join(Box<dyn FnOnce() -> Option<KernelData> + Send>),
+}
+
+/// The pass's split (see the module documentation).
+pub struct PassSplit {
+    /// The tail, until the last request completes and all are joined.
+    tail: Option<TailPart>,
+    /// The tail's control, until the pass is over.
+    control: Option<TailControl>,
+    /// The completed head, while the request after the tail reads.
+    head: Option<KernelCollector>,
+    /// Where that request starts (the tail ends).
+    after: Option<CtfPosition>,
+    /// The split was made, or will not be.
+    decided: bool,
+    /// The split was made.
+    made: bool,
+}
+
+impl PassSplit {
+    /// A split to make when the pass is offered a checkpoint past its
+    /// middle, unless the pass is to run in one part (one core, or
+    /// `TRACELOOM_JOBS=1`).
+    pub fn wanted() -> PassSplit {
+        PassSplit::decided(parallel_pass::parts_wanted() < 2)
+    }
+
+    /// A pass that is not split.
+    pub fn none() -> PassSplit {
+        PassSplit::decided(true)
+    }
+
+    fn decided(decided: bool) -> PassSplit {
+        PassSplit {
+            tail: None,
+            control: None,
+            head: None,
+            after: None,
+            decided,
+            made: false,
+        }
+    }
+
+    /// Starts the tail from the first of `checkpoints` (made by the
+    /// checkpoint pass, in order) past the middle of `span`, and ends
+    /// `head`, the pass's request on `session`, there; unless the split
+    /// was made, the session met damage, or the head has read past it.
+    pub fn offer(
+        &mut self,
+        session: &mut Session,
+        head: RequestId,
+        span: TimeRange,
+        checkpoints: &[(CtfPosition, TracesetState)],
+        paused: bool,
+    ) {
+        if self.decided {
+            return;
+        }
+        let middle = span.start + (span.span() as f64 * HEAD_SHARE) as Time;
+        let Some((at, state)) = checkpoints.iter().find(|(p, _)| p.time >= middle) else {
+            return;
+        };
+        self.decided = true;
+        if !session.errors().is_empty() {
+            return;
+        }
+        // Started before the head's end is set: a thread that cannot be
+        // made leaves the head reading to the end.
+        let tail = match TailPart::start(session, *at, state.clone(), crate::worker::lower_priority)
+        {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("traceloom: warning: cannot start the pass's second part: {e}");
+                return;
+            }
+        };
+        let control = tail.control();
+        control.set_paused(paused);
+        if session.scheduler().set_end_position(head, *at) {
+            self.control = Some(control);
+            self.tail = Some(tail);
+            self.made = true;
+        }
+    }
+
+    /// The pass's request completed with `collector`: what comes next.
+    /// When it was the head and much of the tail is left, the tail is
+    /// ended halfway through that, and a request of `owner` added to
+    /// `session` to read on from there.
+    pub fn completed(
+        &mut self,
+        session: &mut Session,
+        owner: OwnerId,
+        span: TimeRange,
+        collector: KernelCollector,
+    ) -> Completed {
+        let Some(tail) = self.tail.take() else {
+            return Completed::Join(Box::new(move || Some(collector.into_data())));
+        };
+        if self.after.is_some() {
+            let head = self.head.take();
+            return Completed::Join(Box::new(move || tail.join(head?, Some(collector))));
+        }
+        if let Some(at) = self.steal_point(session, span) {
+            if self.control.as_ref().is_some_and(|c| c.end_at(at)) {
+                let req = TailPart::after_request(session, owner, at);
+                let id = session.add(req);
+                self.tail = Some(tail);
+                self.head = Some(collector);
+                self.after = Some(at);
+                return Completed::ReadOn(id);
+            }
+        }
+        Completed::Join(Box::new(move || tail.join(collector, None)))
+    }
+
+    /// Where to end the tail early: a checkpoint of `session` halfway
+    /// through what it has left, when that is much.
+    fn steal_point(&self, session: &Session, span: TimeRange) -> Option<CtfPosition> {
+        let control = self.control.as_ref()?;
+        if control.is_finished() {
+            return None;
+        }
+        let reached = control.progress().1.max(control.start_position().time);
+        let left = span.end.saturating_sub(reached);
+        if (left as f64) < span.span() as f64 * STEAL_ABOVE {
+            return None;
+        }
+        let halfway = reached + left / 2;
+        let mut between = 0;
+        for (p, _) in session.checkpoints() {
+            if p.time <= reached {
+                continue;
+            }
+            if p.time >= halfway {
+                return (between >= STEAL_MARGIN).then_some(p);
+            }
+            between += 1;
+        }
+        None
+    }
+
+    /// Whether snapshots of the pass's request may be shown: not of the
+    /// request after the tail (its records continue the tail's).
+    pub fn snapshots_shown(&self) -> bool {
+        self.after.is_none()
+    }
+
+    /// Makes the tail wait, or go on: `paused` by the user, or
+    /// `user_requests` pending on the tab's scheduler.
+    pub fn set_waiting(&self, paused: bool, user_requests: bool) {
+        if let Some(c) = &self.control {
+            c.set_paused(paused || user_requests);
+        }
+    }
+
+    /// Whether the pass was split (even if it is over, or gave up).
+    pub fn was_split(&self) -> bool {
+        self.made
+    }
+
+    /// Whether the tail reads (or waits to).
+    pub fn running(&self) -> bool {
+        self.control.as_ref().is_some_and(|c| !c.is_finished())
+    }
+
+    /// Whether the tail gave up (a damaged stream): the pass must be read
+    /// again in one part.
+    pub fn failed(&self) -> bool {
+        self.control.as_ref().is_some_and(|c| c.failed())
+    }
+
+    /// How much of `span` the pass has read, given where its request is
+    /// (`None`: it completed).
+    pub fn read(&self, request: Option<Time>, span: TimeRange) -> Time {
+        let start = span.start;
+        let Some(c) = &self.control else {
+            return request.map_or(span.end - start, |r| r.max(start) - start);
+        };
+        let middle = c.start_position().time;
+        let tail = c.progress().1.max(middle);
+        match self.after {
+            None => (request.unwrap_or(middle).clamp(start, middle) - start) + (tail - middle),
+            Some(a) => {
+                let after = request.unwrap_or(span.end).clamp(a.time, span.end);
+                (middle - start) + (tail.min(a.time) - middle) + (after - a.time)
+            }
+        }
+    }
+
+    /// Up to where the data shown covers the trace, given where the
+    /// pass's request is: the head's end once it completed.
+    pub fn covered(&self, request: Option<Time>) -> Option<Time> {
+        match &self.control {
+            Some(c) if self.after.is_some() || request.is_none() => Some(c.start_position().time),
+            _ => request,
+        }
+    }
+
+    /// The pass is over (joined, or given up): the tail's thread stops if
+    /// it still reads, and no split is made again.
+    pub fn end(&mut self) {
+        if let Some(c) = self.control.take() {
+            c.stop();
+        }
+        self.tail = None;
+        self.head = None;
+        self.after = None;
+        self.decided = true;
+    }
+}
+
+impl Drop for PassSplit {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
