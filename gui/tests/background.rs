@@ -254,11 +254,12 @@ pub(crate) fn background_pass(out: &mut Outcome) {
     // With two cores, the pass read its second half on a thread of its
     // own (the checkpoint pass, several times faster, reached the middle
     // first), and the totals above are those of the parts joined.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // (`TRACELOOM_JOBS=1` asks for the single pass.)
+    let parts = traceloom_viewers::model::parallel_pass::parts_wanted();
     out.check(
         "the_pass_is_split_across_cores",
-        tab.pass_was_split() == (cores >= 2),
-        || format!("split {} on {cores} cores", tab.pass_was_split()),
+        tab.pass_was_split() == (parts >= 2),
+        || format!("split {} with {parts} parts wanted", tab.pass_was_split()),
     );
     // The checkpoint pass's result was cached (the window saves it as
     // soon as that pass completes), so that the next open seeks at once.
