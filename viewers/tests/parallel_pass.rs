@@ -254,6 +254,55 @@ fn parallel_pass_equals_single_pass_on_generated_traces() {
     }
 }
 
+/// A tail that meets a damaged stream gives up, and its join gives
+/// nothing: the window then reads the pass again in one part, whose
+/// damage bookkeeping follows the streams across the trace.
+#[test]
+fn a_tail_meeting_damage_gives_up() {
+    // The sample kernel trace, a packet of one stream damaged past the
+    // middle (as `no_data.rs` does it, met by a read, not at open).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = traceloom_testdata::sample_kernel();
+    let trace = dir.path().join("sample-kernel");
+    for sub in ["", "index"] {
+        std::fs::create_dir_all(trace.join(sub)).expect("directory");
+        for e in std::fs::read_dir(src.join(sub)).expect("sample trace") {
+            let e = e.expect("entry");
+            if e.file_type().expect("file type").is_file() {
+                std::fs::copy(e.path(), trace.join(sub).join(e.file_name())).expect("copy");
+            }
+        }
+    }
+    let checkpoints = checkpoint::build(
+        Session::open(std::slice::from_ref(&trace))
+            .expect("open")
+            .traceset()
+            .clone(),
+        200,
+    );
+    let stream = trace.join("channel0_1");
+    let mut bytes = std::fs::read(&stream).expect("read the stream");
+    let at = bytes.len() / 2 + 1000;
+    bytes[at..at + 64].fill(0xFF);
+    std::fs::write(&stream, &bytes).expect("damage the stream");
+
+    let mut session = Session::open(std::slice::from_ref(&trace)).expect("open");
+    let owner = session.new_owner();
+    let req = KernelAnalysis::request(&mut session, owner);
+    let id = session.add(req);
+    let c = &checkpoints.states[checkpoints.states.len() / 4];
+    assert!(session.scheduler().set_end_position(id, c.position));
+    let tail = TailPart::start(&session, c.position, c.state.clone(), || {}).expect("tail");
+    let control = tail.control();
+    while !session.is_complete(id) {
+        session.service(Budget::events(1000), || false);
+    }
+    assert!(session.errors().is_empty(), "the head met the damage");
+    let head = session.take::<KernelCollector>(id).expect("the head");
+    assert!(tail.join(head, None).is_none(), "a damaged tail was joined");
+    assert!(control.is_finished() && control.failed());
+}
+
 #[test]
 fn split_points_spread_the_checkpoints() {
     let paths = [traceloom_testdata::sample_kernel()];
