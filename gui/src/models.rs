@@ -364,6 +364,10 @@ pub struct TabModels {
     split: PassSplit,
     /// The user paused the whole-trace pass.
     paused: bool,
+    /// The window shown is a preview whose exact analysis waits for the
+    /// checkpoint pass to get there: the pass's tail lets it have the
+    /// CPU.
+    zoom_waits_for_checkpoints: bool,
     last_snapshot: Option<Instant>,
     /// Shortest interval between two snapshots of the pass (at least
     /// [`SNAPSHOT_INTERVAL`]; longer when frames are expensive).
@@ -461,6 +465,7 @@ impl TabModels {
             kernel_pass: None,
             split: PassSplit::none(),
             paused: false,
+            zoom_waits_for_checkpoints: false,
             last_snapshot: None,
             update_interval: SNAPSHOT_INTERVAL,
             final_job: None,
@@ -936,8 +941,6 @@ impl TabModels {
         if self.split.failed() || (self.split.running() && !session.errors().is_empty()) {
             self.restart_single_pass(session);
         }
-        self.split
-            .set_waiting(self.paused, self.user_requests_pending(session));
         if let Some(id) = self.kernel_pass {
             if let Some(mut c) = session.take::<KernelCollector>(id) {
                 self.kernel_pass = None;
@@ -1037,6 +1040,8 @@ impl TabModels {
         let request = self.pass_position(session);
         self.pass_reached = self.split.covered(request);
         self.poll_window_pass(session);
+        let user_waits = self.user_requests_pending(session) || self.zoom_waits_for_checkpoints;
+        self.split.set_waiting(self.paused, user_waits);
         let moved = self.poll_graphs(&mut u);
         self.poll_histogram(&mut u);
         self.poll_statistics(session, &mut u);
@@ -1330,6 +1335,7 @@ impl TabModels {
                 JobState::Failed => self.window_partial = None,
             }
         }
+        self.zoom_waits_for_checkpoints = false;
         let Some((w, _, _)) = self.window else { return };
         if self.covers(w) || w.span() > self.span.span() / 4 {
             return;
@@ -1355,6 +1361,10 @@ impl TabModels {
         let wanted = match shown {
             None => WindowDetail::Preview,
             Some(WindowDetail::Preview) if replay_bounded => WindowDetail::Exact,
+            Some(WindowDetail::Preview) => {
+                self.zoom_waits_for_checkpoints = true;
+                return;
+            }
             Some(_) => return,
         };
         if let Some((_, _, WindowPass::Reading(id))) = self.window_pass.take() {

@@ -14,7 +14,9 @@
 //!
 //! The tail takes its turn after the user's requests as the head does:
 //! it waits while the scheduler has other requests than the pass to read
-//! (a zoom's window, a list's page, a search) and while the user paused
+//! (a zoom's window, a list's page, a search), while a zoom's preview
+//! waits for the checkpoint pass to reach it (sharing a core with the
+//! tail, that pass took half as long again), and while the user paused
 //! the pass. The split is made once, when the checkpoint pass reading
 //! ahead ([`traceloom_viewers::model::checkpoint_pass::CheckpointsAhead`])
 //! reaches the middle; with one core, or `TRACELOOM_JOBS=1`, or a damaged
