@@ -248,10 +248,11 @@ impl TailPart {
         let thread = std::thread::Builder::new()
             .name("kernel pass tail".into())
             .spawn(move || {
+                // Finished however the thread ends (a panic too): the
+                // window stops waiting for it.
+                let _finished = Finished(r.clone());
                 on_thread();
-                let part = run_part(traceset, span, &p, 1, arena, &r);
-                r.finished.store(true, Ordering::Release);
-                part
+                run_part(traceset, span, &p, 1, arena, &r)
             })?;
         Ok(TailPart {
             control: TailControl {
@@ -318,6 +319,15 @@ impl TailPart {
     /// data is the [`KernelCollector`] to [`join`](Self::join).
     pub fn after_request(session: &mut Session, owner: OwnerId, at: CtfPosition) -> KernelRequest {
         KernelAnalysis::request_from(session, owner, Start::Position(at), true)
+    }
+}
+
+/// Marks a part finished when dropped.
+struct Finished(Arc<PartProgress>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0.finished.store(true, Ordering::Release);
     }
 }
 
