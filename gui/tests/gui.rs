@@ -1022,17 +1022,7 @@ fn failed_open_explained(out: &mut Outcome) {
 /// from its last event on (screenshot `damaged-window.png`).
 fn no_data_drawn_in_window(out: &mut Outcome) {
     let t = tempfile::tempdir().expect("temporary directory");
-    let dir = t.path().join("sample-kernel");
-    let src = traceloom_testdata::sample_kernel();
-    for sub in ["", "index"] {
-        std::fs::create_dir_all(dir.join(sub)).expect("trace copy");
-        for e in std::fs::read_dir(src.join(sub)).expect("sample trace") {
-            let e = e.expect("entry");
-            if e.file_type().expect("type").is_file() {
-                std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).expect("copy");
-            }
-        }
-    }
+    let dir = traceloom_testdata::copy_trace(&traceloom_testdata::sample_kernel(), t.path());
     let stream = dir.join("channel0_1");
     let mut bytes = std::fs::read(&stream).expect("stream");
     let at = bytes.len() / 2 + 1000;

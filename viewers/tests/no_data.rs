@@ -22,17 +22,7 @@ use traceloom_viewers::TimeGraphRender;
 /// the middle of a packet of `channel0_1` (met by a full read, not by
 /// opening the trace); returns the trace and the damaged file.
 fn damaged_sample(dir: &Path) -> (PathBuf, PathBuf) {
-    let src = traceloom_testdata::sample_kernel();
-    let dst = dir.join("sample-kernel");
-    fs::create_dir_all(dst.join("index")).unwrap();
-    for sub in ["", "index"] {
-        for e in fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_file() {
-                fs::copy(e.path(), dst.join(sub).join(e.file_name())).unwrap();
-            }
-        }
-    }
+    let dst = traceloom_testdata::copy_trace(&traceloom_testdata::sample_kernel(), dir);
     let stream = dst.join("channel0_1");
     let mut bytes = fs::read(&stream).unwrap();
     let at = bytes.len() / 2 + 1000;

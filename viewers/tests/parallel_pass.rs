@@ -262,17 +262,7 @@ fn a_tail_meeting_damage_gives_up() {
     // The sample kernel trace, a packet of one stream damaged past the
     // middle (as `no_data.rs` does it, met by a read, not at open).
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = traceloom_testdata::sample_kernel();
-    let trace = dir.path().join("sample-kernel");
-    for sub in ["", "index"] {
-        std::fs::create_dir_all(trace.join(sub)).expect("directory");
-        for e in std::fs::read_dir(src.join(sub)).expect("sample trace") {
-            let e = e.expect("entry");
-            if e.file_type().expect("file type").is_file() {
-                std::fs::copy(e.path(), trace.join(sub).join(e.file_name())).expect("copy");
-            }
-        }
-    }
+    let trace = traceloom_testdata::copy_trace(&traceloom_testdata::sample_kernel(), dir.path());
     let checkpoints = checkpoint::build(
         Session::open(std::slice::from_ref(&trace))
             .expect("open")

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use traceloom_base::TimeRange;
+use traceloom_testdata::copy_trace;
 use traceloom_viewers::model::kernel::ThreadRecord;
 use traceloom_viewers::model::{
     ControlFlowModel, KernelAnalysis, KernelData, ResourcesModel, Session,
@@ -36,26 +37,6 @@ fn generated_with(dir: &Path, fork_rate: f64) -> PathBuf {
     let out = dir.join(format!("gen-{fork_rate}"));
     traceloom_kernelgen::generate(&cfg, &out).expect("generate");
     out
-}
-
-/// A copy of the trace directory `src` under `dir` (a trace the test may
-/// change).
-fn copy_trace(src: &Path, dir: &Path) -> PathBuf {
-    fn copy(src: &Path, dst: &Path) {
-        fs::create_dir_all(dst).unwrap();
-        for e in fs::read_dir(src).unwrap() {
-            let e = e.unwrap();
-            let to = dst.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &to);
-            } else {
-                fs::copy(e.path(), &to).unwrap();
-            }
-        }
-    }
-    let dst = dir.join(src.file_name().unwrap());
-    copy(src, &dst);
-    dst
 }
 
 /// Every file under `dir` with its size and modification time.

@@ -78,6 +78,27 @@ pub fn sample_kernel() -> PathBuf {
     trace("sample-kernel")
 }
 
+/// A copy of the trace directory `src` (its files and subdirectories)
+/// under `dir`, for a test that changes it; gives the copy's path,
+/// `dir/<src's name>`. Panics when a copy fails.
+pub fn copy_trace(src: &Path, dir: &Path) -> PathBuf {
+    fn copy(src: &Path, dst: &Path) {
+        std::fs::create_dir_all(dst).expect("create a trace copy's directory");
+        for e in std::fs::read_dir(src).expect("read a trace directory") {
+            let e = e.expect("read a trace directory");
+            let to = dst.join(e.file_name());
+            if e.file_type().expect("a trace file's type").is_dir() {
+                copy(&e.path(), &to);
+            } else {
+                std::fs::copy(e.path(), &to).expect("copy a trace file");
+            }
+        }
+    }
+    let dst = dir.join(src.file_name().expect("a trace directory's name"));
+    copy(src, &dst);
+    dst
+}
+
 /// The bundled kernel tracesets the analysis tests run on: the sample,
 /// two of Trace Compass's traces, and two traces opened as one traceset.
 /// Panics like [`trace`].
