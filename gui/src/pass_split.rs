@@ -118,8 +118,13 @@ impl PassSplit {
         }
         // Started before the head's end is set: a thread that cannot be
         // made leaves the head reading to the end.
-        let tail = match TailPart::start(session, *at, state.clone(), crate::worker::lower_priority)
-        {
+        let tail = match TailPart::start(
+            session,
+            *at,
+            state.clone(),
+            paused,
+            crate::worker::lower_priority,
+        ) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("traceloom: warning: cannot start the pass's second part: {e}");
@@ -127,7 +132,6 @@ impl PassSplit {
             }
         };
         let control = tail.control();
-        control.set_paused(paused);
         if session.scheduler().set_end_position(head, *at) {
             self.control = Some(control);
             self.tail = Some(tail);

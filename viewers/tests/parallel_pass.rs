@@ -140,11 +140,11 @@ fn check(paths: &[PathBuf]) {
             c.position,
             session.scheduler().request(id).map(|r| r.start.clone())
         );
-        let tail = TailPart::start(&session, c.position, c.state.clone(), || {}).expect("tail");
         // Paused while the head reads, as the window does while the
         // user's requests are read.
+        let tail =
+            TailPart::start(&session, c.position, c.state.clone(), true, || {}).expect("tail");
         let control = tail.control();
-        control.set_paused(true);
         while !session.is_complete(id) {
             session.service(Budget::events(1000), || false);
         }
@@ -194,9 +194,10 @@ fn check(paths: &[PathBuf]) {
         let id = session.add(req);
         let (c1, c2) = (&checkpoints.states[k1], &checkpoints.states[k2]);
         assert!(session.scheduler().set_end_position(id, c1.position));
-        let tail = TailPart::start(&session, c1.position, c1.state.clone(), || {}).expect("tail");
+        // Paused from its start: it ends at c2, which it has not passed.
+        let tail =
+            TailPart::start(&session, c1.position, c1.state.clone(), true, || {}).expect("tail");
         let control = tail.control();
-        control.set_paused(true);
         assert!(control.end_at(c2.position), "{what}: ended twice");
         assert!(!control.end_at(c2.position), "{what}: ended twice");
         while !session.is_complete(id) {
@@ -282,7 +283,7 @@ fn a_tail_meeting_damage_gives_up() {
     let id = session.add(req);
     let c = &checkpoints.states[checkpoints.states.len() / 4];
     assert!(session.scheduler().set_end_position(id, c.position));
-    let tail = TailPart::start(&session, c.position, c.state.clone(), || {}).expect("tail");
+    let tail = TailPart::start(&session, c.position, c.state.clone(), false, || {}).expect("tail");
     let control = tail.control();
     while !session.is_complete(id) {
         session.service(Budget::events(1000), || false);

@@ -226,17 +226,20 @@ pub struct TailControl {
 impl TailPart {
     /// Starts reading `session`'s traceset from `at`, a checkpoint's
     /// position, with `state`, the checkpoint's state, on a thread that
-    /// first runs `on_thread` (a window lowers its priority there). It
-    /// decodes its events itself, and spills as the session's pass does.
+    /// first runs `on_thread` (a window lowers its priority there);
+    /// `paused`, it waits before its first read. It decodes its events
+    /// itself, and spills as the session's pass does.
     pub fn start(
         session: &Session,
         at: CtfPosition,
         state: TracesetState,
+        paused: bool,
         on_thread: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<TailPart> {
         let plan = Arc::new(Plan::new(2));
         plan.split(1, (at, state, 0, None));
         plan.close();
+        plan.paused.store(paused, Ordering::Release);
         let progress = Arc::new(PartProgress::default());
         let traceset = Arc::new(session.traceset().with_decode_threads(0));
         let span = session.time_span().unwrap_or((0, 0));
@@ -681,6 +684,13 @@ fn run_part(
         None
     };
     loop {
+        // Paused, it waits before it looks for its end: one set while it
+        // waited is seen before it reads on.
+        while plan.paused.load(Ordering::Acquire) && !plan.failed.load(Ordering::Relaxed) {
+            progress.waiting.store(true, Ordering::Release);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        progress.waiting.store(false, Ordering::Release);
         if !end_set {
             if let Some(end) = plan.ends[k].get() {
                 if !sched.set_end_position(id, *end) {
@@ -702,11 +712,6 @@ fn run_part(
             }
             budget = budget.min(ahead);
         }
-        while plan.paused.load(Ordering::Acquire) && !plan.failed.load(Ordering::Relaxed) {
-            progress.waiting.store(true, Ordering::Release);
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-        progress.waiting.store(false, Ordering::Release);
         let report = sched.service(Budget::events(budget), || {
             plan.failed.load(Ordering::Relaxed) || plan.paused.load(Ordering::Relaxed)
         });
