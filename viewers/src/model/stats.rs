@@ -1315,7 +1315,10 @@ impl StatNode {
 struct Building<'a> {
     node: StatNode,
     children: Vec<Building<'a>>,
-    index: FastMap<Box<str>, usize>,
+    /// Positions of the children by label, once there are many; boxed,
+    /// as most nodes have a few children (hundreds of thousands of nodes
+    /// on a large trace).
+    index: Option<Box<FastMap<Box<str>, usize>>>,
     /// A mode node's first cell, and the others (rarely any: only traces
     /// of the same name share a mode node).
     cell: Option<&'a StatCell>,
@@ -1330,7 +1333,7 @@ impl<'a> Building<'a> {
         Building {
             node: StatNode::new(kind, label),
             children: Vec::new(),
-            index: FastMap::default(),
+            index: None,
             cell: None,
             more_cells: Vec::new(),
         }
@@ -1343,22 +1346,25 @@ impl<'a> Building<'a> {
     /// few children, and an index of each one's labels was as many
     /// allocations again.
     fn child(&mut self, kind: &'static str, label: &str) -> &mut Building<'a> {
-        let found = if self.index.is_empty() {
-            self.children.iter().position(|c| c.node.label == label)
-        } else {
-            self.index.get(label).copied()
+        let found = match &self.index {
+            None => self.children.iter().position(|c| c.node.label == label),
+            Some(index) => index.get(label).copied(),
         };
         let i = match found {
             Some(i) => i,
             None => {
                 let i = self.children.len();
                 self.children.push(Building::new(kind, label.to_string()));
-                if !self.index.is_empty() {
-                    self.index.insert(label.into(), i);
+                if let Some(index) = &mut self.index {
+                    index.insert(label.into(), i);
                 } else if i + 1 == INDEXED_CHILDREN {
-                    for (k, c) in self.children.iter().enumerate() {
-                        self.index.insert(c.node.label.as_str().into(), k);
-                    }
+                    let index = self
+                        .children
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| (c.node.label.as_str().into(), k))
+                        .collect();
+                    self.index = Some(Box::new(index));
                 }
                 i
             }
@@ -1403,19 +1409,6 @@ impl<'a> Building<'a> {
         }
         for (name, k) in order {
             f(name, k);
-        }
-    }
-
-    /// Number of event-name leaves of a mode node.
-    fn leaf_count(&self) -> usize {
-        match self.cell {
-            None => 0,
-            Some(c) if self.more_cells.is_empty() => c.events.len(),
-            Some(_) => {
-                let mut n = 0;
-                self.for_each_leaf(|_, _| n += 1);
-                n
-            }
         }
     }
 
@@ -1543,8 +1536,20 @@ impl Statistics {
                 out.push(depth + 1, name, [StatValue::Count(k), StatValue::Empty]);
             });
         }
-        fn count(n: &Building) -> usize {
-            1 + n.leaf_count() + n.children.iter().map(count).sum::<usize>()
+        /// Rows and label bytes of `n`'s subtree.
+        fn count(n: &Building) -> (usize, usize) {
+            let mut rows = 1;
+            let mut bytes = n.node.label.len();
+            n.for_each_leaf(|name, _| {
+                rows += 1;
+                bytes += name.len();
+            });
+            for c in &n.children {
+                let (r, b) = count(c);
+                rows += r;
+                bytes += b;
+            }
+            (rows, bytes)
         }
         let mut by_name: BTreeMap<&str, u64> = BTreeMap::new();
         for c in &self.cells {
@@ -1559,7 +1564,14 @@ impl Statistics {
             "Statistics",
             vec!["events".to_string(), "CPU time".to_string()],
         );
-        out.reserve(1 + names.len() + count(&tree));
+        // Reserved exactly: a table of millions of rows (an 8 GB trace's)
+        // grown by doubling held up to twice its size.
+        let (rows, bytes) = count(&tree);
+        let name_bytes: usize = names.iter().map(|(n, _)| n.len()).sum();
+        out.reserve(
+            1 + names.len() + rows,
+            EVENT_TYPES.len() + name_bytes + bytes,
+        );
         let total = names.iter().map(|(_, k)| k).sum();
         out.push(0, EVENT_TYPES, [StatValue::Count(total), StatValue::Empty]);
         for (name, k) in names {

@@ -117,9 +117,10 @@ impl StatisticsBuilder {
         }
     }
 
-    /// Room for `rows` more rows.
-    pub fn reserve(&mut self, rows: usize) {
+    /// Room for `rows` more rows, their labels `label_bytes` long.
+    pub fn reserve(&mut self, rows: usize, label_bytes: usize) {
         let r = &mut self.rows;
+        r.labels.reserve(label_bytes);
         r.depths.reserve(rows);
         r.label_ends.reserve(rows);
         r.values.reserve(rows * self.columns.len());
