@@ -64,6 +64,10 @@ pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
 /// Longest a render of the pass waits for the other renders of its
 /// snapshot.
 const BACKGROUND_HOLD: Duration = Duration::from_millis(500);
+/// How many times as long as the last statistics render took the next
+/// one of the pass waits (see `TabModels::stats_render_resting`): renders
+/// then take at most a quarter of a core.
+const STATS_REST: u32 = 3;
 
 /// What [`TabModels::poll`] collected for the views.
 #[derive(Default)]
@@ -408,6 +412,10 @@ pub struct TabModels {
     stats_read_ahead: bool,
     /// A statistics render under way, and its caption.
     stats_job: Option<(Job<StatisticsRender>, String)>,
+    /// When the render under way started; when the last one ended, and
+    /// how long it took.
+    stats_job_started: Option<Instant>,
+    stats_render_ended: Option<(Instant, Duration)>,
     /// Statistics to render once the job under way is done (the latest
     /// wins).
     stats_next: Option<(StatsSource, String)>,
@@ -482,6 +490,8 @@ impl TabModels {
             stored_statistics: None,
             stats_read_ahead: false,
             stats_job: None,
+            stats_job_started: None,
+            stats_render_ended: None,
             stats_next: None,
             lost: lost_events(session.traceset()),
             histogram_bins: None,
@@ -1472,6 +1482,19 @@ impl TabModels {
     /// Statistics: the selection's when one is asked, else the whole
     /// trace's (read ahead from the store, or from the kernel pass);
     /// rendered by a job.
+    /// Whether the statistics that follow the pass wait before their next
+    /// render: for [`STATS_REST`] times as long as the last render took
+    /// (from its end). On a large trace a render takes seconds (2.7 M rows
+    /// on an 8 GB trace), and one started at every snapshot kept a core
+    /// busy rendering for the whole pass; on a small one it takes
+    /// milliseconds and nothing waits.
+    fn stats_render_resting(&self) -> bool {
+        self.kernel_pass.is_some()
+            && self
+                .stats_render_ended
+                .is_some_and(|(ended, took)| ended.elapsed() < took * STATS_REST)
+    }
+
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
         if let Some((task, r)) = &mut self.stats_request {
             let r = *r;
@@ -1493,7 +1516,7 @@ impl TabModels {
                 StatsSource::Range(Box::new(stats)),
                 "Statistics of the whole trace".to_string(),
             ));
-        } else if self.stats_dirty && self.selection.is_none() {
+        } else if self.stats_dirty && self.selection.is_none() && !self.stats_render_resting() {
             if let Some(d) = &self.data {
                 let partial = if self.kernel_pass.is_some() || self.final_job.is_some() {
                     " (so far)"
@@ -1516,6 +1539,9 @@ impl TabModels {
                 JobState::Done(r) => {
                     if let Some((_, caption)) = self.stats_job.take() {
                         u.statistics = Some((Arc::new(r), caption));
+                    }
+                    if let Some(started) = self.stats_job_started.take() {
+                        self.stats_render_ended = Some((Instant::now(), started.elapsed()));
                     }
                 }
                 JobState::Failed => {
@@ -1540,7 +1566,10 @@ impl TabModels {
                 Job::spawn("traceloom-stats", render)
             };
             match job {
-                Ok(j) => self.stats_job = Some((j, caption)),
+                Ok(j) => {
+                    self.stats_job = Some((j, caption));
+                    self.stats_job_started = Some(Instant::now());
+                }
                 Err(e) => u.errors.push(format!("cannot start a render thread: {e}")),
             }
         }
