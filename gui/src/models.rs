@@ -1479,9 +1479,6 @@ impl TabModels {
         Some(stats)
     }
 
-    /// Statistics: the selection's when one is asked, else the whole
-    /// trace's (read ahead from the store, or from the kernel pass);
-    /// rendered by a job.
     /// Whether the statistics that follow the pass wait before their next
     /// render: for [`STATS_REST`] times as long as the last render took
     /// (from its end). On a large trace a render takes seconds (2.7 M rows
@@ -1495,6 +1492,9 @@ impl TabModels {
                 .is_some_and(|(ended, took)| ended.elapsed() < took * STATS_REST)
     }
 
+    /// Statistics: the selection's when one is asked, else the whole
+    /// trace's (read ahead from the store, or from the kernel pass);
+    /// rendered by a job.
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
         if let Some((task, r)) = &mut self.stats_request {
             let r = *r;
