@@ -1310,7 +1310,7 @@ impl StatNode {
 /// A mode node, the last level, keeps the cells it sums rather than a
 /// node for each of their event names: those leaves are most of the tree
 /// (a few names a cell) and are only walked, once, to make a table or a
-/// [`StatNode`]. Built as nodes, they were two thirds of the window's
+/// [`StatNode`]. Built as nodes, they were over a third of the window's
 /// peak heap on an 8 GB trace (about 300 of 835 MB, heaptrack).
 struct Building<'a> {
     node: StatNode,
