@@ -42,14 +42,14 @@ use traceloom_viewers::model::histogram::lost_events;
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::StatisticsTask;
 use traceloom_viewers::model::{
-    ControlFlowModel, EventListModel, EventRow, KernelAnalysis, KernelData, KernelRequest, Payload,
-    ResourcesModel, Session, Statistics, WindowPreview,
+    CellTree, ControlFlowModel, EventListModel, EventRow, KernelAnalysis, KernelData,
+    KernelRequest, Payload, ResourcesModel, Session, Statistics, WindowPreview,
 };
 use traceloom_viewers::store::identity::TracesetIdentity;
 use traceloom_viewers::store::{self, StoreError};
 use traceloom_viewers::time::format_duration;
 use traceloom_viewers::DataConfig;
-use traceloom_viewers::{HistogramRender, StatisticsRender, TimeGraphRender};
+use traceloom_viewers::{HistogramRender, StatisticsTree, TimeGraphRender};
 
 use crate::held_render::HeldRender;
 use crate::pass_split::{Completed, PassSplit};
@@ -79,7 +79,7 @@ pub struct Updates {
     /// New histogram.
     pub histogram: Option<Arc<HistogramRender>>,
     /// New statistics and their caption.
-    pub statistics: Option<(Arc<StatisticsRender>, String)>,
+    pub statistics: Option<(Arc<dyn StatisticsTree>, String)>,
     /// A search ended: the time found, or `None` when nothing matched.
     pub search: Option<Option<Time>>,
     /// Errors to report.
@@ -411,7 +411,7 @@ pub struct TabModels {
     /// The statistics shown are the store's, read ahead of its data.
     stats_read_ahead: bool,
     /// A statistics render under way, and its caption.
-    stats_job: Option<(Job<StatisticsRender>, String)>,
+    stats_job: Option<(Job<CellTree>, String)>,
     /// When the render under way started; when the last one ended, and
     /// how long it took.
     stats_job_started: Option<Instant>,
@@ -525,8 +525,8 @@ impl TabModels {
         };
         let traceset = session.traceset().clone();
         // The store's statistics are in its meta block, read in tens of ms
-        // where the whole store takes hundreds: their table (the slowest
-        // view to make) starts while the rest loads.
+        // where the whole store takes hundreds: their tree starts while
+        // the rest loads.
         let (d, ts) = (dir.clone(), traceset.clone());
         self.stored_statistics = Job::spawn_urgent("traceloom-stored-stats", move || {
             store::load_summary(&d, &TracesetIdentity::of(&ts))
@@ -1481,10 +1481,10 @@ impl TabModels {
 
     /// Whether the statistics that follow the pass wait before their next
     /// render: for [`STATS_REST`] times as long as the last render took
-    /// (from its end). On a large trace a render takes seconds (2.7 M rows
-    /// on an 8 GB trace), and one started at every snapshot kept a core
-    /// busy rendering for the whole pass; on a small one it takes
-    /// milliseconds and nothing waits.
+    /// (from its end). On a large trace a render takes a good part of a
+    /// second (the tree of an 8 GB trace's 239,000 cells: 0.3 s), and one
+    /// started at every snapshot would keep a core busy for the whole
+    /// pass; on a small one it takes milliseconds and nothing waits.
     fn stats_render_resting(&self) -> bool {
         self.kernel_pass.is_some()
             && self
@@ -1538,7 +1538,7 @@ impl TabModels {
                 JobState::Running => return,
                 JobState::Done(r) => {
                     if let Some((_, caption)) = self.stats_job.take() {
-                        u.statistics = Some((Arc::new(r), caption));
+                        u.statistics = Some((Arc::new(r) as Arc<dyn StatisticsTree>, caption));
                     }
                     if let Some(started) = self.stats_job_started.take() {
                         self.stats_render_ended = Some((Instant::now(), started.elapsed()));
@@ -1552,13 +1552,12 @@ impl TabModels {
         }
         if let Some((source, caption)) = self.stats_next.take() {
             // Statistics that follow the pass's growth are the
-            // background's; the complete analysis' (a reopen shows them
-            // last: 236,000 rows for the 1 GB trace) and a selection's
-            // are what the user waits for.
+            // background's; the complete analysis' and a selection's are
+            // what the user waits for.
             let urgent = self.kernel_pass.is_none() || matches!(source, StatsSource::Range(_));
             let render = move || match source {
-                StatsSource::Whole(d) => d.stats.render(),
-                StatsSource::Range(s) => s.render(),
+                StatsSource::Whole(d) => CellTree::new(&d.stats),
+                StatsSource::Range(s) => CellTree::new(&s),
             };
             let job = if urgent {
                 Job::spawn_urgent("traceloom-stats", render)

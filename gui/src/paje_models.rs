@@ -41,6 +41,7 @@ use traceloom_viewers::model::{
     ControlFlowModel, PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession,
     PajeView, PartialSnapshot,
 };
+use traceloom_viewers::render::TableTree;
 use traceloom_viewers::store::{self, paje as paje_store, StoreError};
 use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
 
@@ -458,7 +459,8 @@ impl PajeTab {
                 JobState::Running => return,
                 JobState::Done(r) => {
                     self.stats_rendered = Some(*key);
-                    u.statistics = Some((Arc::new(r), caption.clone()));
+                    let tree = TableTree::new(Arc::new(r));
+                    u.statistics = Some((Arc::new(tree), caption.clone()));
                 }
                 JobState::Failed => self.stats_rendered = Some(*key),
             }

@@ -26,7 +26,7 @@ use super::{load_average, pump, pump_until, Outcome, CPU_LIMIT, DEFAULT_LATENCY_
 /// Events of the whole trace the statistics show (their root row).
 fn stats_total(tab: &Tab) -> u64 {
     tab.statistics
-        .render()
+        .shown()
         .and_then(|r| {
             r.rows().next().and_then(|row| match row.values.first() {
                 Some(StatValue::Count(n)) => Some(*n),

@@ -1223,7 +1223,7 @@ fn main() {
     let cf = tab.control_flow.render();
     let res = tab.resources.render();
     let hist = tab.histogram.render();
-    let stats = tab.statistics.render();
+    let stats = tab.statistics.shown();
     let states = |r: &traceloom_viewers::TimeGraphRender| {
         (0..r.tree().len())
             .map(|i| r.states(i).len())
@@ -1234,7 +1234,7 @@ fn main() {
         cf.as_ref().is_some_and(|r| r.tree().len() > 1 && states(r) > 0)
             && res.as_ref().is_some_and(|r| !r.tree().is_empty() && states(r) > 0)
             && hist.as_ref().is_some_and(|h| h.bins().iter().sum::<u64>() > 0)
-            && stats.as_ref().is_some_and(|s| s.row_count() > 0)
+            && stats.as_ref().is_some_and(|s| s.rows().count() > 0)
             && tab.events.len() >= 5
             && tab.events.len() == tab.events.page(),
         || {
@@ -1243,7 +1243,7 @@ fn main() {
                 cf.as_ref().map(|r| r.tree().len()),
                 res.as_ref().map(|r| r.tree().len()),
                 hist.as_ref().map(|h| h.bins().iter().sum::<u64>()),
-                stats.as_ref().map(|s| s.row_count()),
+                stats.as_ref().map(|s| s.rows().count()),
                 tab.events.len(),
                 tab.events.page()
             )
@@ -1280,10 +1280,18 @@ fn main() {
         span.start + (span.span() / 4) as i64,
         span.start + (span.span() / 2) as i64,
     );
-    let whole = tab.statistics.render();
+    // The rows shown: label and values.
+    let shown_rows = |tab: &Tab| {
+        tab.statistics.shown().map(|a| {
+            a.rows()
+                .map(|r| (r.label.to_string(), r.values.to_vec()))
+                .collect::<Vec<_>>()
+        })
+    };
+    let whole = shown_rows(&tab);
     tab.navigate(Nav::Select(sel));
     settle(&tab);
-    let after = tab.statistics.render();
+    let after = shown_rows(&tab);
     out.check(
         "selection_updates_statistics",
         tab.statistics.caption().contains("selection") && after.is_some() && after != whole,

@@ -29,7 +29,7 @@ pub mod time;
 pub use render::{
     ArrangedStatistics, Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent,
     HistogramBuilder, HistogramRender, ItemDetails, Properties, RowId, StatRow, StatValue,
-    StateInterval, StatisticsBuilder, StatisticsRender, StatisticsTable, StyleKey, TimeGraphRender,
-    TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
+    StateInterval, StatisticsBuilder, StatisticsRender, StatisticsTable, StatisticsTree, StyleKey,
+    TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
 };
 pub use style::{DataConfig, PresentationConfig, Rgba};

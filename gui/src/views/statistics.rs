@@ -5,8 +5,10 @@
 //! The table is a tree: a click on a row with children (▾/▸) collapses
 //! or expands it, a click on a value column's title sorts the siblings by
 //! it (largest first, again: smallest first, again: the model's order).
-//! Collapsed rows are remembered by path, so they stay collapsed while the
-//! statistics grow.
+//! Rows toggled are remembered by path, so they stay as the user left them
+//! while the statistics grow. The kernel statistics open on the summary
+//! by event name, the traces and their CPUs; only the rows expanded are
+//! read from the tree (an 8 GB trace's has 2.7 M rows).
 //!
 //! Only the visible rows are drawn (the options' `scroll_y`): a table of
 //! thousands of rows in a plain scrolled drawing area would make GTK
@@ -26,16 +28,16 @@ use gtk4::prelude::*;
 use relm4::{ComponentParts, ComponentSender, SimpleComponent};
 use traceloom_viewers::draw::{draw_statistics, CairoMeasure, StatisticsLayout, StatisticsOptions};
 use traceloom_viewers::render::{ArrangedStatistics, Expander, StatisticsArrangement};
-use traceloom_viewers::{PresentationConfig, StatisticsRender, StatisticsTable};
+use traceloom_viewers::{PresentationConfig, StatisticsTable, StatisticsTree};
 
 use super::painter::Painter;
 
-/// What a picture of the table shows: the render, as arranged, at a
+/// What a picture of the table shows: the tree, as arranged, at a
 /// size. The arrangement is compared by its version (bumped on each
 /// change), so that a draw compares no strings.
 #[derive(Clone)]
 struct Picture {
-    render: Arc<StatisticsRender>,
+    render: Arc<dyn StatisticsTree>,
     version: u64,
     opts: StatisticsOptions,
     size: (i32, i32, i32),
@@ -50,9 +52,9 @@ impl PartialEq for Picture {
     }
 }
 
-/// A render as arranged (collapsed, sorted): made on the painting thread
-/// (milliseconds for a large trace's hundreds of thousands of rows), kept
-/// for the next paintings and for clicks.
+/// A tree as arranged (collapsed, sorted): made on the painting thread
+/// (it reads every expanded row), kept for the next paintings and for
+/// clicks.
 #[derive(Clone)]
 struct Arranged {
     version: u64,
@@ -61,7 +63,7 @@ struct Arranged {
 
 impl Arranged {
     fn new(
-        render: &Arc<StatisticsRender>,
+        render: &Arc<dyn StatisticsTree>,
         arrangement: &StatisticsArrangement,
         version: u64,
     ) -> Self {
@@ -72,8 +74,8 @@ impl Arranged {
     }
 
     /// Whether this is `render` arranged as at `version`.
-    fn is_of(&self, render: &Arc<StatisticsRender>, version: u64) -> bool {
-        Arc::ptr_eq(self.shown.render(), render) && self.version == version
+    fn is_of(&self, render: &Arc<dyn StatisticsTree>, version: u64) -> bool {
+        Arc::ptr_eq(self.shown.tree(), render) && self.version == version
     }
 }
 
@@ -82,7 +84,7 @@ impl Arranged {
 #[allow(clippy::type_complexity)]
 fn picture_job(
     s: &State,
-    render: Arc<StatisticsRender>,
+    render: Arc<dyn StatisticsTree>,
     size: (i32, i32, i32),
 ) -> (
     Picture,
@@ -132,7 +134,7 @@ struct Painted {
 }
 
 struct State {
-    render: Option<Arc<StatisticsRender>>,
+    render: Option<Arc<dyn StatisticsTree>>,
     config: PresentationConfig,
     opts: StatisticsOptions,
     arrangement: StatisticsArrangement,
@@ -320,10 +322,7 @@ impl StatisticsView {
             if i >= shown.row_count() || shown.row(i).expander == Expander::Leaf {
                 return;
             }
-            let path = shown.path(i);
-            if !s.arrangement.collapsed.remove(&path) {
-                s.arrangement.collapsed.insert(path);
-            }
+            shown.toggle(i, &mut s.arrangement);
         }
         s.rearranged();
         drop(s);
@@ -336,19 +335,24 @@ impl StatisticsView {
     }
 
     /// Collapses or expands the row at `path` (labels from the root joined
-    /// by `/`), as a click on it does.
+    /// by `/`), as a click on it does (nothing if no row shown has that
+    /// path).
     pub fn toggle_row(&self, path: &str) {
         let mut s = self.state.borrow_mut();
-        if !s.arrangement.collapsed.remove(path) {
-            s.arrangement.collapsed.insert(path.to_owned());
-        }
+        let Some(Arranged { shown, .. }) = s.arranged() else {
+            return;
+        };
+        let Some(i) = (0..shown.row_count()).find(|&i| shown.path(i) == path) else {
+            return;
+        };
+        shown.toggle(i, &mut s.arrangement);
         s.rearranged();
         drop(s);
         self.area.queue_draw();
     }
 
     /// Shows `render`, described by `caption` (e.g. which range it covers).
-    pub fn set_render(&self, render: Arc<StatisticsRender>, caption: &str) {
+    pub fn set_render(&self, render: Arc<dyn StatisticsTree>, caption: &str) {
         let mut s = self.state.borrow_mut();
         let old = s.render.replace(render.clone());
         // Arranged and painted at once at the last size, shown when it
@@ -371,9 +375,9 @@ impl StatisticsView {
         }
     }
 
-    /// The render given (its table may not be painted yet: see
+    /// The tree given (its table may not be painted yet: see
     /// [`shows_render`](Self::shows_render)).
-    pub fn render(&self) -> Option<Arc<StatisticsRender>> {
+    pub fn render(&self) -> Option<Arc<dyn StatisticsTree>> {
         self.state.borrow().render.clone()
     }
 

@@ -15,8 +15,9 @@
 //!   on threads of their own, joined exactly;
 //! - [`controlflow`]: threads grouped under their process;
 //! - [`resources`]: one row per CPU, IRQ line and softirq vector;
-//! - [`stats`]: the statistics tree (whole trace, or a range at HIGH
-//!   priority);
+//! - [`stats`]: the statistics (whole trace, or a range at HIGH
+//!   priority); [`stats_tree`] their tree, whose rows a view reads as it
+//!   expands them;
 //! - [`histogram`]: events per pixel bin, lost events marked;
 //! - [`eventlist`]: LTTV's time-scrolled detailed event list;
 //! - [`paje_session`]: a scheduler over a Pajé trace (the simulation as
@@ -58,6 +59,7 @@ pub mod series;
 pub mod session;
 pub mod spill;
 pub mod stats;
+pub mod stats_tree;
 pub mod steps;
 pub mod window_preview;
 
@@ -74,4 +76,5 @@ pub use paje_session::PajeSession;
 pub use resources::ResourcesModel;
 pub use session::{KernelRequest, KernelScheduler, Payload, Session, SessionOf, SessionSource};
 pub use stats::{Statistics, StatsCollector};
+pub use stats_tree::CellTree;
 pub use window_preview::WindowPreview;

@@ -39,7 +39,8 @@ use traceloom_engine::state::{CpuMap, CpuMode, TraceState, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
 use super::session::{part_scheduler, KernelRequest, Payload, Session};
-use crate::render::{StatValue, StatisticsBuilder, StatisticsRender};
+use super::stats_tree::CellTree;
+use crate::render::StatisticsRender;
 
 /// CPU number used for events that carry none.
 pub const NO_CPU: u32 = u32::MAX;
@@ -1285,152 +1286,6 @@ impl StatNode {
     pub fn count(&self) -> usize {
         1 + self.children.iter().map(StatNode::count).sum::<usize>()
     }
-
-    fn add_time(&mut self, t: u64) {
-        let sum = self.cpu_time.get_or_insert(0);
-        *sum = sum.saturating_add(t);
-    }
-
-    fn new(kind: &'static str, label: String) -> Self {
-        StatNode {
-            kind,
-            label,
-            events: 0,
-            cpu_time: Some(0),
-            children: Vec::new(),
-        }
-    }
-}
-
-/// A [`StatNode`] being built, with its children's positions by label:
-/// finding a child is a hash lookup rather than a walk through its
-/// siblings, which made the tree quadratic in the number of CPUs (a
-/// damaged trace's CPU numbers in the tens of thousands took seconds).
-///
-/// A mode node, the last level, keeps the cells it sums rather than a
-/// node for each of their event names: those leaves are most of the tree
-/// (a few names a cell) and are only walked, once, to make a table or a
-/// [`StatNode`]. Built as nodes, they were over a third of the window's
-/// peak heap on an 8 GB trace (about 300 of 835 MB, heaptrack).
-struct Building<'a> {
-    node: StatNode,
-    children: Vec<Building<'a>>,
-    /// Positions of the children by label, once there are many; boxed,
-    /// as most nodes have a few children (hundreds of thousands of nodes
-    /// on a large trace).
-    index: Option<Box<FastMap<Box<str>, usize>>>,
-    /// A mode node's first cell, and the others (rarely any: only traces
-    /// of the same name share a mode node).
-    cell: Option<&'a StatCell>,
-    more_cells: Vec<&'a StatCell>,
-}
-
-/// Children of a [`Building`] node from which it indexes their labels.
-const INDEXED_CHILDREN: usize = 16;
-
-impl<'a> Building<'a> {
-    fn new(kind: &'static str, label: String) -> Self {
-        Building {
-            node: StatNode::new(kind, label),
-            children: Vec::new(),
-            index: None,
-            cell: None,
-            more_cells: Vec::new(),
-        }
-    }
-
-    /// The child labelled `label`, made when missing (the label is copied
-    /// only then: a tree of 236,000 nodes looks labels up ~400,000 times).
-    /// A node's first [`INDEXED_CHILDREN`] children are found by
-    /// comparing labels, the others through an index: most nodes have a
-    /// few children, and an index of each one's labels was as many
-    /// allocations again.
-    fn child(&mut self, kind: &'static str, label: &str) -> &mut Building<'a> {
-        let found = match &self.index {
-            None => self.children.iter().position(|c| c.node.label == label),
-            Some(index) => index.get(label).copied(),
-        };
-        let i = match found {
-            Some(i) => i,
-            None => {
-                let i = self.children.len();
-                self.children.push(Building::new(kind, label.to_string()));
-                if let Some(index) = &mut self.index {
-                    index.insert(label.into(), i);
-                } else if i + 1 == INDEXED_CHILDREN {
-                    let index = self
-                        .children
-                        .iter()
-                        .enumerate()
-                        .map(|(k, c)| (c.node.label.as_str().into(), k))
-                        .collect();
-                    self.index = Some(Box::new(index));
-                }
-                i
-            }
-        };
-        &mut self.children[i]
-    }
-
-    /// Counts `cell`'s events under this (mode) node.
-    fn add_cell(&mut self, cell: &'a StatCell) {
-        if self.cell.is_none() {
-            self.cell = Some(cell);
-        } else {
-            self.more_cells.push(cell);
-        }
-    }
-
-    /// The event-name leaves of a mode node, in the order the names first
-    /// appear in its cells, each name's counts summed.
-    fn for_each_leaf(&self, mut f: impl FnMut(&str, u64)) {
-        let Some(first) = self.cell else {
-            return;
-        };
-        if self.more_cells.is_empty() {
-            // A cell's names are distinct.
-            for (name, k) in &first.events {
-                f(name, k);
-            }
-            return;
-        }
-        let mut order: Vec<(&str, u64)> = Vec::new();
-        let mut at: FastMap<&str, usize> = FastMap::default();
-        for c in std::iter::once(first).chain(self.more_cells.iter().copied()) {
-            for (name, k) in &c.events {
-                match at.get(&**name) {
-                    Some(&i) => order[i].1 += k,
-                    None => {
-                        at.insert(name, order.len());
-                        order.push((name, k));
-                    }
-                }
-            }
-        }
-        for (name, k) in order {
-            f(name, k);
-        }
-    }
-
-    fn finish(self) -> StatNode {
-        let mut children = Vec::new();
-        self.for_each_leaf(|name, k| {
-            children.push(StatNode {
-                kind: "event",
-                label: name.to_string(),
-                events: k,
-                cpu_time: None,
-                children: Vec::new(),
-            })
-        });
-        if children.is_empty() {
-            children = self.children.into_iter().map(Building::finish).collect();
-        }
-        StatNode {
-            children,
-            ..self.node
-        }
-    }
 }
 
 impl Statistics {
@@ -1463,122 +1318,14 @@ impl Statistics {
     /// The tree traceset → trace → CPU → process → thread → mode → event
     /// name.
     pub fn tree(&self) -> StatNode {
-        self.building().finish()
-    }
-
-    /// [`tree`](Self::tree), before its nodes are made [`StatNode`]s.
-    fn building(&self) -> Building<'_> {
-        let mut cells: Vec<&StatCell> = self.cells.iter().collect();
-        cells.sort_by(|a, b| {
-            (a.trace, a.cpu, a.pid, a.tid, a.mode).cmp(&(b.trace, b.cpu, b.pid, b.tid, b.mode))
-        });
-        let mut root = Building::new("traceset", "traceset".into());
-        // The labels of a cell's path, written into buffers reused from
-        // cell to cell.
-        let mut labels: [String; 5] = Default::default();
-        const KINDS: [&str; 5] = ["trace", "cpu", "process", "thread", "mode"];
-        for c in cells {
-            let n: u64 = c.events.values().sum();
-            for l in labels.iter_mut() {
-                l.clear();
-            }
-            match self.trace_names.get(c.trace as usize) {
-                Some(name) => labels[0].push_str(name),
-                None => {
-                    let _ = write!(labels[0], "trace {}", c.trace);
-                }
-            }
-            if c.cpu == NO_CPU {
-                labels[1].push_str("CPU ?");
-            } else {
-                let _ = write!(labels[1], "CPU {}", c.cpu);
-            }
-            if c.tid < 0 {
-                labels[2].push_str("(unknown)");
-                labels[3].push_str("(unknown)");
-            } else {
-                let _ = write!(labels[2], "process {}", c.pid);
-                let _ = write!(labels[3], "{} [{}]", c.name, c.tid);
-            }
-            labels[4].push_str(c.mode.name());
-            // Damaged timestamps can charge any time: sums saturate.
-            root.node.events += n;
-            root.node.add_time(c.cpu_time);
-            let mut node = &mut root;
-            for (kind, label) in KINDS.iter().zip(&labels) {
-                node = node.child(kind, label);
-                node.node.events += n;
-                node.node.add_time(c.cpu_time);
-            }
-            node.add_cell(c);
-        }
-        root
+        CellTree::new(self).stat_node()
     }
 
     /// The tree as a statistics table (name, events, CPU time): a summary
     /// by event name first (what a user looks for first), most frequent
     /// first; then the tree by trace, CPU, process.
     pub fn render(&self) -> StatisticsRender {
-        // Walked as built, each label copied once into the table.
-        fn walk(n: &Building, depth: u16, out: &mut StatisticsBuilder) {
-            let time = n.node.cpu_time.map_or(StatValue::Empty, |t| {
-                StatValue::Duration(t.min(i64::MAX as u64) as i64)
-            });
-            out.push(
-                depth,
-                &n.node.label,
-                [StatValue::Count(n.node.events), time],
-            );
-            for c in &n.children {
-                walk(c, depth + 1, out);
-            }
-            n.for_each_leaf(|name, k| {
-                out.push(depth + 1, name, [StatValue::Count(k), StatValue::Empty]);
-            });
-        }
-        /// Rows and label bytes of `n`'s subtree.
-        fn count(n: &Building) -> (usize, usize) {
-            let mut rows = 1;
-            let mut bytes = n.node.label.len();
-            n.for_each_leaf(|name, _| {
-                rows += 1;
-                bytes += name.len();
-            });
-            for c in &n.children {
-                let (r, b) = count(c);
-                rows += r;
-                bytes += b;
-            }
-            (rows, bytes)
-        }
-        let mut by_name: BTreeMap<&str, u64> = BTreeMap::new();
-        for c in &self.cells {
-            for (name, k) in &c.events {
-                *by_name.entry(name).or_default() += k;
-            }
-        }
-        let mut names: Vec<(&str, u64)> = by_name.into_iter().collect();
-        names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        let tree = self.building();
-        let mut out = StatisticsBuilder::new(
-            "Statistics",
-            vec!["events".to_string(), "CPU time".to_string()],
-        );
-        // Reserved exactly: a table of millions of rows (an 8 GB trace's)
-        // grown by doubling held up to twice its size.
-        let (rows, bytes) = count(&tree);
-        let name_bytes: usize = names.iter().map(|(n, _)| n.len()).sum();
-        out.reserve(
-            1 + names.len() + rows,
-            EVENT_TYPES.len() + name_bytes + bytes,
-        );
-        let total = names.iter().map(|(_, k)| k).sum();
-        out.push(0, EVENT_TYPES, [StatValue::Count(total), StatValue::Empty]);
-        for (name, k) in names {
-            out.push(1, name, [StatValue::Count(k), StatValue::Empty]);
-        }
-        walk(&tree, 0, &mut out);
-        out.build()
+        CellTree::new(self).render()
     }
 
     /// The tree as indented text, one node per line.
@@ -2106,6 +1853,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::{StatValue, StatisticsTree};
 
     #[test]
     fn class_counts_keep_every_event_from_pairs_to_dense() {
@@ -2257,11 +2005,24 @@ mod tests {
     /// included, a node found among its siblings by label, children in
     /// the order first met over the sorted cells.
     fn reference_tree(s: &Statistics) -> StatNode {
+        fn new_node(kind: &'static str, label: String) -> StatNode {
+            StatNode {
+                kind,
+                label,
+                events: 0,
+                cpu_time: Some(0),
+                children: Vec::new(),
+            }
+        }
+        fn add_time(n: &mut StatNode, t: u64) {
+            let sum = n.cpu_time.get_or_insert(0);
+            *sum = sum.saturating_add(t);
+        }
         fn child<'n>(n: &'n mut StatNode, kind: &'static str, label: &str) -> &'n mut StatNode {
             let i = match n.children.iter().position(|c| c.label == label) {
                 Some(i) => i,
                 None => {
-                    n.children.push(StatNode::new(kind, label.to_string()));
+                    n.children.push(new_node(kind, label.to_string()));
                     n.children.len() - 1
                 }
             };
@@ -2269,7 +2030,7 @@ mod tests {
         }
         let mut cells: Vec<&StatCell> = s.cells.iter().collect();
         cells.sort_by_key(|c| (c.trace, c.cpu, c.pid, c.tid, c.mode));
-        let mut root = StatNode::new("traceset", "traceset".into());
+        let mut root = new_node("traceset", "traceset".into());
         for c in cells {
             let n: u64 = c.events.values().sum();
             let cpu = if c.cpu == NO_CPU {
@@ -2293,12 +2054,12 @@ mod tests {
                 ("mode", c.mode.name().to_string()),
             ];
             root.events += n;
-            root.add_time(c.cpu_time);
+            add_time(&mut root, c.cpu_time);
             let mut node = &mut root;
             for (kind, label) in &path {
                 node = child(node, kind, label);
                 node.events += n;
-                node.add_time(c.cpu_time);
+                add_time(node, c.cpu_time);
             }
             for (name, k) in &c.events {
                 let leaf = child(node, "event", name);
@@ -2389,6 +2150,37 @@ mod tests {
             .map(|c| (c.label.as_str(), c.events))
             .collect();
         assert_eq!(names, [("open", 1), ("read", 5), ("write", 2)]);
+        // The tree a view reads, every row expanded, is the table.
+        fn read_all(
+            t: &dyn StatisticsTree,
+            id: Option<u64>,
+            depth: u16,
+            out: &mut Vec<(u16, String, Vec<StatValue>)>,
+        ) {
+            let mut kids = Vec::new();
+            t.children(id, &mut kids);
+            for k in kids {
+                out.push((depth, k.label, k.values));
+                if k.has_children {
+                    read_all(t, Some(k.id), depth + 1, out);
+                }
+            }
+        }
+        let mut read = Vec::new();
+        read_all(&CellTree::new(&s), None, 0, &mut read);
+        let rows: Vec<(u16, String, Vec<StatValue>)> = table
+            .rows()
+            .map(|r| (r.depth, r.label.to_string(), r.values.to_vec()))
+            .collect();
+        assert_eq!(read, rows);
+        assert_eq!(
+            rows[0],
+            (
+                0,
+                EVENT_TYPES.to_string(),
+                vec![StatValue::Count(23), StatValue::Empty]
+            )
+        );
     }
 
     #[test]

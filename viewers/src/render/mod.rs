@@ -22,7 +22,8 @@ pub(crate) mod types;
 
 pub use statistics::{
     ArrangedStatistics, Expander, ShownRow, StatRow, StatValue, StatisticsArrangement,
-    StatisticsBuilder, StatisticsRender, StatisticsTable,
+    StatisticsBuilder, StatisticsRender, StatisticsTable, StatisticsTree, StatisticsTreeRow,
+    TableTree,
 };
 
 pub use types::{

@@ -149,16 +149,47 @@ impl StatisticsBuilder {
     }
 }
 
-/// How a view shows a [`StatisticsRender`]: rows collapsed (by path, the
-/// labels from the root joined by `/`, stable while the statistics grow)
-/// and siblings sorted by a value column.
+/// How a view shows a statistics tree: which rows are expanded (by path,
+/// the labels from the root joined by `/`, stable while the statistics
+/// grow) and how siblings are sorted.
+///
+/// A row shallower than the tree's [`open_depth`](StatisticsTree::open_depth)
+/// is expanded unless its path is in `collapsed`; a deeper one is
+/// collapsed unless its path is in `expanded`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatisticsArrangement {
-    /// Paths of the collapsed rows.
+    /// Paths of the rows collapsed that would be expanded.
     pub collapsed: HashSet<String>,
+    /// Paths of the rows expanded that would be collapsed.
+    pub expanded: HashSet<String>,
     /// Value column to sort siblings by, largest first when the flag is
     /// set; `None` keeps the model's order.
     pub sort: Option<(usize, bool)>,
+}
+
+impl StatisticsArrangement {
+    /// Whether the row at `path`, `depth` deep in a tree opened to
+    /// `open_depth`, shows its children.
+    pub fn is_expanded(&self, path: &str, depth: u16, open_depth: u16) -> bool {
+        if depth < open_depth {
+            !self.collapsed.contains(path)
+        } else {
+            self.expanded.contains(path)
+        }
+    }
+
+    /// Collapses the row at `path` if it is expanded, expands it if not.
+    pub fn toggle(&mut self, path: &str, depth: u16, open_depth: u16) {
+        let (set, other) = if depth < open_depth {
+            (&mut self.collapsed, &mut self.expanded)
+        } else {
+            (&mut self.expanded, &mut self.collapsed)
+        };
+        other.remove(path);
+        if !set.remove(path) {
+            set.insert(path.to_owned());
+        }
+    }
 }
 
 /// Whether a shown row has children, and whether they are shown.
@@ -231,76 +262,152 @@ impl StatisticsTable for StatisticsRender {
     }
 }
 
-/// No parent: a root row.
-const ROOT: u32 = u32::MAX;
-
-/// A [`StatisticsRender`] as a [`StatisticsArrangement`] shows it:
-/// siblings sorted, the descendants of collapsed rows left out, rows with
-/// children given an [`Expander`].
-///
-/// It holds indices into the render's rows, not copies: a 1 GB kernel
-/// trace's table has 236,000 rows, and copying their labels and values
-/// and building every row's path took 0.2–0.5 s at each change. A row's
-/// path (what [`StatisticsArrangement::collapsed`] holds) is made when
-/// asked, by [`path`](Self::path).
-#[derive(Debug, Clone)]
-pub struct ArrangedStatistics {
-    render: Arc<StatisticsRender>,
-    /// Each render row's parent ([`ROOT`] for a root).
-    parents: Vec<u32>,
-    /// Render rows shown, in display order.
-    shown: Vec<u32>,
-    /// The expander of each shown row.
-    expanders: Vec<Expander>,
+/// A statistics tree as a view reads it: the children of a row when the
+/// row is expanded, never every row at once. A kernel trace of tens of
+/// thousands of threads has millions of rows (an event name under every
+/// mode of every thread on every CPU) where a view shows a few hundred.
+pub trait StatisticsTree: Send + Sync + std::fmt::Debug {
+    /// Title of the name column.
+    fn name_title(&self) -> &str;
+    /// Titles of the value columns.
+    fn columns(&self) -> &[String];
+    /// Rows shallower than this are shown expanded, until collapsed.
+    fn open_depth(&self) -> u16 {
+        u16::MAX
+    }
+    /// Appends the children of `parent` (`None`: the roots) to `out`, in
+    /// the model's order.
+    fn children(&self, parent: Option<u64>, out: &mut Vec<StatisticsTreeRow>);
 }
 
-impl ArrangedStatistics {
-    /// `render` as `arrangement` shows it.
-    pub fn new(render: Arc<StatisticsRender>, arrangement: &StatisticsArrangement) -> Self {
-        let rows = &*render;
-        let n = rows.row_count();
+/// A row of a [`StatisticsTree`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatisticsTreeRow {
+    /// What [`StatisticsTree::children`] takes to list its children.
+    pub id: u64,
+    /// Name.
+    pub label: String,
+    /// One value per column.
+    pub values: Vec<StatValue>,
+    /// Whether it has children.
+    pub has_children: bool,
+}
+
+/// A [`StatisticsRender`] read as a tree (its rows' depths give the
+/// parents): what a small table (a Pajé trace's, an export's) is shown as.
+#[derive(Debug)]
+pub struct TableTree {
+    render: Arc<StatisticsRender>,
+    /// The children of row `p` are `kids[first[p]..first[p + 1]]`; slot
+    /// `row_count()` holds the roots.
+    first: Vec<u32>,
+    kids: Vec<u32>,
+}
+
+impl TableTree {
+    /// `render`'s rows as a tree.
+    pub fn new(render: Arc<StatisticsRender>) -> Self {
+        let n = render.row_count();
         // Each row's parent: the last row above it less deep (rows are
-        // in depth-first order).
+        // in depth-first order); `n` for a root.
         let mut parents = Vec::with_capacity(n);
         let mut stack: Vec<u32> = Vec::new();
-        for (i, &depth) in rows.rows.depths.iter().enumerate() {
+        for &depth in &render.rows.depths {
             stack.truncate(depth as usize);
-            parents.push(stack.last().copied().unwrap_or(ROOT));
-            stack.push(i as u32);
+            parents.push(stack.last().map_or(n, |&p| p as usize));
+            stack.push(parents.len() as u32 - 1);
         }
-        let slot = |p: u32| if p == ROOT { n } else { p as usize };
-        // Children of each row (slot `n`: the roots), in one array: those
-        // of row `p` are `kids[first[p]..first[p + 1]]`, in the model's
-        // order.
         let mut first = vec![0u32; n + 3];
         for &p in &parents {
-            first[slot(p) + 2] += 1;
+            first[p + 2] += 1;
         }
         for i in 2..first.len() {
             first[i] += first[i - 1];
         }
         let mut kids = vec![0u32; n];
         for (i, &p) in parents.iter().enumerate() {
-            let at = &mut first[slot(p) + 1];
+            let at = &mut first[p + 1];
             kids[*at as usize] = i as u32;
             *at += 1;
         }
-        let children = |p: usize| &kids[first[p] as usize..first[p + 1] as usize];
-        let mut collapsed = vec![false; n];
-        for path in &arrangement.collapsed {
-            mark_path(rows, &children, children(n), path, &mut collapsed);
+        first.truncate(n + 2);
+        TableTree {
+            render,
+            first,
+            kids,
         }
-        if let Some((col, descending)) = arrangement.sort {
-            let key = |i: u32| match rows.row(i as usize).values.get(col) {
-                Some(StatValue::Count(n)) => *n as f64,
-                Some(StatValue::Duration(d)) => *d as f64,
-                Some(StatValue::Percent(p)) => *p,
-                _ => f64::NEG_INFINITY,
-            };
-            for p in 0..=n {
-                let (a, b) = (first[p] as usize, first[p + 1] as usize);
+    }
+
+    fn kids(&self, p: usize) -> &[u32] {
+        &self.kids[self.first[p] as usize..self.first[p + 1] as usize]
+    }
+}
+
+impl StatisticsTree for TableTree {
+    fn name_title(&self) -> &str {
+        &self.render.name_title
+    }
+    fn columns(&self) -> &[String] {
+        &self.render.columns
+    }
+    fn children(&self, parent: Option<u64>, out: &mut Vec<StatisticsTreeRow>) {
+        let p = parent.map_or(self.render.row_count(), |p| p as usize);
+        for &i in self.kids(p) {
+            let row = self.render.row(i as usize);
+            out.push(StatisticsTreeRow {
+                id: i as u64,
+                label: row.label.to_owned(),
+                values: row.values.to_vec(),
+                has_children: !self.kids(i as usize).is_empty(),
+            });
+        }
+    }
+}
+
+/// No parent: a root row.
+const ROOT: u32 = u32::MAX;
+
+/// A [`StatisticsTree`] as a [`StatisticsArrangement`] shows it: siblings
+/// sorted, the rows below collapsed rows left out, rows with children
+/// given an [`Expander`].
+///
+/// It reads the tree from its roots down through the expanded rows only,
+/// and holds the rows shown: what a view arranges is what it can show,
+/// however many rows the tree has below its collapsed rows.
+#[derive(Debug)]
+pub struct ArrangedStatistics {
+    tree: Arc<dyn StatisticsTree>,
+    /// The rows shown, in display order.
+    table: StatisticsRender,
+    /// The shown row above each ([`ROOT`] for a root).
+    parents: Vec<u32>,
+    /// The expander of each shown row.
+    expanders: Vec<Expander>,
+}
+
+impl ArrangedStatistics {
+    /// `tree` as `arrangement` shows it.
+    pub fn new(tree: Arc<dyn StatisticsTree>, arrangement: &StatisticsArrangement) -> Self {
+        let open_depth = tree.open_depth();
+        let mut out = StatisticsBuilder::new(tree.name_title(), tree.columns().to_vec());
+        let mut parents = Vec::new();
+        let mut expanders = Vec::new();
+        // Depth first from the roots: (row, its depth, its path, the shown
+        // row above it).
+        let mut todo: Vec<(StatisticsTreeRow, u16, String, u32)> = Vec::new();
+        let mut kids = Vec::new();
+        let mut push_children = |todo: &mut Vec<_>, id, depth, path: &str, parent| {
+            kids.clear();
+            tree.children(id, &mut kids);
+            if let Some((col, descending)) = arrangement.sort {
+                let key = |r: &StatisticsTreeRow| match r.values.get(col) {
+                    Some(StatValue::Count(n)) => *n as f64,
+                    Some(StatValue::Duration(d)) => *d as f64,
+                    Some(StatValue::Percent(p)) => *p,
+                    _ => f64::NEG_INFINITY,
+                };
                 // Stable: equal keys keep the model's order.
-                kids[a..b].sort_by(|&x, &y| {
+                kids.sort_by(|x, y| {
                     let o = key(x).total_cmp(&key(y));
                     if descending {
                         o.reverse()
@@ -309,93 +416,92 @@ impl ArrangedStatistics {
                     }
                 });
             }
-        }
-        let children = |p: usize| &kids[first[p] as usize..first[p + 1] as usize];
-        let mut shown = Vec::with_capacity(n);
-        let mut expanders = Vec::with_capacity(n);
-        // Depth first from the roots.
-        let mut todo: Vec<u32> = children(n).iter().rev().copied().collect();
-        while let Some(i) = todo.pop() {
-            let below = children(i as usize);
-            let expander = match (below.is_empty(), collapsed[i as usize]) {
-                (true, _) => Expander::Leaf,
-                (false, true) => Expander::Collapsed,
-                (false, false) => Expander::Expanded,
+            for r in kids.drain(..).rev() {
+                let path = if path.is_empty() {
+                    r.label.clone()
+                } else {
+                    format!("{path}/{}", r.label)
+                };
+                todo.push((r, depth, path, parent));
+            }
+        };
+        push_children(&mut todo, None, 0, "", ROOT);
+        while let Some((row, depth, path, parent)) = todo.pop() {
+            let expander = if !row.has_children {
+                Expander::Leaf
+            } else if arrangement.is_expanded(&path, depth, open_depth) {
+                Expander::Expanded
+            } else {
+                Expander::Collapsed
             };
-            shown.push(i);
+            let at = parents.len() as u32;
+            out.push(depth, &row.label, row.values);
+            parents.push(parent);
             expanders.push(expander);
             if expander == Expander::Expanded {
-                todo.extend(below.iter().rev());
+                push_children(&mut todo, Some(row.id), depth + 1, &path, at);
             }
         }
         ArrangedStatistics {
-            render,
+            tree,
+            table: out.build(),
             parents,
-            shown,
             expanders,
         }
     }
 
-    /// The render arranged.
-    pub fn render(&self) -> &Arc<StatisticsRender> {
-        &self.render
+    /// A table shown as a tree (every row expanded unless collapsed).
+    pub fn of_table(render: Arc<StatisticsRender>, arrangement: &StatisticsArrangement) -> Self {
+        Self::new(Arc::new(TableTree::new(render)), arrangement)
+    }
+
+    /// The tree arranged.
+    pub fn tree(&self) -> &Arc<dyn StatisticsTree> {
+        &self.tree
     }
 
     /// The rows shown, in display order.
     pub fn rows(&self) -> impl Iterator<Item = ShownRow<'_>> {
-        (0..self.shown.len()).map(|i| self.row(i))
+        (0..self.table.row_count()).map(|i| self.row(i))
     }
 
     /// The path of shown row `i`: the labels from its root down to it,
     /// joined by `/`.
     pub fn path(&self, i: usize) -> String {
-        let mut at = self.shown[i];
+        let mut at = i as u32;
         let mut labels = Vec::new();
         while at != ROOT {
-            labels.push(self.render.row(at as usize).label);
+            labels.push(self.table.row(at as usize).label);
             at = self.parents[at as usize];
         }
         labels.reverse();
         labels.join("/")
     }
-}
 
-/// Marks collapsed the rows among `candidates` (and below them) whose
-/// path is `path`. Labels may hold `/`, so a path is matched label by
-/// label from the front, not split.
-fn mark_path<'k>(
-    rows: &StatisticsRender,
-    children: &impl Fn(usize) -> &'k [u32],
-    candidates: &[u32],
-    path: &str,
-    collapsed: &mut [bool],
-) {
-    for &c in candidates {
-        let Some(rest) = path.strip_prefix(rows.row(c as usize).label) else {
-            continue;
-        };
-        if rest.is_empty() {
-            collapsed[c as usize] = true;
-        } else if let Some(rest) = rest.strip_prefix('/') {
-            mark_path(rows, children, children(c as usize), rest, collapsed);
+    /// Collapses shown row `i` if it is expanded, expands it if it is
+    /// collapsed (nothing for a leaf).
+    pub fn toggle(&self, i: usize, arrangement: &mut StatisticsArrangement) {
+        if i < self.expanders.len() && self.expanders[i] != Expander::Leaf {
+            let depth = self.table.row(i).depth;
+            arrangement.toggle(&self.path(i), depth, self.tree.open_depth());
         }
     }
 }
 
 impl StatisticsTable for ArrangedStatistics {
     fn name_title(&self) -> &str {
-        &self.render.name_title
+        &self.table.name_title
     }
     fn columns(&self) -> &[String] {
-        &self.render.columns
+        &self.table.columns
     }
     fn row_count(&self) -> usize {
-        self.shown.len()
+        self.table.row_count()
     }
     fn row(&self, i: usize) -> ShownRow<'_> {
         ShownRow {
             expander: self.expanders[i],
-            ..self.render.row(self.shown[i] as usize)
+            ..self.table.row(i)
         }
     }
 }
@@ -435,7 +541,7 @@ mod tests {
             (2, "y", 2),
             (2, "z", 5),
         ]);
-        let plain = ArrangedStatistics::new(r.clone(), &StatisticsArrangement::default());
+        let plain = ArrangedStatistics::of_table(r.clone(), &StatisticsArrangement::default());
         assert_eq!(labels(&plain), ["▾ traceset", "▾ a", "x", "▾ b", "y", "z"]);
         assert_eq!(plain.path(4), "traceset/b/y");
         assert_eq!(plain.path(0), "traceset");
@@ -444,14 +550,14 @@ mod tests {
             ..Default::default()
         };
         a.collapsed.insert("traceset/a".into());
-        let sorted = ArrangedStatistics::new(r.clone(), &a);
+        let sorted = ArrangedStatistics::of_table(r.clone(), &a);
         assert_eq!(labels(&sorted), ["▾ traceset", "▾ b", "z", "y", "▸ a"]);
         assert_eq!(sorted.path(2), "traceset/b/z");
         a.sort = Some((0, false));
-        let ascending = ArrangedStatistics::new(r.clone(), &a);
+        let ascending = ArrangedStatistics::of_table(r.clone(), &a);
         assert_eq!(labels(&ascending), ["▾ traceset", "▸ a", "▾ b", "y", "z"]);
         a.collapsed.insert("traceset".into());
-        assert_eq!(labels(&ArrangedStatistics::new(r, &a)), ["▸ traceset"]);
+        assert_eq!(labels(&ArrangedStatistics::of_table(r, &a)), ["▸ traceset"]);
     }
 
     /// A label holding `/` is matched whole, and a path matching no row
@@ -468,7 +574,7 @@ mod tests {
         let mut a = StatisticsArrangement::default();
         a.collapsed.insert("traceset//usr/bin/a".into());
         a.collapsed.insert("traceset/gone".into());
-        let shown = ArrangedStatistics::new(r.clone(), &a);
+        let shown = ArrangedStatistics::of_table(r.clone(), &a);
         assert_eq!(
             labels(&shown),
             ["▾ traceset", "▸ /usr/bin/a", "▾ /usr", "bin"]
@@ -477,10 +583,56 @@ mod tests {
         // The row's path, as the view takes it from a click, collapses it.
         let mut b = StatisticsArrangement::default();
         b.collapsed.insert(shown.path(2));
-        let other = ArrangedStatistics::new(r, &b);
+        let other = ArrangedStatistics::of_table(r, &b);
         assert_eq!(
             labels(&other),
             ["▾ traceset", "▾ /usr/bin/a", "x", "▸ /usr"]
+        );
+    }
+
+    /// Rows from the tree's open depth down are collapsed until expanded,
+    /// and a toggle flips a row whichever its default.
+    #[test]
+    fn rows_below_the_open_depth_start_collapsed() {
+        #[derive(Debug)]
+        struct Shallow(TableTree);
+        impl StatisticsTree for Shallow {
+            fn name_title(&self) -> &str {
+                self.0.name_title()
+            }
+            fn columns(&self) -> &[String] {
+                self.0.columns()
+            }
+            fn open_depth(&self) -> u16 {
+                1
+            }
+            fn children(&self, parent: Option<u64>, out: &mut Vec<StatisticsTreeRow>) {
+                self.0.children(parent, out)
+            }
+        }
+        let tree: Arc<dyn StatisticsTree> = Arc::new(Shallow(TableTree::new(table(&[
+            (0, "traceset", 10),
+            (1, "a", 3),
+            (2, "x", 3),
+            (1, "b", 7),
+            (2, "y", 7),
+        ]))));
+        let mut a = StatisticsArrangement::default();
+        let shown = ArrangedStatistics::new(tree.clone(), &a);
+        assert_eq!(labels(&shown), ["▾ traceset", "▸ a", "▸ b"]);
+        shown.toggle(2, &mut a);
+        let shown = ArrangedStatistics::new(tree.clone(), &a);
+        assert_eq!(labels(&shown), ["▾ traceset", "▸ a", "▾ b", "y"]);
+        shown.toggle(0, &mut a);
+        let shown = ArrangedStatistics::new(tree.clone(), &a);
+        assert_eq!(labels(&shown), ["▸ traceset"]);
+        // A leaf toggles nothing.
+        shown.toggle(0, &mut a);
+        let shown = ArrangedStatistics::new(tree.clone(), &a);
+        shown.toggle(3, &mut a);
+        assert_eq!(
+            labels(&ArrangedStatistics::new(tree, &a)),
+            ["▾ traceset", "▸ a", "▾ b", "y"]
         );
     }
 

@@ -1,0 +1,406 @@
+//! The statistics tree of a [`Statistics`] snapshot, kept as small nodes
+//! from which a view reads only the rows it expands.
+//!
+//! The tree is traceset → trace → CPU → process → thread → mode → event
+//! name, with a summary by event name beside it. Its last level, the
+//! event names, is most of its rows (a few names under every mode of
+//! every thread on every CPU: 2.7 M rows on an 8 GB kernel trace of
+//! 80,000 thread records), so a mode node keeps the counts of the cells it
+//! sums and makes its leaves when asked; a node's label is made from what
+//! it stands for when shown. Made whole, as a table at every snapshot of
+//! the pass, those rows were about 190 MB a table on the 8 GB trace, two
+//! of them alive at once in the window.
+//!
+//! Rows are grouped by label, as a user reads them: traces of the same
+//! name share their rows, and a thread renamed between two cells has a
+//! row under each name. Children come in the order they are first met
+//! in the cells sorted by trace, CPU, process, thread and mode.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use traceloom_base::FastMap;
+use traceloom_engine::state::CpuMode;
+
+use super::stats::{EventCounts, StatCell, StatNode, Statistics, EVENT_TYPES, NO_CPU};
+use crate::render::StatisticsTreeRow;
+use crate::render::{StatValue, StatisticsBuilder, StatisticsRender, StatisticsTree};
+
+/// What a node stands for, from which its label is made.
+#[derive(Debug, Clone)]
+enum Label {
+    Traceset,
+    /// The trace's label, in [`CellTree::trace_labels`].
+    Trace(u32),
+    Cpu(u32),
+    Process(i64),
+    Thread(i64, Arc<str>),
+    /// A process or thread of a cell in which nothing was known to run.
+    Unknown,
+    Mode(CpuMode),
+}
+
+/// What tells siblings apart: their labels, without making them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key<'a> {
+    Trace(&'a str),
+    Cpu(u32),
+    Process(i64),
+    Thread(i64, &'a str),
+    Unknown,
+    Mode(CpuMode),
+}
+
+/// No node.
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+struct Node {
+    label: Label,
+    events: u64,
+    cpu_time: u64,
+    first_child: u32,
+    next_sibling: u32,
+    /// A mode node's cell counts (index into `CellTree::counts`), or
+    /// [`NONE`].
+    counts: u32,
+}
+
+/// Id of the summary by event name.
+const SUMMARY: u64 = u64::MAX - 1;
+/// Id given to the leaves (they have no children to ask for).
+const LEAF: u64 = u64::MAX;
+
+/// The statistics tree of a [`Statistics`] snapshot (see the module's
+/// documentation): the window's statistics view reads it through
+/// [`StatisticsTree`], the table of every row
+/// ([`Statistics::render`]) and the [`StatNode`] tree are walks of it.
+#[derive(Debug, Clone)]
+pub struct CellTree {
+    /// Node 0 is the traceset.
+    nodes: Vec<Node>,
+    /// The events of the cells the mode nodes sum.
+    counts: Vec<EventCounts>,
+    /// The counts of the mode nodes that sum several cells (traces of the
+    /// same name share their mode nodes): node → indices into `counts`
+    /// after the first.
+    more_counts: FastMap<u32, Vec<u32>>,
+    trace_labels: Vec<String>,
+    /// Events per name, most frequent first.
+    names: Vec<(Arc<str>, u64)>,
+    columns: [String; 2],
+}
+
+impl CellTree {
+    /// The tree of `stats`.
+    pub fn new(stats: &Statistics) -> Self {
+        let mut cells: Vec<&StatCell> = stats.cells.iter().collect();
+        cells.sort_by(|a, b| {
+            (a.trace, a.cpu, a.pid, a.tid, a.mode).cmp(&(b.trace, b.cpu, b.pid, b.tid, b.mode))
+        });
+        let traces = cells
+            .iter()
+            .map(|c| c.trace as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let trace_labels: Vec<String> = (0..traces.max(stats.trace_names.len()))
+            .map(|i| match stats.trace_names.get(i) {
+                Some(name) => name.clone(),
+                None => format!("trace {i}"),
+            })
+            .collect();
+        let mut nodes = vec![Node::new(Label::Traceset)];
+        // The last child of each node, while children are appended.
+        let mut last_child: Vec<u32> = vec![NONE];
+        let mut found: FastMap<(u32, Key), u32> = FastMap::default();
+        let mut counts = Vec::with_capacity(cells.len());
+        let mut more_counts: FastMap<u32, Vec<u32>> = FastMap::default();
+        let mut by_name: FastMap<&Arc<str>, u64> = FastMap::default();
+        for c in &cells {
+            let n: u64 = c.events.values().sum();
+            for (name, k) in &c.events {
+                *by_name.entry(name).or_default() += k;
+            }
+            let known = c.tid >= 0;
+            let path: [(Key, Label); 5] = [
+                (
+                    Key::Trace(&trace_labels[c.trace as usize]),
+                    Label::Trace(c.trace),
+                ),
+                (Key::Cpu(c.cpu), Label::Cpu(c.cpu)),
+                if known {
+                    (Key::Process(c.pid), Label::Process(c.pid))
+                } else {
+                    (Key::Unknown, Label::Unknown)
+                },
+                if known {
+                    (
+                        Key::Thread(c.tid, &c.name),
+                        Label::Thread(c.tid, c.name.clone()),
+                    )
+                } else {
+                    (Key::Unknown, Label::Unknown)
+                },
+                (Key::Mode(c.mode), Label::Mode(c.mode)),
+            ];
+            nodes[0].add(n, c.cpu_time);
+            let mut at = 0u32;
+            for (key, label) in path {
+                at = *found.entry((at, key)).or_insert_with(|| {
+                    let new = nodes.len() as u32;
+                    nodes.push(Node::new(label));
+                    last_child.push(NONE);
+                    match last_child[at as usize] {
+                        NONE => nodes[at as usize].first_child = new,
+                        prev => nodes[prev as usize].next_sibling = new,
+                    }
+                    last_child[at as usize] = new;
+                    new
+                });
+                nodes[at as usize].add(n, c.cpu_time);
+            }
+            let i = counts.len() as u32;
+            counts.push(c.events.clone());
+            let mode = &mut nodes[at as usize];
+            if mode.counts == NONE {
+                mode.counts = i;
+            } else {
+                more_counts.entry(at).or_default().push(i);
+            }
+        }
+        let mut names: Vec<(Arc<str>, u64)> =
+            by_name.into_iter().map(|(n, k)| (n.clone(), k)).collect();
+        names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        // It borrows the labels moved below.
+        drop(found);
+        nodes.shrink_to_fit();
+        CellTree {
+            nodes,
+            counts,
+            more_counts,
+            trace_labels,
+            names,
+            columns: ["events".to_string(), "CPU time".to_string()],
+        }
+    }
+
+    /// Writes node `i`'s label into `out`.
+    fn write_label(&self, i: u32, out: &mut String) {
+        match &self.nodes[i as usize].label {
+            Label::Traceset => out.push_str("traceset"),
+            Label::Trace(t) => out.push_str(&self.trace_labels[*t as usize]),
+            Label::Cpu(NO_CPU) => out.push_str("CPU ?"),
+            Label::Cpu(cpu) => {
+                let _ = write!(out, "CPU {cpu}");
+            }
+            Label::Process(pid) => {
+                let _ = write!(out, "process {pid}");
+            }
+            Label::Thread(tid, name) => {
+                let _ = write!(out, "{name} [{tid}]");
+            }
+            Label::Unknown => out.push_str("(unknown)"),
+            Label::Mode(m) => out.push_str(m.name()),
+        }
+    }
+
+    /// The children of node `i`, in order.
+    fn child_nodes(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
+        let first = self.nodes[i as usize].first_child;
+        std::iter::successors((first != NONE).then_some(first), move |&c| {
+            let next = self.nodes[c as usize].next_sibling;
+            (next != NONE).then_some(next)
+        })
+    }
+
+    /// The event-name leaves of mode node `i`, in the order the names
+    /// first appear in its cells, each name's counts summed.
+    fn for_each_leaf(&self, i: u32, mut f: impl FnMut(&str, u64)) {
+        let first = self.nodes[i as usize].counts;
+        if first == NONE {
+            return;
+        }
+        let Some(more) = self.more_counts.get(&i) else {
+            // A cell's names are distinct.
+            for (name, k) in &self.counts[first as usize] {
+                f(name, k);
+            }
+            return;
+        };
+        let mut order: Vec<(&str, u64)> = Vec::new();
+        let mut at: FastMap<&str, usize> = FastMap::default();
+        for &c in std::iter::once(&first).chain(more) {
+            for (name, k) in &self.counts[c as usize] {
+                match at.get(&**name) {
+                    Some(&j) => order[j].1 += k,
+                    None => {
+                        at.insert(name, order.len());
+                        order.push((name, k));
+                    }
+                }
+            }
+        }
+        for (name, k) in order {
+            f(name, k);
+        }
+    }
+
+    /// The values of node `i`: events and CPU time.
+    fn values(&self, i: u32) -> [StatValue; 2] {
+        let n = &self.nodes[i as usize];
+        [
+            StatValue::Count(n.events),
+            StatValue::Duration(n.cpu_time.min(i64::MAX as u64) as i64),
+        ]
+    }
+
+    fn has_children(&self, i: u32) -> bool {
+        let n = &self.nodes[i as usize];
+        n.first_child != NONE || n.counts != NONE
+    }
+
+    /// Every row, depth first: the summary by event name, then the tree.
+    fn walk(&self, mut row: impl FnMut(u16, &str, [StatValue; 2])) {
+        fn node(
+            t: &CellTree,
+            i: u32,
+            depth: u16,
+            label: &mut String,
+            row: &mut dyn FnMut(u16, &str, [StatValue; 2]),
+        ) {
+            label.clear();
+            t.write_label(i, label);
+            row(depth, label, t.values(i));
+            for c in t.child_nodes(i) {
+                node(t, c, depth + 1, label, row);
+            }
+            t.for_each_leaf(i, |name, k| {
+                row(depth + 1, name, [StatValue::Count(k), StatValue::Empty])
+            });
+        }
+        let total = self.names.iter().map(|(_, k)| k).sum();
+        row(0, EVENT_TYPES, [StatValue::Count(total), StatValue::Empty]);
+        for (name, k) in &self.names {
+            row(1, name, [StatValue::Count(*k), StatValue::Empty]);
+        }
+        node(self, 0, 0, &mut String::new(), &mut row);
+    }
+
+    /// Every row as a table (an export's).
+    pub fn render(&self) -> StatisticsRender {
+        let (mut rows, mut bytes) = (0, 0);
+        self.walk(|_, label, _| {
+            rows += 1;
+            bytes += label.len();
+        });
+        let mut out = StatisticsBuilder::new("Statistics", self.columns.to_vec());
+        // Reserved exactly: a table of millions of rows (an 8 GB trace's)
+        // grown by doubling held up to twice its size.
+        out.reserve(rows, bytes);
+        self.walk(|depth, label, values| out.push(depth, label, values));
+        out.build()
+    }
+
+    /// The tree as [`StatNode`]s (without the summary by event name).
+    pub fn stat_node(&self) -> StatNode {
+        /// Kinds of nodes by depth.
+        const KINDS: [&str; 6] = ["traceset", "trace", "cpu", "process", "thread", "mode"];
+        fn node(t: &CellTree, i: u32, depth: usize) -> StatNode {
+            let mut label = String::new();
+            t.write_label(i, &mut label);
+            let mut children: Vec<StatNode> =
+                t.child_nodes(i).map(|c| node(t, c, depth + 1)).collect();
+            t.for_each_leaf(i, |name, k| {
+                children.push(StatNode {
+                    kind: "event",
+                    label: name.to_string(),
+                    events: k,
+                    cpu_time: None,
+                    children: Vec::new(),
+                })
+            });
+            let n = &t.nodes[i as usize];
+            StatNode {
+                kind: KINDS[depth.min(KINDS.len() - 1)],
+                label,
+                events: n.events,
+                cpu_time: Some(n.cpu_time),
+                children,
+            }
+        }
+        node(self, 0, 0)
+    }
+}
+
+impl Node {
+    fn new(label: Label) -> Self {
+        Node {
+            label,
+            events: 0,
+            cpu_time: 0,
+            first_child: NONE,
+            next_sibling: NONE,
+            counts: NONE,
+        }
+    }
+
+    /// Counts a cell's `events` and `cpu_time` under this node. Damaged
+    /// timestamps can charge any time: sums saturate.
+    fn add(&mut self, events: u64, cpu_time: u64) {
+        self.events += events;
+        self.cpu_time = self.cpu_time.saturating_add(cpu_time);
+    }
+}
+
+impl StatisticsTree for CellTree {
+    fn name_title(&self) -> &str {
+        "Statistics"
+    }
+
+    fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// The summary by event name, the traces and their CPUs.
+    fn open_depth(&self) -> u16 {
+        2
+    }
+
+    fn children(&self, parent: Option<u64>, out: &mut Vec<StatisticsTreeRow>) {
+        let leaf = |label: &str, k: u64| StatisticsTreeRow {
+            id: LEAF,
+            label: label.to_owned(),
+            values: vec![StatValue::Count(k), StatValue::Empty],
+            has_children: false,
+        };
+        let node = |i: u32| {
+            let mut label = String::new();
+            self.write_label(i, &mut label);
+            StatisticsTreeRow {
+                id: i as u64,
+                label,
+                values: self.values(i).to_vec(),
+                has_children: self.has_children(i),
+            }
+        };
+        match parent {
+            None => {
+                let total = self.names.iter().map(|(_, k)| k).sum();
+                out.push(StatisticsTreeRow {
+                    id: SUMMARY,
+                    values: vec![StatValue::Count(total), StatValue::Empty],
+                    has_children: !self.names.is_empty(),
+                    label: EVENT_TYPES.to_owned(),
+                });
+                out.push(node(0));
+            }
+            Some(SUMMARY) => out.extend(self.names.iter().map(|(n, k)| leaf(n, *k))),
+            Some(i) if i < self.nodes.len() as u64 => {
+                let i = i as u32;
+                out.extend(self.child_nodes(i).map(node));
+                self.for_each_leaf(i, |name, k| out.push(leaf(name, k)));
+            }
+            Some(_) => {}
+        }
+    }
+}
