@@ -8,7 +8,7 @@
 //! Rows toggled are remembered by path, so they stay as the user left them
 //! while the statistics grow. The kernel statistics open on the summary
 //! by event name, the traces and their CPUs; only the rows expanded are
-//! read from the tree (an 8 GB trace's has 2.7 M rows).
+//! read from the tree (an 8 GB trace's has 1.8 M rows).
 //!
 //! Only the visible rows are drawn (the options' `scroll_y`): a table of
 //! thousands of rows in a plain scrolled drawing area would make GTK

@@ -4,11 +4,11 @@
 //! The tree is traceset → trace → CPU → process → thread → mode → event
 //! name, with a summary by event name beside it. Its last level, the
 //! event names, is most of its rows (a few names under every mode of
-//! every thread on every CPU: 2.7 M rows on an 8 GB kernel trace of
-//! 80,000 thread records), so a mode node keeps the counts of the cells it
+//! every thread on every CPU: 1.8 M rows on an 8 GB kernel trace of
+//! 80,430 thread records), so a mode node keeps the counts of the cells it
 //! sums and makes its leaves when asked; a node's label is made from what
 //! it stands for when shown. Made whole, as a table at every snapshot of
-//! the pass, those rows were about 190 MB a table on the 8 GB trace, two
+//! the pass, those rows took 110–150 MB a table on the 8 GB trace, two
 //! of them alive at once in the window.
 //!
 //! Rows are grouped by label, as a user reads them: traces of the same
