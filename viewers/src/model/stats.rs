@@ -2160,9 +2160,13 @@ mod tests {
             let mut kids = Vec::new();
             t.children(id, &mut kids);
             for k in kids {
+                let label = k.label.clone();
                 out.push((depth, k.label, k.values));
                 if k.has_children {
+                    let before = out.len();
                     read_all(t, Some(k.id), depth + 1, out);
+                    // An expander opens on rows.
+                    assert!(out.len() > before, "{label} shows no children");
                 }
             }
         }

@@ -254,9 +254,18 @@ impl CellTree {
         ]
     }
 
+    /// Whether node `i` has a child row: a mode whose cells counted no
+    /// event (time charged, nothing read) has none.
     fn has_children(&self, i: u32) -> bool {
         let n = &self.nodes[i as usize];
-        n.first_child != NONE || n.counts != NONE
+        let counted = |c: u32| !self.counts[c as usize].is_empty();
+        n.first_child != NONE
+            || (n.counts != NONE
+                && (counted(n.counts)
+                    || self
+                        .more_counts
+                        .get(&i)
+                        .is_some_and(|more| more.iter().any(|&c| counted(c)))))
     }
 
     /// Every row, depth first: the summary by event name, then the tree.
