@@ -410,11 +410,9 @@ pub struct TabModels {
     stored_statistics: Option<Job<Option<Statistics>>>,
     /// The statistics shown are the store's, read ahead of its data.
     stats_read_ahead: bool,
-    /// A statistics render under way, and its caption.
-    stats_job: Option<(Job<CellTree>, String)>,
-    /// When the render under way started; when the last one ended, and
-    /// how long it took.
-    stats_job_started: Option<Instant>,
+    /// A statistics render under way, its caption, and when it started.
+    stats_job: Option<(Job<CellTree>, String, Instant)>,
+    /// When the last statistics render ended, and how long it took.
     stats_render_ended: Option<(Instant, Duration)>,
     /// Statistics to render once the job under way is done (the latest
     /// wins).
@@ -490,7 +488,6 @@ impl TabModels {
             stored_statistics: None,
             stats_read_ahead: false,
             stats_job: None,
-            stats_job_started: None,
             stats_render_ended: None,
             stats_next: None,
             lost: lost_events(session.traceset()),
@@ -1533,14 +1530,12 @@ impl TabModels {
                 self.stats_dirty = false;
             }
         }
-        if let Some((job, _)) = &self.stats_job {
+        if let Some((job, _, _)) = &self.stats_job {
             match job.try_take() {
                 JobState::Running => return,
                 JobState::Done(r) => {
-                    if let Some((_, caption)) = self.stats_job.take() {
+                    if let Some((_, caption, started)) = self.stats_job.take() {
                         u.statistics = Some((Arc::new(r) as Arc<dyn StatisticsTree>, caption));
-                    }
-                    if let Some(started) = self.stats_job_started.take() {
                         self.stats_render_ended = Some((Instant::now(), started.elapsed()));
                     }
                 }
@@ -1566,8 +1561,7 @@ impl TabModels {
             };
             match job {
                 Ok(j) => {
-                    self.stats_job = Some((j, caption));
-                    self.stats_job_started = Some(Instant::now());
+                    self.stats_job = Some((j, caption, Instant::now()));
                 }
                 Err(e) => u.errors.push(format!("cannot start a render thread: {e}")),
             }

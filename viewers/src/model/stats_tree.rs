@@ -184,6 +184,11 @@ impl CellTree {
         }
     }
 
+    /// Events counted, over every name.
+    fn total(&self) -> u64 {
+        self.names.iter().map(|(_, k)| k).sum()
+    }
+
     /// Writes node `i`'s label into `out`.
     fn write_label(&self, i: u32, out: &mut String) {
         match &self.nodes[i as usize].label {
@@ -287,8 +292,11 @@ impl CellTree {
                 row(depth + 1, name, [StatValue::Count(k), StatValue::Empty])
             });
         }
-        let total = self.names.iter().map(|(_, k)| k).sum();
-        row(0, EVENT_TYPES, [StatValue::Count(total), StatValue::Empty]);
+        row(
+            0,
+            EVENT_TYPES,
+            [StatValue::Count(self.total()), StatValue::Empty],
+        );
         for (name, k) in &self.names {
             row(1, name, [StatValue::Count(*k), StatValue::Empty]);
         }
@@ -394,10 +402,9 @@ impl StatisticsTree for CellTree {
         };
         match parent {
             None => {
-                let total = self.names.iter().map(|(_, k)| k).sum();
                 out.push(StatisticsTreeRow {
                     id: SUMMARY,
-                    values: vec![StatValue::Count(total), StatValue::Empty],
+                    values: vec![StatValue::Count(self.total()), StatValue::Empty],
                     has_children: !self.names.is_empty(),
                     label: EVENT_TYPES.to_owned(),
                 });
