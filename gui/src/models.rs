@@ -1222,6 +1222,14 @@ impl TabModels {
             .filter(|(g, _)| *g == generation)
             .map(|(_, m)| m.clone());
         let has_models = built.is_some();
+        if !has_models {
+            // The older data's models (and the snapshot they hold) would
+            // otherwise live until the new ones land: both at once were
+            // the window's peak of memory on a trace of many threads.
+            if let Some((_, old)) = self.graphs[graph_slot(generation)].take() {
+                drop_later(old);
+            }
+        }
         // A render the user waits for (another window or rows, or the
         // window's own data) runs at their priority; one that only follows
         // the pass's growth, at the background's.
