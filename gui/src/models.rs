@@ -973,7 +973,16 @@ impl TabModels {
                 };
                 match job {
                     None => {}
-                    Some(Ok(j)) => self.final_job = Some(j),
+                    Some(Ok(j)) => {
+                        self.final_job = Some(j);
+                        // The joined data will need models of its own;
+                        // those of the last snapshot, alive beside the
+                        // join, made the window's peak of memory (a
+                        // render meanwhile builds them again).
+                        if let Some((_, old)) = self.graphs[0].take() {
+                            drop_later(old);
+                        }
+                    }
                     Some(Err(e)) => u.errors.push(format!(
                         "cannot start a thread for the whole-trace analysis' result: {e}"
                     )),
