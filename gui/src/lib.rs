@@ -104,9 +104,8 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
 ///   default glibc raises that threshold to the size of each mapped block
 ///   freed (up to 32 MB), after which the window's large buffers (change
 ///   lists, render columns, statistics) came from the arenas, were freed
-///   on another thread than the one that made them, and stayed there: on
-///   the 8 GB generated trace, peak `RssAnon` 335–364 MB instead of
-///   415–463 MB (cairo, the heap itself 276 MB).
+///   on another thread than the one that made them, and stayed there
+///   (the figures are in `docs/performance.md`, issue 17's memory row).
 pub fn prepare_process() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: set before any thread of ours starts.

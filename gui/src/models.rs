@@ -975,13 +975,9 @@ impl TabModels {
                     None => {}
                     Some(Ok(j)) => {
                         self.final_job = Some(j);
-                        // The joined data will need models of its own;
-                        // those of the last snapshot, alive beside the
-                        // join, made the window's peak of memory (a
-                        // render meanwhile builds them again).
-                        if let Some((_, old)) = self.graphs[0].take() {
-                            drop_later(old);
-                        }
+                        // The joined data will need models of its own
+                        // (a render meanwhile builds them again).
+                        self.free_graph_models(0);
                     }
                     Some(Err(e)) => u.errors.push(format!(
                         "cannot start a thread for the whole-trace analysis' result: {e}"
@@ -1146,6 +1142,16 @@ impl TabModels {
         }
     }
 
+    /// Frees the models of `slot` (see `graphs`) before new ones are
+    /// built: the older data's models, and the snapshot they hold, alive
+    /// until the new ones land were the window's peak of memory on a
+    /// trace of many threads.
+    fn free_graph_models(&mut self, slot: usize) {
+        if let Some((_, old)) = self.graphs[slot].take() {
+            drop_later(old);
+        }
+    }
+
     /// Collects a time-graph job's result, and starts one when the window
     /// or the data changed since the last render.
     fn poll_graphs(&mut self, u: &mut Updates) -> bool {
@@ -1232,12 +1238,7 @@ impl TabModels {
             .map(|(_, m)| m.clone());
         let has_models = built.is_some();
         if !has_models {
-            // The older data's models (and the snapshot they hold) would
-            // otherwise live until the new ones land: both at once were
-            // the window's peak of memory on a trace of many threads.
-            if let Some((_, old)) = self.graphs[graph_slot(generation)].take() {
-                drop_later(old);
-            }
+            self.free_graph_models(graph_slot(generation));
         }
         // A render the user waits for (another window or rows, or the
         // window's own data) runs at their priority; one that only follows
