@@ -320,7 +320,20 @@ impl Component for App {
         file_button.set_label("File");
         file_button.set_menu_model(Some(&file_menu));
         header.pack_start(&file_button);
-        window.set_titlebar(Some(&header));
+        // The header bar is the window's title bar (client-side
+        // decorations) where a compositor composes the windows, as in
+        // GNOME; on a display without one (Xvfb, VNC, X forwarding, plain
+        // window managers) it is the first row of the window instead, and
+        // the window manager, if any, draws the title bar. There, a window
+        // decorating itself took twice as long to draw each frame with
+        // GTK's GL renderer on llvmpipe (`docs/performance.md`, issue 18's
+        // stall row).
+        let decorated_by_gtk = gtk::prelude::WidgetExt::display(&window).is_composited();
+        if decorated_by_gtk {
+            window.set_titlebar(Some(&header));
+        } else {
+            header.set_show_title_buttons(false);
+        }
 
         let add_action = |name: &str, msg: fn() -> Msg| {
             let a = gio::SimpleAction::new(name, None);
@@ -366,6 +379,9 @@ impl Component for App {
         window.add_action(&recent);
 
         let vbox = gtk::Box::new(gtk::Orientation::Vertical, 0);
+        if !decorated_by_gtk {
+            vbox.append(&header);
+        }
         let info_bar = gtk::InfoBar::new();
         info_bar.set_message_type(gtk::MessageType::Error);
         info_bar.set_show_close_button(true);

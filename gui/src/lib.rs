@@ -84,10 +84,11 @@ pub fn run_window(paths: Vec<PathBuf>) -> i32 {
     quit_on_signals();
     app.run::<app::App>(app::AppInit { paths });
     if stalls {
-        let (per_source, _) = stalls::stop();
+        let (per_source, long) = stalls::stop();
         eprintln!(
-            "traceloom: main-thread work by source:\n{}",
-            stalls::summary(&per_source)
+            "traceloom: main-thread work by source:\n{}traceloom: {}",
+            stalls::summary(&per_source),
+            stalls::long_stalls(&long, LONG_STALL)
         );
     }
     0
@@ -119,6 +120,11 @@ pub fn prepare_process() {
 /// blocks are not each a system call.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MMAP_THRESHOLD: libc::c_int = 1 << 20;
+
+/// Main-thread runs longer than this are listed one by one when
+/// `TRACELOOM_GUI_STALLS=1` (issue 18's limit for the window during a
+/// pass).
+const LONG_STALL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Set by SIGINT or SIGTERM.
 static QUIT_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

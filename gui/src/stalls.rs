@@ -194,6 +194,35 @@ pub fn summary(per_source: &BTreeMap<&'static str, SourceStats>) -> String {
     out
 }
 
+/// The stalls longer than `over`, one line each with when it began
+/// (seconds since [`report_from_now`], or since the first stall), what
+/// ran and its CPU time: whether the long ones came at start-up (the
+/// first frames: with GL, its context and shaders), during a trace's
+/// pass, or when it ended.
+pub fn long_stalls(stalls: &[Stall], over: Duration) -> String {
+    let from = REPORT_FROM
+        .with(|r| r.get())
+        .or_else(|| stalls.first().map(|s| s.start));
+    let long: Vec<&Stall> = stalls.iter().filter(|s| s.duration > over).collect();
+    let mut out = format!(
+        "{} main-thread runs over {} ms\n",
+        long.len(),
+        over.as_millis()
+    );
+    for s in long {
+        let at = from.map_or(0.0, |t0| {
+            s.start.saturating_duration_since(t0).as_secs_f64()
+        });
+        out.push_str(&format!(
+            "  at {at:.2} s: {} {:.1} ms (CPU {:.1} ms)\n",
+            s.source,
+            s.duration.as_secs_f64() * 1e3,
+            s.cpu.as_secs_f64() * 1e3
+        ));
+    }
+    out
+}
+
 /// Times every GTK frame of `widget`'s window, by phase of its frame
 /// clock: `gtk:update` (tick callbacks), `gtk:layout` (measure and
 /// allocate), `gtk:paint` (snapshot, with the draw functions, and
@@ -261,6 +290,13 @@ mod tests {
         assert_eq!(stalls.len(), 1);
         assert_eq!(stalls[0].source, "a");
         assert!(summary(&per).contains("a "));
+        let long = long_stalls(&stalls, Duration::from_millis(10));
+        assert!(
+            long.starts_with("1 main-thread runs over 10 ms\n  at "),
+            "{long}"
+        );
+        assert!(long.contains(": a "), "{long}");
+        assert!(long_stalls(&stalls, Duration::from_secs(1)).starts_with("0 main-thread runs"));
         assert!(!recording());
     }
 }
