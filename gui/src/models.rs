@@ -1031,6 +1031,13 @@ impl TabModels {
                 JobState::Done(Some(d)) => {
                     self.final_job = None;
                     self.split.end();
+                    // A snapshot of the pass's head that landed in this
+                    // same poll holds less than the complete analysis:
+                    // shown after it, it would stay (a small trace's
+                    // views kept the head's half).
+                    if let Some(partial) = new_data.take() {
+                        drop_later(partial);
+                    }
                     let d = Arc::new(d);
                     // The complete analysis goes to the store: the next
                     // open is immediate.
