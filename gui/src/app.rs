@@ -39,6 +39,9 @@ pub enum ExportFormat {
 pub enum Msg {
     /// Open a traceset in a new tab.
     Open(Vec<PathBuf>),
+    /// Open the traceset given at start (counted in `App::opening`
+    /// already).
+    OpenGiven(Vec<PathBuf>),
     /// Ask for a trace file to open: a Pajé trace, or a CTF trace's
     /// `metadata` (which opens its directory).
     OpenDialog,
@@ -88,6 +91,9 @@ pub struct App {
     /// The file chooser being shown; native dialogs must be kept alive.
     dialog: Option<gtk::FileChooserNative>,
     window: gtk::ApplicationWindow,
+    /// Tracesets being read on a thread: the empty window's hint waits
+    /// for them.
+    opening: usize,
 }
 
 /// Widgets the updates touch.
@@ -104,6 +110,12 @@ pub struct AppWidgets {
 }
 
 impl App {
+    /// Tracesets being read to open (the ones given at start count from
+    /// the start): the tests wait for them.
+    pub fn opening(&self) -> usize {
+        self.opening
+    }
+
     /// Tab `i`, in notebook order.
     pub fn tab(&self, i: usize) -> Option<Rc<Tab>> {
         self.tabs.get(i).map(TabPage::tab)
@@ -118,10 +130,6 @@ impl App {
     pub fn current_tab(&self, notebook: &gtk::Notebook) -> Option<Rc<Tab>> {
         let i = notebook.current_page()? as usize;
         self.tab(i)
-    }
-
-    fn open(&mut self, paths: Vec<PathBuf>, widgets: &AppWidgets) {
-        self.add_tab(tab::open(paths), widgets);
     }
 
     /// Opens `paths` in a new tab, their files read on a thread: a large
@@ -139,6 +147,7 @@ impl App {
             gtk::MessageType::Info,
             &format!("Opening {}…", shown.join(", ")),
         );
+        self.opening += 1;
         sender.spawn_oneshot_command(move || AppCommand::Read(tab::read(paths)));
     }
 
@@ -171,7 +180,7 @@ impl App {
     fn update_title(&self, widgets: &AppWidgets) {
         let empty = self.tabs.is_empty();
         widgets.notebook.set_visible(!empty);
-        widgets.empty_hint.set_visible(empty);
+        widgets.empty_hint.set_visible(empty && self.opening == 0);
         let title = match self.current_tab(&widgets.notebook) {
             Some(t) => format!("traceloom — {}", t.title()),
             None => "traceloom".to_string(),
@@ -434,6 +443,7 @@ impl Component for App {
             state,
             dialog: None,
             window: window.clone(),
+            opening: 0,
         };
         let widgets = AppWidgets {
             notebook,
@@ -445,7 +455,16 @@ impl Component for App {
         };
         model.rebuild_recent(&widgets);
         if !init.paths.is_empty() {
-            model.open(init.paths, &widgets);
+            // The traces open once the window has drawn its first frame:
+            // that frame sets the renderer up (with GL, its context and
+            // shaders: 100 ms and more on a software rasterizer), and
+            // reading a large trace's files (a Pajé trace is read through
+            // to find the files it names) must not keep the window from
+            // showing.
+            model.opening += 1;
+            let paths = init.paths;
+            let s = sender.clone();
+            crate::first_paint::after_first_paint(&window, move || s.input(Msg::OpenGiven(paths)));
         } else {
             show_error(
                 &widgets,
@@ -470,7 +489,9 @@ impl Component for App {
                 if widgets.info_bar.message_type() == gtk::MessageType::Info {
                     widgets.info_bar.set_revealed(false);
                 }
+                self.opening = self.opening.saturating_sub(1);
                 self.add_tab(read.and_then(tab::open_read), widgets);
+                self.update_title(widgets);
             }
         }
     }
@@ -484,6 +505,10 @@ impl Component for App {
     ) {
         match msg {
             Msg::Open(paths) => self.open_later(paths, widgets, &sender),
+            Msg::OpenGiven(paths) => {
+                self.opening -= 1;
+                self.open_later(paths, widgets, &sender);
+            }
             Msg::OpenDialog => {
                 let s = sender.clone();
                 // A file: a Pajé trace (.trace, .paje), or a CTF trace's

@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod app;
 pub mod bars;
 pub mod config;
+pub mod first_paint;
 pub mod held_render;
 pub mod layout;
 pub mod models;

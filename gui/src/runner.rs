@@ -168,6 +168,7 @@ impl<M: From<Serviced> + 'static> Runner<M> {
 
     /// Starts the whole-trace analysis.
     pub fn start_background(&self) {
+        stalls::report_started(&self.0.title);
         self.analysis().start_background();
         self.kick();
     }

@@ -108,6 +108,18 @@ pub fn report_from_now() {
     REPORT_FROM.with(|r| r.set(Some(Instant::now())));
 }
 
+/// Prints on standard error when a tab starts its whole-trace pass,
+/// counted from [`report_from_now`] (the stalls before it are the
+/// window's and the tab's first frames). Silent unless asked.
+pub fn report_started(title: &str) {
+    if let Some(t0) = REPORT_FROM.with(|r| r.get()) {
+        eprintln!(
+            "traceloom: {title}: background work started {:.2} s after start",
+            t0.elapsed().as_secs_f64()
+        );
+    }
+}
+
 /// Prints on standard error when a tab's background work (its requests
 /// and jobs) is done, counted from [`report_from_now`]: what a user waits
 /// for after opening a trace. Silent unless asked.

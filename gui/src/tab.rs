@@ -436,12 +436,8 @@ impl Tab {
     }
 
     /// Starts the whole-trace analysis once the tab's first frame is
-    /// painted (or after [`FIRST_FRAME_WAIT`] if it is not shown by then).
-    /// GTK's first frame sets its renderer up: with the GL renderer on a
-    /// software rasterizer that is most of a second of the main thread
-    /// (0.7 s of CPU for a bare window of 40 buttons; `TRACELOOM_GUI_ONLY=
-    /// baseline` in the GUI tests measures it), which the read would only
-    /// compete with for the cores, and stall behind.
+    /// painted ([`crate::first_paint`]), or after [`FIRST_FRAME_WAIT`] if
+    /// it is not shown by then.
     fn start_background_when_shown(&self) {
         let started = Rc::new(Cell::new(false));
         let start = {
@@ -453,21 +449,7 @@ impl Tab {
                 runner.start_background();
             }
         };
-        let on_paint = start.clone();
-        self.widget.connect_map(move |w| {
-            let Some(clock) = w.frame_clock() else {
-                on_paint();
-                return;
-            };
-            let handler: Rc<Cell<Option<glib::SignalHandlerId>>> = Rc::default();
-            let (h, start, c) = (handler.clone(), on_paint.clone(), clock.clone());
-            handler.set(Some(clock.connect_after_paint(move |_| {
-                start();
-                if let Some(id) = h.take() {
-                    c.disconnect(id);
-                }
-            })));
-        });
+        crate::first_paint::after_first_paint(&self.widget, start.clone());
         glib::timeout_add_local_once(FIRST_FRAME_WAIT, start);
     }
 

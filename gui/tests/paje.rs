@@ -23,7 +23,7 @@ use traceloom_paje::{Trace, TypeNature};
 use traceloom_viewers::draw::HitItem;
 use traceloom_viewers::StatValue;
 
-use super::{info_bar, pump, pump_until, screenshots_dir, settle, Outcome};
+use super::{first_tab, info_bar, pump, pump_until, screenshots_dir, settle, Outcome};
 
 /// What the reader finds in a trace: containers (the root excepted), and
 /// whether it has states, links (with both ends) and variables.
@@ -75,8 +75,7 @@ fn open(path: &Path) -> (relm4::Controller<App>, gtk::Window, Option<Rc<Tab>>) {
     let window: gtk::Window = controller.widget().clone().upcast();
     window.set_default_size(1400, 1000);
     window.present();
-    pump(100);
-    let tab = controller.model().tab(0);
+    let tab = first_tab(&controller);
     (controller, window, tab)
 }
 
