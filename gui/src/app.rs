@@ -15,6 +15,7 @@ use traceloom_viewers::draw::TimeGraphOptions;
 use traceloom_viewers::export::{self, TimeGraphFigure};
 
 use crate::config::{self, AppState};
+use crate::first_paint;
 use crate::tab::{self, Tab, TabOutput, TabPage};
 use crate::tab_book::TabBook;
 
@@ -456,15 +457,17 @@ impl Component for App {
         model.rebuild_recent(&widgets);
         if !init.paths.is_empty() {
             // The traces open once the window has drawn its first frame:
-            // that frame sets the renderer up (with GL, its context and
-            // shaders: 100 ms and more on a software rasterizer), and
+            // that frame sets the renderer up (with GL on a software
+            // rasterizer, its context and shaders: 50 ms and more), and
             // reading a large trace's files (a Pajé trace is read through
             // to find the files it names) must not keep the window from
             // showing.
             model.opening += 1;
             let paths = init.paths;
             let s = sender.clone();
-            crate::first_paint::after_first_paint(&window, move || s.input(Msg::OpenGiven(paths)));
+            first_paint::after_first_paint(&window, first_paint::FIRST_FRAME_WAIT, move || {
+                s.input(Msg::OpenGiven(paths))
+            });
         } else {
             show_error(
                 &widgets,
@@ -506,7 +509,7 @@ impl Component for App {
         match msg {
             Msg::Open(paths) => self.open_later(paths, widgets, &sender),
             Msg::OpenGiven(paths) => {
-                self.opening -= 1;
+                self.opening = self.opening.saturating_sub(1);
                 self.open_later(paths, widgets, &sender);
             }
             Msg::OpenDialog => {

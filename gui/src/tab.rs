@@ -51,6 +51,7 @@ use crate::analysis::{self, Analysis, KernelTab};
 pub use crate::bars::TimeEntry;
 use crate::bars::{BarsOutput, ProgressOutput, ProgressStrip, TabBars};
 use crate::config::{self, Bookmark, TraceConfig};
+use crate::first_paint;
 use crate::layout::{Layout, SavedLayout};
 use crate::models::{ListPage, Search};
 use crate::pacing::Pacing;
@@ -68,9 +69,6 @@ use crate::views::{Nav, TimeFocus};
 
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
-/// Longest wait for a tab's first frame before the whole-trace analysis
-/// starts anyway (a tab never shown still gets analysed).
-const FIRST_FRAME_WAIT: Duration = Duration::from_secs(2);
 
 /// What a tab is asked to do: by its bars, its keys and its Types menu,
 /// by its viewers (navigation), by its runner (a turn's results).
@@ -436,21 +434,13 @@ impl Tab {
     }
 
     /// Starts the whole-trace analysis once the tab's first frame is
-    /// painted ([`crate::first_paint`]), or after [`FIRST_FRAME_WAIT`] if
-    /// it is not shown by then.
+    /// painted, or after [`first_paint::FIRST_FRAME_WAIT`] if it is not
+    /// shown by then (a tab never shown still gets analysed).
     fn start_background_when_shown(&self) {
-        let started = Rc::new(Cell::new(false));
-        let start = {
-            let runner = self.runner.clone();
-            move || {
-                if started.replace(true) {
-                    return;
-                }
-                runner.start_background();
-            }
-        };
-        crate::first_paint::after_first_paint(&self.widget, start.clone());
-        glib::timeout_add_local_once(FIRST_FRAME_WAIT, start);
+        let runner = self.runner.clone();
+        first_paint::after_first_paint(&self.widget, first_paint::FIRST_FRAME_WAIT, move || {
+            runner.start_background()
+        });
     }
 
     /// Fits the viewers to the trace's format: a Pajé trace has one time
