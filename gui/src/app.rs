@@ -152,7 +152,8 @@ impl App {
         sender.spawn_oneshot_command(move || AppCommand::Read(tab::read(paths)));
     }
 
-    /// A new tab of `opened`, or its error in the info bar.
+    /// A new tab of `opened`, or its error in the info bar (the caller
+    /// brings the title and the empty window's hint up to date).
     fn add_tab(&mut self, opened: Result<tab::Opened, String>, widgets: &AppWidgets) {
         match opened {
             Ok(opened) => {
@@ -170,7 +171,6 @@ impl App {
                 self.state.remember(&paths);
                 self.save_state();
                 self.rebuild_recent(widgets);
-                self.update_title(widgets);
             }
             Err(e) => show_error(widgets, &format!("Cannot open the trace: {e}")),
         }
