@@ -155,6 +155,27 @@ fn round_trip_equals_the_pass_on_every_example_and_a_generated_trace() {
         s.set_spill_every(500);
         let (spilled, _) = PajeData::analyse(&mut s).unwrap();
         assert_same(&heap, &spilled, &format!("{name} (spilled)"));
+        // Every container is destroyed by the end of the trace, and a
+        // destroyed container's columns are sealed into the spill file:
+        // what stays on the heap is 8 bytes per full chunk (8 kB) spilled.
+        let h = spilled.heap_bytes();
+        let data: usize = spilled
+            .containers
+            .iter()
+            .map(|c| {
+                let lanes = c
+                    .lanes
+                    .iter()
+                    .map(|l| l.times.packed_bytes() + l.codes.packed_bytes() + l.blocks.len() * 16);
+                let events = c.events.iter().map(|(_, e)| e.packed_bytes());
+                let vars = c.variables.iter().map(|v| v.items.packed_bytes());
+                lanes.chain(events).chain(vars).sum::<usize>()
+            })
+            .sum();
+        assert!(
+            (h.lanes + h.events + h.variables) * 1024 <= data,
+            "{name}: sealed containers hold {h:?} on the heap for {data} bytes"
+        );
         drop((s, spilled));
         let mut s = PajeSession::open(&path).unwrap();
         let (built, outcome) = paje::load_or_build(&mut s, cache.path()).unwrap();

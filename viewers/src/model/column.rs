@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::pack::{Item, BLOCK};
-use super::series::{Series, SeriesBuilder};
+use super::series::{SealBatch, SealedBatch, Series, SeriesBuilder};
 use super::spill::Arena;
 
 /// A packed column (see the module documentation).
@@ -577,6 +577,25 @@ impl<T: Item> ColumnBuilder<T> {
         self.bytes.spill(arena);
         self.locs.spill(arena);
         self.firsts.spill(arena);
+    }
+
+    /// The first half of sealing a builder that will never change again
+    /// (see [`SealBatch`]): full chunks spilled, the rest queued.
+    pub(crate) fn seal_push(&mut self, arena: &Arc<Arena>, batch: &mut SealBatch) {
+        self.bytes.seal_push(arena, batch);
+        self.locs.seal_push(arena, batch);
+        self.firsts.seal_push(arena, batch);
+        batch.push(&self.tail);
+    }
+
+    /// The second half: the column, read in place in the arena (see
+    /// [`SeriesBuilder::seal_take`]).
+    pub(crate) fn seal_take(&self, written: &mut SealedBatch) -> Column<T> {
+        let bytes = self.bytes.seal_take(written);
+        let locs = self.locs.seal_take(written);
+        let firsts = self.firsts.seal_take(written);
+        let tail = written.next(self.tail.len());
+        Column::of(bytes, locs, firsts, tail)
     }
 
     /// An immutable view of the items so far, sharing every packed block

@@ -17,9 +17,13 @@
 //! on — shares what it holds in O(columns) and copies only their unpacked
 //! tails. Given a spill directory ([`PajeSession::set_spill_dir`]) the
 //! pass moves the full chunks of its columns to a mapped spill file every
-//! [`PajeSession::spill_every`] events, so that its heap stays bounded
-//! whatever the trace's size. At the end of the trace the containers still alive
-//! are destroyed as `pj_dump` does (the last states close then).
+//! [`PajeSession::spill_every`] events, and seals a container as soon as
+//! it is destroyed (its columns' partial chunks and unpacked tails copied
+//! there too, with one write: a generated 1 GB trace creates and destroys
+//! over 5,000 containers, whose growing tails otherwise stayed on the heap
+//! to the end), so that its heap stays bounded whatever the trace's size.
+//! At the end of the trace the containers still alive are destroyed as
+//! `pj_dump` does (the last states close then).
 //!
 //! The snapshot, [`PajeData`], is immutable and `Arc`-shared; it renders
 //! time graphs, statistics and histograms ([`crate::model::paje_render`],
@@ -41,6 +45,7 @@ use crate::model::column::{Column, ColumnBuilder};
 use crate::model::histogram::FineHistogram;
 use crate::model::paje_session::{PajeRequest, PajeSession};
 use crate::model::paje_stats::StateTotals;
+use crate::model::series::{SealBatch, SealedBatch};
 use crate::model::session::{OpenError, Payload};
 use crate::model::spill::Arena;
 use crate::model::steps::{Blocks, BlocksBuilder, NONE, NO_CLASS};
@@ -381,6 +386,34 @@ impl LaneBuilder {
         }
     }
 
+    /// The first half of sealing (see [`ContainerBuilder::seal`]).
+    fn seal_push(&mut self, arena: &Arc<Arena>, batch: &mut SealBatch) {
+        self.times.seal_push(arena, batch);
+        self.codes.seal_push(arena, batch);
+        if self.classes.is_some() {
+            self.blocks.seal_push(arena, batch);
+        }
+    }
+
+    /// The second half: the lane, read in place in the arena.
+    fn seal_take(&self, written: &mut SealedBatch) -> Lane {
+        let times = self.times.seal_take(written);
+        let codes = self.codes.seal_take(written);
+        let (blocks, classes) = match &self.classes {
+            Some(c) => (self.blocks.seal_take(written), Arc::from(c.as_slice())),
+            None => (Blocks::default(), Arc::from([])),
+        };
+        Lane {
+            type_id: self.type_id,
+            level: self.level,
+            times,
+            codes,
+            end: self.end,
+            blocks,
+            classes,
+        }
+    }
+
     fn snapshot(&mut self) -> Lane {
         let (blocks, classes) = match &self.classes {
             Some(c) => (self.blocks.snapshot(), Arc::from(c.as_slice())),
@@ -419,6 +452,16 @@ struct ContainerBuilder {
     variables: Vec<VarBuilder>,
 }
 
+/// A container of the collector: growing while alive; once destroyed,
+/// final (the simulation, like pajeng, ignores whatever names a destroyed
+/// container, and its destruction completes all it held first).
+#[derive(Debug)]
+enum ContainerSlot {
+    Growing(ContainerBuilder),
+    /// Destroyed: sealed ([`ContainerBuilder::seal`]).
+    Sealed(ContainerData),
+}
+
 #[derive(Debug)]
 struct LinkBuilder {
     type_id: TypeId,
@@ -435,7 +478,7 @@ pub struct PajeCollector {
     types: Vec<TypeInfo>,
     values: Vec<ValueInfo>,
     /// By container id (the root's slot stays `None`).
-    containers: Vec<Option<ContainerBuilder>>,
+    containers: Vec<Option<ContainerSlot>>,
     links: Vec<LinkBuilder>,
     histogram: FineHistogram,
     events_read: u64,
@@ -486,6 +529,9 @@ impl PajeCollector {
     fn spill(&mut self) {
         let Some(a) = &self.arena else { return };
         for c in self.containers.iter_mut().flatten() {
+            let ContainerSlot::Growing(c) = c else {
+                continue;
+            };
             for l in &mut c.lanes {
                 l.times.spill(a);
                 l.codes.spill(a);
@@ -523,8 +569,25 @@ impl PajeCollector {
         }
     }
 
+    /// The container `id` while it grows (nothing names a destroyed one:
+    /// see [`ContainerSlot`]).
     fn container(&mut self, id: ContainerId) -> Option<&mut ContainerBuilder> {
-        self.containers.get_mut(id.0 as usize)?.as_mut()
+        match self.containers.get_mut(id.0 as usize)? {
+            Some(ContainerSlot::Growing(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Container `id` destroyed at `end`: sealed, so that what it holds
+    /// leaves the heap.
+    fn destroyed(&mut self, id: ContainerId, end: Time) {
+        let Some(slot) = self.containers.get_mut(id.0 as usize) else {
+            return;
+        };
+        if let Some(ContainerSlot::Growing(c)) = slot {
+            c.end = Some(end);
+            *slot = Some(ContainerSlot::Sealed(c.seal(self.arena.as_ref())));
+        }
     }
 
     fn created(&mut self, model: &Model, id: ContainerId) {
@@ -536,7 +599,7 @@ impl PajeCollector {
         if self.containers.len() <= i {
             self.containers.resize_with(i + 1, || None);
         }
-        self.containers[i] = Some(ContainerBuilder {
+        self.containers[i] = Some(ContainerSlot::Growing(ContainerBuilder {
             id,
             parent: c.parent.filter(|p| p.0 != 0),
             name: text(if c.name.is_empty() { &c.alias } else { &c.name }),
@@ -547,7 +610,7 @@ impl PajeCollector {
             lanes: Vec::new(),
             events: Vec::new(),
             variables: Vec::new(),
-        });
+        }));
     }
 
     fn state(&mut self, s: &StateRecord) {
@@ -670,9 +733,7 @@ impl PajeCollector {
                     // simulation): at the clock.
                     let m = model.container(*c);
                     let end = seconds_to_ns(if m.destroyed { m.end } else { state.clock() });
-                    if let Some(c) = self.container(*c) {
-                        c.end = Some(end);
-                    }
+                    self.destroyed(*c, end);
                 }
                 PajeEntity::State(s) => self.state(s),
                 PajeEntity::Event(e) => self.event(e),
@@ -702,8 +763,10 @@ impl PajeCollector {
         mut done: impl FnMut() -> bool,
     ) -> Option<PajeData> {
         while snapshot.next < self.containers.len() {
-            if let Some(c) = &mut self.containers[snapshot.next] {
-                snapshot.containers.push(c.snapshot());
+            match &mut self.containers[snapshot.next] {
+                Some(ContainerSlot::Growing(c)) => snapshot.containers.push(c.snapshot()),
+                Some(ContainerSlot::Sealed(c)) => snapshot.containers.push(c.clone()),
+                None => {}
             }
             snapshot.next += 1;
             if snapshot.next.is_multiple_of(32) && done() {
@@ -744,8 +807,11 @@ impl PajeCollector {
     /// twice.
     pub fn into_snapshot(mut self) -> PajeData {
         let mut containers = Vec::with_capacity(self.containers.len());
-        for mut c in std::mem::take(&mut self.containers).into_iter().flatten() {
-            containers.push(c.snapshot());
+        for c in std::mem::take(&mut self.containers).into_iter().flatten() {
+            containers.push(match c {
+                ContainerSlot::Growing(mut c) => c.snapshot(),
+                ContainerSlot::Sealed(c) => c,
+            });
         }
         self.snapshot_with(Arc::from(containers))
     }
@@ -760,6 +826,61 @@ pub struct PartialSnapshot {
 }
 
 impl ContainerBuilder {
+    /// The container, final (destroyed): with an arena, every column's
+    /// full chunks spilled and the rest of all of them copied there with
+    /// one write ([`SealBatch`]), so that nothing of it stays on the heap
+    /// but the series' descriptors; else (or when the arena is full) a
+    /// snapshot, the builders' spare room freed.
+    fn seal(&mut self, arena: Option<&Arc<Arena>>) -> ContainerData {
+        let Some(arena) = arena else {
+            return self.snapshot();
+        };
+        let mut batch = SealBatch::default();
+        for l in &mut self.lanes {
+            l.seal_push(arena, &mut batch);
+        }
+        for (_, e) in &mut self.events {
+            e.seal_push(arena, &mut batch);
+        }
+        for v in &mut self.variables {
+            v.items.seal_push(arena, &mut batch);
+        }
+        let Some(mut written) = batch.write(arena) else {
+            return self.snapshot();
+        };
+        let lanes = self
+            .lanes
+            .iter()
+            .map(|l| l.seal_take(&mut written))
+            .collect();
+        let events = self
+            .events
+            .iter()
+            .map(|(t, e)| (*t, e.seal_take(&mut written)))
+            .collect();
+        let variables = self
+            .variables
+            .iter()
+            .map(|v| VarSeries {
+                type_id: v.type_id,
+                items: v.items.seal_take(&mut written),
+                end: v.end,
+            })
+            .collect();
+        ContainerData {
+            id: self.id,
+            parent: self.parent,
+            name: self.name.clone(),
+            ident: self.ident.clone(),
+            type_id: self.type_id,
+            start: self.start,
+            end: self.end,
+            lanes,
+            events,
+            variables,
+        }
+    }
+
     fn snapshot(&mut self) -> ContainerData {
         let c = self;
         ContainerData {

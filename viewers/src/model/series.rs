@@ -756,6 +756,38 @@ impl<T: Copy> SeriesBuilder<T> {
         }
     }
 
+    /// The first half of sealing a builder that will never change again
+    /// (see [`SealBatch`]): moves its full chunks to `arena` and queues
+    /// its partial last chunk in `batch`.
+    pub(crate) fn seal_push(&mut self, arena: &Arc<Arena>, batch: &mut SealBatch)
+    where
+        T: bytemuck::Pod,
+    {
+        self.spill(arena);
+        // The builder is dropped once sealed: its list of chunks, shared
+        // by the sealed series, keeps no spare room.
+        if let Some(l) = self.full.0.as_mut().and_then(Arc::get_mut) {
+            l.owned.shrink_to_fit();
+            l.spilled.shrink_to_fit();
+        }
+        batch.push(&self.tail);
+    }
+
+    /// The second half of sealing: the items, their full chunks shared
+    /// with the builder and their last chunk read in place where
+    /// `written` holds it (the builder must not have changed since
+    /// [`seal_push`](Self::seal_push), nor any builder pushed after it
+    /// been taken yet).
+    pub(crate) fn seal_take(&self, written: &mut SealedBatch) -> Series<T>
+    where
+        T: bytemuck::Pod,
+    {
+        Series {
+            full: self.full.clone(),
+            tail: written.next::<T>(self.tail.len()).tail,
+        }
+    }
+
     /// An immutable view of the items so far: O(1) plus, if items were
     /// pushed since the last snapshot, a copy of the partial last chunk.
     pub fn snapshot(&mut self) -> Series<T> {
@@ -777,6 +809,77 @@ impl<T: Copy> SeriesBuilder<T> {
             full: self.full.clone(),
             tail: Tail::owned(tail),
         }
+    }
+}
+
+/// The partial last chunks of many builders that will never change again
+/// (the columns of a destroyed Pajé container), copied to an [`Arena`]
+/// with one write rather than one per series: a trace of thousands of
+/// short-lived containers otherwise keeps each one's partial chunks on the
+/// heap to the end of the pass.
+///
+/// Sealing is two walks over the builders in the same order:
+/// `seal_push` each (full chunks spilled, last chunk queued here), then
+/// [`write`](Self::write), then `seal_take` each, which hands back the
+/// series read in place.
+#[derive(Debug, Default)]
+pub(crate) struct SealBatch {
+    buf: Vec<u8>,
+}
+
+impl SealBatch {
+    /// Queues `items` (at a multiple of 8 bytes, as
+    /// [`SealedBatch::next`] reads them back).
+    pub(crate) fn push<T: bytemuck::Pod>(&mut self, items: &[T]) {
+        self.buf.resize(self.buf.len().next_multiple_of(8), 0);
+        self.buf.extend_from_slice(bytemuck::cast_slice(items));
+    }
+
+    /// Writes what was queued to `arena`; `None` when it cannot take it
+    /// (the caller keeps its items on the heap).
+    pub(crate) fn write(&self, arena: &Arc<Arena>) -> Option<SealedBatch> {
+        let ptr = arena.copy(&self.buf[..])?;
+        Some(SealedBatch {
+            arena: arena.clone(),
+            at: arena.offset_of(ptr),
+            len: self.buf.len(),
+            off: 0,
+        })
+    }
+}
+
+/// A [`SealBatch`] written to its arena: hands the slices back in the
+/// order they were queued.
+#[derive(Debug)]
+pub(crate) struct SealedBatch {
+    arena: Arc<Arena>,
+    /// Offset of the batch in the arena.
+    at: usize,
+    /// Bytes of the batch.
+    len: usize,
+    /// Offset in the batch of the next slice.
+    off: usize,
+}
+
+impl SealedBatch {
+    /// The next slice queued, of `len` items of `T`, read in place.
+    /// Panics when it would reach past the batch: the walks that queued
+    /// and take the slices disagree (a bug; reading the wrong bytes as
+    /// plain data would be wrong, never unsound).
+    pub(crate) fn next<T: bytemuck::Pod>(&mut self, len: usize) -> Series<T> {
+        self.off = self.off.next_multiple_of(8);
+        let size = len * std::mem::size_of::<T>();
+        assert!(
+            self.off + size <= self.len && std::mem::align_of::<T>() <= 8,
+            "a sealed slice past its batch"
+        );
+        let ptr = self.arena.ptr_at::<u8>(self.at + self.off) as *const T;
+        self.off += size;
+        // SAFETY: the `len` items lie inside the batch's copy in the arena
+        // (checked above), at a multiple of 8 bytes from its start, itself
+        // a multiple of 8: aligned for `T`; the arena never writes them
+        // again and the series keeps it alive.
+        unsafe { Series::in_arena(&self.arena, ptr, len) }
     }
 }
 

@@ -31,7 +31,7 @@
 
 use crate::lod::RowIntervalsBuilder;
 use crate::model::column::{Column, ColumnBuilder, ColumnReader};
-use crate::model::series::{Series, SeriesBuilder};
+use crate::model::series::{SealBatch, SealedBatch, Series, SeriesBuilder};
 use crate::render::{StateInterval, StyleKey};
 use crate::time::PixelScale;
 use traceloom_base::Time;
@@ -257,6 +257,20 @@ impl BlocksBuilder {
     /// Moves the summary's full chunks to `arena`.
     pub fn spill(&mut self, arena: &std::sync::Arc<crate::model::spill::Arena>) {
         self.blocks.spill(arena);
+    }
+
+    /// The first half of sealing (see [`SeriesBuilder::seal_push`]).
+    pub(crate) fn seal_push(
+        &mut self,
+        arena: &std::sync::Arc<crate::model::spill::Arena>,
+        batch: &mut SealBatch,
+    ) {
+        self.blocks.seal_push(arena, batch);
+    }
+
+    /// The second half (see [`SeriesBuilder::seal_take`]).
+    pub(crate) fn seal_take(&self, written: &mut SealedBatch) -> Blocks {
+        self.blocks.seal_take(written)
     }
 
     /// The summary so far (shares its chunks, see [`SeriesBuilder::snapshot`]).
