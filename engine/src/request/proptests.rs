@@ -264,6 +264,7 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
         SchedulerConfig {
             chunk_events: sc.chunk_events,
             checkpoint_interval: sc.checkpoint_interval,
+            ..SchedulerConfig::default()
         },
     );
     let mut specs: Vec<(RequestId, ReqSpec)> = Vec::new();

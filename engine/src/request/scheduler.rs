@@ -27,10 +27,16 @@ pub struct SchedulerConfig {
     pub chunk_events: u64,
     /// Take a state checkpoint every this many events read (only when state
     /// hooks exist); checkpoints bound how far back a seek has to replay.
-    /// `None` disables checkpoints. Once more than [`MAX_CHECKPOINTS`] are
-    /// kept, every other one is dropped and the interval doubles: a
-    /// checkpoint is a whole state, and a trace can be any length.
+    /// `None` disables checkpoints. Once more than
+    /// [`max_checkpoints`](Self::max_checkpoints) are kept, every other
+    /// one is dropped and the interval doubles: a checkpoint is a whole
+    /// state, and a trace can be any length.
     pub checkpoint_interval: Option<u64>,
+    /// Most periodic checkpoints kept (at least 2): [`MAX_CHECKPOINTS`] by
+    /// default; fewer for a state that grows with the trace (a Pajé
+    /// simulation holds every container ever created), whose checkpoints
+    /// would otherwise weigh O(trace²).
+    pub max_checkpoints: usize,
 }
 
 impl Default for SchedulerConfig {
@@ -38,11 +44,12 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             chunk_events: 4096,
             checkpoint_interval: Some(50_000),
+            max_checkpoints: MAX_CHECKPOINTS,
         }
     }
 }
 
-/// Most state checkpoints a scheduler keeps (see
+/// Most state checkpoints a scheduler keeps by default (see
 /// [`SchedulerConfig::checkpoint_interval`]). Whole states of a kernel
 /// trace weigh tens of KB each: every 50,000 events, an 8 GB trace
 /// kept 8,000 of them, hundreds of MB.
@@ -321,6 +328,7 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
             config: SchedulerConfig {
                 chunk_events: config.chunk_events.max(1),
                 checkpoint_interval: config.checkpoint_interval.filter(|&n| n > 0),
+                max_checkpoints: config.max_checkpoints.max(2),
             },
             state: state.initial.clone(),
             state_hooks: state.hooks,
@@ -360,7 +368,8 @@ impl<Src: EventSource, S: Clone, D> Scheduler<Src, S, D> {
     /// Changes the interval of the periodic checkpoints (`None`: none are
     /// taken from now on). A reader whose checkpoints come from elsewhere
     /// (a checkpoint pass beside it, a cache) need not take its own: each
-    /// is a whole state, and a long pass keeps up to [`MAX_CHECKPOINTS`].
+    /// is a whole state, and a long pass keeps up to
+    /// [`SchedulerConfig::max_checkpoints`].
     pub fn set_checkpoint_interval(&mut self, every: Option<u64>) {
         self.config.checkpoint_interval = every.filter(|&n| n > 0);
     }
@@ -1350,7 +1359,7 @@ fn maybe_checkpoint<P: Ord + Clone, S: Clone>(
         insert_checkpoint(checkpoints, cursor.position.clone(), || {
             (state.clone(), cursor.prior_bound)
         });
-        if checkpoints.len() > MAX_CHECKPOINTS {
+        if checkpoints.len() > config.max_checkpoints {
             // Keep the first (the trace start) and every other one after.
             let mut i = 0;
             checkpoints.retain(|_| {

@@ -171,6 +171,7 @@ fn sched(src: MemorySource, stateful: bool) -> Sched {
         SchedulerConfig {
             chunk_events: 1000,
             checkpoint_interval: None,
+            ..SchedulerConfig::default()
         },
     )
 }
@@ -516,6 +517,7 @@ fn pending_input_yields_after_each_chunk_and_never_starves() {
         SchedulerConfig {
             chunk_events: 4,
             checkpoint_interval: None,
+            ..SchedulerConfig::default()
         },
     );
     s.add(recorder(Start::Time(0), Priority::DEFAULT));
@@ -544,6 +546,7 @@ fn zero_duration_budget_reads_one_chunk_per_call() {
         SchedulerConfig {
             chunk_events: 3,
             checkpoint_interval: None,
+            ..SchedulerConfig::default()
         },
     );
     s.add(recorder(Start::Time(0), Priority::DEFAULT));
@@ -567,6 +570,7 @@ fn nonblocking_service_stops_where_the_source_is_not_ready() {
             SchedulerConfig {
                 chunk_events: 16,
                 checkpoint_interval: Some(7),
+                ..SchedulerConfig::default()
             },
         );
         let mut a = recorder(Start::Time(35), Priority::DEFAULT);
@@ -848,6 +852,7 @@ fn seeking_gives_the_state_of_a_fresh_read() {
             SchedulerConfig {
                 chunk_events: 5,
                 checkpoint_interval: interval,
+                ..SchedulerConfig::default()
             },
         );
         for &t in &[400, 100, 790, 0, 555, 10_000, 300] {
@@ -889,6 +894,7 @@ fn time_seeks_with_state_restore_once_and_never_seek_by_time() {
             SchedulerConfig {
                 chunk_events: 7,
                 checkpoint_interval: interval,
+                ..SchedulerConfig::default()
             },
         );
         if added {
@@ -959,6 +965,7 @@ fn checkpoints_bound_replay() {
         SchedulerConfig {
             chunk_events: 100,
             checkpoint_interval: Some(50),
+            ..SchedulerConfig::default()
         },
     );
     s.add(recorder(Start::Time(0), Priority::DEFAULT));
@@ -981,6 +988,7 @@ fn requests_without_state_seek_without_replay() {
         SchedulerConfig {
             chunk_events: 100,
             checkpoint_interval: Some(50),
+            ..SchedulerConfig::default()
         },
     );
     let mut list = recorder(Start::Time(5_125), Priority::DEFAULT);
@@ -1157,6 +1165,7 @@ fn yields_at_the_same_position_do_not_copy_the_state() {
     let config = SchedulerConfig {
         chunk_events: 4,
         checkpoint_interval: None,
+        ..SchedulerConfig::default()
     };
     let mut s: Scheduler<MemorySource, Counted, Vec<u64>> = Scheduler::new(linear(400), st, config);
     type Req = EventsRequest<MemorySource, Counted, Vec<u64>>;
@@ -1212,6 +1221,7 @@ fn periodic_checkpoints_stop_when_the_interval_is_unset() {
         SchedulerConfig {
             chunk_events: 64,
             checkpoint_interval: Some(10),
+            ..SchedulerConfig::default()
         },
     );
     let mut r = recorder(Start::Time(0), Priority::LOW);
@@ -1227,15 +1237,25 @@ fn periodic_checkpoints_stop_when_the_interval_is_unset() {
     assert_eq!(s.checkpoint_count(), before);
 }
 
+/// Periodic checkpoints stay at most the configured number (the default
+/// [`MAX_CHECKPOINTS`], or fewer) however long the read, spread over the
+/// whole of it, and seeks with state from them stay exact.
 #[test]
 fn periodic_checkpoints_are_bounded_and_spread() {
-    let n = (MAX_CHECKPOINTS as u64) * 5;
+    for max in [MAX_CHECKPOINTS, 8] {
+        checkpoints_bounded_and_spread(max);
+    }
+}
+
+fn checkpoints_bounded_and_spread(max: usize) {
+    let n = (max as u64) * 5;
     let mut s = Scheduler::new(
         linear(n),
         tally_state(),
         SchedulerConfig {
             chunk_events: 64,
             checkpoint_interval: Some(1),
+            max_checkpoints: max,
         },
     );
     s.add(recorder(Start::Time(0), Priority::LOW));
@@ -1243,8 +1263,8 @@ fn periodic_checkpoints_are_bounded_and_spread() {
     assert_eq!(done[0].data.events, range(0, n));
     let kept = s.checkpoint_count();
     assert!(
-        (MAX_CHECKPOINTS / 2..=MAX_CHECKPOINTS).contains(&kept),
-        "{kept} checkpoints kept"
+        (max / 2..=max).contains(&kept),
+        "{kept} checkpoints kept of at most {max}"
     );
     // Spread: the last one is in the last quarter of the read.
     let last = s.checkpoints().last().map(|(p, _)| *p).unwrap();
