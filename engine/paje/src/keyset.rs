@@ -11,6 +11,8 @@
 //! bytes per key, and 1 bit when keys are dense. Any other key is kept as
 //! is. The set is exact: distinct keys never collide.
 
+use std::sync::Arc;
+
 use traceloom_base::{FastMap, FastSet};
 
 /// Values of a 65,536-wide chunk, sorted, up to this many; a bitmap above.
@@ -55,9 +57,15 @@ impl Chunk {
 }
 
 /// A compressed set of `u64`.
+///
+/// Its chunks are shared with its copies (the simulation's checkpoints)
+/// until they change: counters grow, so all but the last chunk of a
+/// prefix stay as they are, and a copy costs a pointer per chunk. Copied
+/// whole, the key sets of a 4 GB generated trace took 158 MB over its
+/// 28 checkpoints.
 #[derive(Debug, Clone, Default)]
 struct IntSet {
-    chunks: FastMap<u64, Chunk>,
+    chunks: FastMap<u64, Arc<Chunk>>,
 }
 
 impl IntSet {
@@ -68,10 +76,13 @@ impl IntSet {
     }
 
     fn insert(&mut self, x: u64) {
-        self.chunks
+        let chunk = self
+            .chunks
             .entry(x >> 16)
-            .or_insert_with(|| Chunk::Array(Vec::new()))
-            .insert(x as u16);
+            .or_insert_with(|| Arc::new(Chunk::Array(Vec::new())));
+        // Copied first when a copy of the set shares it (once per copy,
+        // for the chunk counters are filling).
+        Arc::make_mut(chunk).insert(x as u16);
     }
 }
 
@@ -157,7 +168,12 @@ mod tests {
         assert!(!k.contains(b"20000"));
         assert!(!k.contains(b"00"));
         assert!(matches!(
-            k.numbered.get(&b""[..]).unwrap().chunks.get(&0),
+            k.numbered
+                .get(&b""[..])
+                .unwrap()
+                .chunks
+                .get(&0)
+                .map(|c| &**c),
             Some(Chunk::Bitmap(_))
         ));
     }

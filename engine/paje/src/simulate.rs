@@ -25,6 +25,7 @@ use crate::keyset::UsedKeys;
 use crate::model::{ContainerId, Model, TypeId, TypeNature, ValueId, ROOT_CONTAINER};
 use crate::numparse::{parse_color, parse_strtof, Color};
 use crate::reader::PajeEvent;
+use std::sync::Arc;
 use traceloom_base::FastMap;
 
 /// pajeng's "not set yet" time.
@@ -318,7 +319,13 @@ enum LinkSide {
 #[derive(Clone)]
 pub struct Simulator {
     model: Model,
-    lists: Vec<List>,
+    /// Each shared with the copies (checkpoints) taken since it last
+    /// changed: a copy costs a pointer per list, and a list is copied
+    /// only when it changes after a copy. Most lists are of containers
+    /// destroyed long ago, and never change again: copied whole, the
+    /// lists of a 4 GB generated trace's 20,000 containers took 160 MB
+    /// over its 28 checkpoints.
+    lists: Vec<Arc<List>>,
     /// Lists of each container, for destruction.
     container_lists: Vec<Vec<u32>>,
     clock: f64,
@@ -623,7 +630,7 @@ impl Simulator {
         }
         let list_ids = std::mem::take(&mut self.container_lists[c.0 as usize]);
         for &l in &list_ids {
-            let list = &mut self.lists[l as usize];
+            let list = Arc::make_mut(&mut self.lists[l as usize]);
             // The last entity of a list gets the destruction time as end if
             // it has none yet (pajeng's rule); only deferred ones can lack it.
             match list.deferred.take() {
@@ -666,7 +673,7 @@ impl Simulator {
             return l as usize;
         }
         let id = self.lists.len() as u32;
-        self.lists.push(List::new(c, t));
+        self.lists.push(Arc::new(List::new(c, t)));
         self.container_lists[c.0 as usize].push(id);
         id as usize
     }
@@ -778,7 +785,7 @@ impl Simulator {
         sink: &mut (impl EntitySink + ?Sized),
     ) -> Step {
         self.check_order(ev, l, t)?;
-        let list = &mut self.lists[l];
+        let list = Arc::make_mut(&mut self.lists[l]);
         let seq = list.append(t, t, sink);
         let rec = EventRecord {
             container: list.container,
@@ -804,7 +811,7 @@ impl Simulator {
         sink: &mut (impl EntitySink + ?Sized),
     ) -> Step {
         self.check_order(ev, l, t)?;
-        let list = &mut self.lists[l];
+        let list = Arc::make_mut(&mut self.lists[l]);
         if ev.kind == EventKind::SetState {
             list.close_all_states(t, sink);
         }
@@ -830,7 +837,7 @@ impl Simulator {
         sink: &mut (impl EntitySink + ?Sized),
     ) -> Step {
         self.check_order(ev, l, t)?;
-        let list = &mut self.lists[l];
+        let list = Arc::make_mut(&mut self.lists[l]);
         match list.stack.pop() {
             Some(s) => {
                 list.close_state(s, t, sink);
@@ -848,7 +855,7 @@ impl Simulator {
         sink: &mut (impl EntitySink + ?Sized),
     ) -> Step {
         self.check_order(ev, l, t)?;
-        self.lists[l].close_all_states(t, sink);
+        Arc::make_mut(&mut self.lists[l]).close_all_states(t, sink);
         Ok(())
     }
 
@@ -871,7 +878,7 @@ impl Simulator {
         if self.lists[l].count > 0 {
             self.check_order(ev, l, t)?;
         }
-        let list = &mut self.lists[l];
+        let list = Arc::make_mut(&mut self.lists[l]);
         let previous = list.var.map_or(0.0, |p| p.value);
         let new_value = match ev.kind {
             EventKind::SetVariable => v,
@@ -934,7 +941,9 @@ impl Simulator {
                     end_container: other,
                 },
             };
-            self.lists[l].pending.insert(key.into(), rec);
+            Arc::make_mut(&mut self.lists[l])
+                .pending
+                .insert(key.into(), rec);
             return Ok(());
         };
         if rec.value != value {
@@ -957,7 +966,7 @@ impl Simulator {
             }
         }
         self.check_order(ev, l, t)?;
-        let list = &mut self.lists[l];
+        let list = Arc::make_mut(&mut self.lists[l]);
         list.pending.remove(key);
         list.used_keys.insert(key);
         let seq = list.append(rec.start, rec.end, sink);
