@@ -22,14 +22,24 @@ pub type PajeScheduler = Scheduler<PajeSource, PajeState, Payload>;
 pub type PajeRequest = EventsRequest<PajeSource, PajeState, Payload>;
 
 /// Events between two checkpoints of the simulation. A checkpoint copies
-/// the simulator (types, containers, every (container, type) list with its
-/// open states and used link keys): megabytes on a large trace, so far
-/// fewer than the kernel state's — every 400,000 events, the 1 GB
-/// generated trace's 88 checkpoints took about a GB. The Pajé views need
+/// the simulator's model (types, containers, names) and shares its
+/// (container, type) lists and their used link keys until they change:
+/// megabytes on a large trace, so far fewer than the kernel state's —
+/// every 400,000 events, the 1 GB generated trace's 88 checkpoints took
+/// about a GB when the lists were copied too. The Pajé views need
 /// no state at a random place (the list reads without it, the pass goes
 /// forward and resumes from its own saved state): checkpoints only bound
 /// the replay of a seek with state.
 pub const CHECKPOINT_EVENTS: u64 = 5_000_000;
+
+/// Most checkpoints of the simulation kept. The simulation holds every
+/// container ever created (a generated 4 GB trace creates 20,000) and the
+/// link keys of each list, so a checkpoint grows with the trace, and
+/// checkpoints every [`CHECKPOINT_EVENTS`] would weigh O(trace²): with
+/// the lists and key sets shared between copies, the models alone took
+/// 62 MB over that trace's 28. Past this many, every other one is dropped
+/// and the interval doubles.
+pub const MAX_CHECKPOINTS: usize = 8;
 
 /// A Pajé trace with its scheduler (the simulation computed at STATE
 /// priority).
@@ -57,6 +67,7 @@ impl PajeSession {
         let span = source.time_span();
         let config = SchedulerConfig {
             checkpoint_interval: Some(CHECKPOINT_EVENTS),
+            max_checkpoints: MAX_CHECKPOINTS,
             ..SchedulerConfig::default()
         };
         let scheduler = Scheduler::new(source, paje_state::computation(), config);
