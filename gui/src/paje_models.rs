@@ -39,11 +39,10 @@ use traceloom_viewers::model::eventlist::ListMove as Move;
 use traceloom_viewers::model::paje_render::LegendEntry;
 use traceloom_viewers::model::{
     ControlFlowModel, PajeAnalysis, PajeCollector, PajeData, PajeListModel, PajeRow, PajeSession,
-    PajeView, PartialSnapshot,
+    PajeStatistics, PajeView, PartialSnapshot,
 };
-use traceloom_viewers::render::TableTree;
 use traceloom_viewers::store::{self, paje as paje_store, StoreError};
-use traceloom_viewers::{DataConfig, StatisticsRender, TimeGraphRender};
+use traceloom_viewers::{DataConfig, TimeGraphRender};
 
 use crate::analysis::Analysis;
 use crate::held_render::HeldRender;
@@ -134,7 +133,7 @@ pub struct PajeTab {
     stats_rendered: Option<RenderKey>,
     /// When the last statistics were started.
     stats_started: Option<Instant>,
-    stats_job: Option<(RenderKey, Job<StatisticsRender>, String)>,
+    stats_job: Option<(RenderKey, Job<PajeStatistics>, String)>,
     histogram_bins: Option<u32>,
     histogram_rendered: Option<(u32, u64)>,
     list: PajeListModel,
@@ -459,8 +458,7 @@ impl PajeTab {
                 JobState::Running => return,
                 JobState::Done(r) => {
                     self.stats_rendered = Some(*key);
-                    let tree = TableTree::new(Arc::new(r));
-                    u.statistics = Some((Arc::new(tree), caption.clone()));
+                    u.statistics = Some((Arc::new(r), caption.clone()));
                 }
                 JobState::Failed => self.stats_rendered = Some(*key),
             }
@@ -504,7 +502,7 @@ impl PajeTab {
         );
         let (data, view) = (data.clone(), self.view.clone());
         if let Ok(job) = Job::spawn("traceloom-paje-stats", move || {
-            data.statistics(range, &view)
+            data.statistics_tree(range, &view)
         }) {
             self.stats_started = Some(Instant::now());
             self.stats_job = Some((key, job, caption));

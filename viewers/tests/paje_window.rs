@@ -5,14 +5,20 @@
 //! up; the event list far-scrolls by time and pages back and forth.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use traceloom_base::{Time, TimeRange};
 use traceloom_engine::request::Budget;
 use traceloom_paje::{Trace, TypeNature};
 use traceloom_viewers::model::eventlist::ListMove;
 use traceloom_viewers::model::paje_analysis::{PajeCollector, PartialSnapshot};
+use traceloom_viewers::model::paje_stats::OPEN_ROWS;
 use traceloom_viewers::model::steps::NONE;
-use traceloom_viewers::model::{PajeAnalysis, PajeData, PajeListModel, PajeSession, PajeView};
-use traceloom_viewers::render::StatValue;
+use traceloom_viewers::model::{
+    PajeAnalysis, PajeData, PajeListModel, PajeSession, PajeStatistics, PajeView,
+};
+use traceloom_viewers::render::{
+    ArrangedStatistics, StatValue, StatisticsArrangement, StatisticsTree,
+};
 
 const EXAMPLES: [&str; 3] = ["g5k.trace", "simu-mardi.trace", "native_sample.trace"];
 
@@ -243,4 +249,56 @@ fn the_list_far_scrolls_by_time_and_pages() {
     let end = run(&mut s, &mut list, ListMove::ToTime(span.1 + 1));
     assert_eq!(end.len(), 25);
     assert_eq!(end.last().unwrap().time, span.1);
+}
+
+/// Every row of the table a view arranges from the lazy statistics tree,
+/// expanded as the tree opens.
+fn arranged_rows(tree: PajeStatistics) -> Vec<(u16, String, Vec<StatValue>)> {
+    let shown = ArrangedStatistics::new(Arc::new(tree), &StatisticsArrangement::default());
+    shown
+        .rows()
+        .map(|r| (r.depth, r.label.to_string(), r.values.to_vec()))
+        .collect()
+}
+
+/// The lazy statistics tree a view reads holds the table's rows; it opens
+/// whole when small, and with values (or types too) collapsed when it has
+/// more than `OPEN_ROWS` rows, so that a view lays out only what fits.
+#[test]
+fn statistics_tree_opens_whole_when_small_and_collapsed_when_large() {
+    let (data, _) = PajeData::open(&traceloom_testdata::paje("simu-mardi.trace")).unwrap();
+    let view = PajeView::default();
+    let table = data.statistics(data.span, &view);
+    let tree = data.statistics_tree(data.span, &view);
+    assert_eq!(tree.open_depth(), u16::MAX);
+    let all: Vec<_> = table
+        .rows()
+        .map(|r| (r.depth, r.label.to_string(), r.values.to_vec()))
+        .collect();
+    assert_eq!(arranged_rows(tree), all);
+
+    // Thousands of short-lived threads: with values collapsed, then
+    // state types too.
+    let dir = tempfile::tempdir().unwrap();
+    for (mb, open_depth) in [(8, 1), (12, 0)] {
+        let cfg = traceloom_pajegen::GeneratorConfig {
+            max_bytes: mb << 20,
+            thread_churn: 0.3,
+            ..Default::default()
+        };
+        let f = dir.path().join(format!("churn{mb}.trace"));
+        traceloom_pajegen::generate(&cfg, std::fs::File::create(&f).unwrap()).unwrap();
+        let (data, _) = PajeData::open(&f).unwrap();
+        let table = data.statistics(data.span, &view);
+        assert!(table.row_count() > OPEN_ROWS, "{} rows", table.row_count());
+        let tree = data.statistics_tree(data.span, &view);
+        assert_eq!(tree.open_depth(), open_depth, "{mb} MB");
+        let expect: Vec<_> = table
+            .rows()
+            .filter(|r| r.depth <= open_depth)
+            .map(|r| (r.depth, r.label.to_string(), r.values.to_vec()))
+            .collect();
+        assert!(expect.len() <= OPEN_ROWS, "{mb} MB");
+        assert_eq!(arranged_rows(tree), expect, "{mb} MB");
+    }
 }

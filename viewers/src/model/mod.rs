@@ -72,6 +72,7 @@ pub use paje_analysis::{PajeAnalysis, PajeCollector, PajeData, PartialSnapshot};
 pub use paje_list::{PajeListModel, PajeRow};
 pub use paje_render::PajeView;
 pub use paje_session::PajeSession;
+pub use paje_stats::PajeStatistics;
 
 pub use resources::ResourcesModel;
 pub use session::{KernelRequest, KernelScheduler, Payload, Session, SessionOf, SessionSource};

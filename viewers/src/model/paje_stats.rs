@@ -10,6 +10,7 @@
 //! window's worker thread.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use traceloom_base::{Time, TimeRange};
 use traceloom_paje::TypeId;
 
@@ -17,14 +18,9 @@ use crate::model::column::ColumnReader;
 use crate::model::paje_analysis::{ContainerData, Lane, PajeData};
 use crate::model::paje_render::PajeView;
 use crate::model::steps::NONE;
-use crate::render::{StatRow, StatValue, StatisticsRender};
-
-/// Time per value of one state type of one container.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TypeStats {
-    /// Value name → (time in ns, number of states).
-    pub values: BTreeMap<String, (i64, u64)>,
-}
+use crate::render::{
+    StatValue, StatisticsBuilder, StatisticsRender, StatisticsTree, StatisticsTreeRow,
+};
 
 /// Calls `f(start, end, code)` for each state of `lane` overlapping
 /// `range`, clipped to it.
@@ -196,24 +192,21 @@ impl PajeData {
         }
     }
 
-    /// Per container (in tree order of creation) and state type, the time
-    /// per value over `range` (see the module doc): from the kept
-    /// [`StateTotals`] when `range` holds every state.
-    pub fn state_statistics(
-        &self,
-        range: TimeRange,
-        view: &PajeView,
-    ) -> Vec<(String, Vec<(String, TypeStats)>)> {
+    /// The statistics of `range` (see the module doc) as a tree read
+    /// lazily ([`PajeStatistics`]): from the kept [`StateTotals`] when
+    /// `range` holds every state, else a walk over the states in it.
+    pub fn statistics_tree(&self, range: TimeRange, view: &PajeView) -> PajeStatistics {
         let totals = self
             .totals
             .as_deref()
             .filter(|t| t.covers(range) && t.containers.len() == self.containers.len());
-        let mut out = Vec::new();
+        let mut containers = Vec::new();
+        let mut rows = 0;
         for (ci, c) in self.containers.iter().enumerate() {
-            let mut per_type: Vec<(String, TypeStats)> = Vec::new();
-            let mut types: Vec<_> = c.lanes.iter().map(|l| l.type_id).collect();
-            types.dedup();
-            for t in types {
+            let mut types = Vec::new();
+            let mut type_ids: Vec<_> = c.lanes.iter().map(|l| l.type_id).collect();
+            type_ids.dedup();
+            for t in type_ids {
                 if view.hidden.contains(&t) {
                     continue;
                 }
@@ -222,70 +215,184 @@ impl PajeData {
                     Some((_, v)) => v.iter().map(|&(code, d, n)| (code, (d, n))).collect(),
                     None => self.type_totals(c, t, range).into_iter().collect(),
                 };
-                let mut stats = TypeStats::default();
+                // Values of one name count as one (an alias and a name).
+                let mut by_name: BTreeMap<Arc<str>, (i64, u64)> = BTreeMap::new();
                 for (code, (d, n)) in by_code {
                     let name = self
                         .values
                         .get(code as usize)
-                        .map_or_else(|| "?".to_string(), |v| v.name.to_string());
-                    let e = stats.values.entry(name).or_default();
+                        .map_or_else(|| Arc::from("?"), |v| v.name.clone());
+                    let e = by_name.entry(name).or_default();
                     e.0 += d;
                     e.1 += n;
                 }
-                stats.values.retain(|_, v| v.1 > 0 || v.0 != 0);
-                if !stats.values.is_empty() {
-                    per_type.push((self.types[t.0 as usize].name.to_string(), stats));
+                let mut values: Vec<(Arc<str>, i64, u64)> = by_name
+                    .into_iter()
+                    .filter(|(_, v)| v.1 > 0 || v.0 != 0)
+                    .map(|(name, (d, n))| (name, d, n))
+                    .collect();
+                if values.is_empty() {
+                    continue;
                 }
+                // Longest first; by name among equals (the map's order).
+                values.sort_by_key(|v| std::cmp::Reverse(v.1));
+                rows += 1 + values.len();
+                types.push(TypeRow {
+                    name: self.types[t.0 as usize].name.clone(),
+                    time: values.iter().map(|v| v.1).sum(),
+                    states: values.iter().map(|v| v.2).sum(),
+                    values,
+                });
             }
-            if !per_type.is_empty() {
-                out.push((c.name.to_string(), per_type));
+            if !types.is_empty() {
+                rows += 1;
+                containers.push(ContainerRow {
+                    name: c.name.clone(),
+                    types,
+                });
             }
         }
-        out
+        let types: usize = containers.iter().map(|c| c.types.len()).sum();
+        let open_depth = if rows <= OPEN_ROWS {
+            u16::MAX
+        } else if containers.len() + types <= OPEN_ROWS {
+            1
+        } else {
+            0
+        };
+        PajeStatistics {
+            columns: vec!["Time".to_string(), "%".to_string(), "States".to_string()],
+            span: range.span().max(1) as f64,
+            containers,
+            open_depth,
+        }
     }
 
     /// The statistics table of `range`: container, state type, value;
-    /// time, share of the range, number of states.
+    /// time, share of the range, number of states (every row of
+    /// [`statistics_tree`](Self::statistics_tree), for an export).
     pub fn statistics(&self, range: TimeRange, view: &PajeView) -> StatisticsRender {
-        let span = range.span().max(1) as f64;
-        let mut rows = Vec::new();
-        for (container, types) in self.state_statistics(range, view) {
-            rows.push(StatRow {
-                depth: 0,
-                label: container,
-                values: vec![StatValue::Empty, StatValue::Empty, StatValue::Empty],
-            });
-            for (ty, stats) in types {
-                let total: i64 = stats.values.values().map(|v| v.0).sum();
-                let count: u64 = stats.values.values().map(|v| v.1).sum();
-                rows.push(StatRow {
-                    depth: 1,
-                    label: ty,
-                    values: vec![
-                        StatValue::Duration(total),
-                        StatValue::Percent(100.0 * total as f64 / span),
-                        StatValue::Count(count),
-                    ],
-                });
-                let mut values: Vec<_> = stats.values.into_iter().collect();
-                values.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-                for (v, (d, n)) in values {
-                    rows.push(StatRow {
-                        depth: 2,
-                        label: v,
-                        values: vec![
-                            StatValue::Duration(d),
-                            StatValue::Percent(100.0 * d as f64 / span),
-                            StatValue::Count(n),
-                        ],
-                    });
+        let tree = self.statistics_tree(range, view);
+        let mut b = StatisticsBuilder::new(tree.name_title(), tree.columns.clone());
+        let mut kids = Vec::new();
+        let mut grandkids = Vec::new();
+        let mut leaves = Vec::new();
+        tree.children(None, &mut kids);
+        for c in kids.drain(..) {
+            b.push(0, &c.label, c.values);
+            tree.children(Some(c.id), &mut grandkids);
+            for t in grandkids.drain(..) {
+                b.push(1, &t.label, t.values);
+                tree.children(Some(t.id), &mut leaves);
+                for v in leaves.drain(..) {
+                    b.push(2, &v.label, v.values);
                 }
             }
         }
-        StatisticsRender::from_rows(
-            "Container / state type / value",
-            vec!["Time".to_string(), "%".to_string(), "States".to_string()],
-            rows,
-        )
+        b.build()
+    }
+}
+
+/// Rows of a [`PajeStatistics`] up to which all are shown expanded at
+/// first; a larger tree (a trace of thousands of containers) opens with
+/// its values, or its state types too, collapsed, so that a view never
+/// lays out hundreds of thousands of rows nobody asked for.
+pub const OPEN_ROWS: usize = 20_000;
+
+/// The statistics of a Pajé trace over a range, as ViTE's statistics
+/// plugin gives them (container, state type, value; time, share of the
+/// range, number of states), as a tree a view reads lazily: rows are made
+/// only for what it shows expanded. A table of every row of a 4 GB
+/// generated trace (20,000 containers) took 50 MB, and the view's copy of
+/// it 37 MB more.
+#[derive(Debug)]
+pub struct PajeStatistics {
+    columns: Vec<String>,
+    /// The range's length (ns), for the shares.
+    span: f64,
+    /// The containers with states in the range, in creation order.
+    containers: Vec<ContainerRow>,
+    open_depth: u16,
+}
+
+#[derive(Debug)]
+struct ContainerRow {
+    name: Arc<str>,
+    types: Vec<TypeRow>,
+}
+
+#[derive(Debug)]
+struct TypeRow {
+    name: Arc<str>,
+    /// Time in states of the type.
+    time: i64,
+    /// Number of states.
+    states: u64,
+    /// Per value: name, time, number of states; longest first.
+    values: Vec<(Arc<str>, i64, u64)>,
+}
+
+/// Bits of a row id that say which state type of its container it is
+/// (0: the container's row).
+const TYPE_BITS: u32 = 20;
+
+impl PajeStatistics {
+    fn timed(&self, time: i64, states: u64) -> Vec<StatValue> {
+        vec![
+            StatValue::Duration(time),
+            StatValue::Percent(100.0 * time as f64 / self.span),
+            StatValue::Count(states),
+        ]
+    }
+}
+
+impl StatisticsTree for PajeStatistics {
+    fn name_title(&self) -> &str {
+        "Container / state type / value"
+    }
+
+    fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    fn open_depth(&self) -> u16 {
+        self.open_depth
+    }
+
+    fn children(&self, parent: Option<u64>, out: &mut Vec<StatisticsTreeRow>) {
+        let Some(id) = parent else {
+            out.extend(
+                self.containers
+                    .iter()
+                    .enumerate()
+                    .map(|(ci, c)| StatisticsTreeRow {
+                        id: (ci as u64) << TYPE_BITS,
+                        label: c.name.to_string(),
+                        values: vec![StatValue::Empty; self.columns.len()],
+                        has_children: true,
+                    }),
+            );
+            return;
+        };
+        let Some(c) = self.containers.get((id >> TYPE_BITS) as usize) else {
+            return;
+        };
+        match (id & ((1 << TYPE_BITS) - 1)) as usize {
+            0 => out.extend(c.types.iter().enumerate().map(|(ti, t)| StatisticsTreeRow {
+                id: id | (ti as u64 + 1),
+                label: t.name.to_string(),
+                values: self.timed(t.time, t.states),
+                has_children: true,
+            })),
+            ti => {
+                let Some(t) = c.types.get(ti - 1) else { return };
+                out.extend(t.values.iter().map(|(name, d, n)| StatisticsTreeRow {
+                    id: 0,
+                    label: name.to_string(),
+                    values: self.timed(*d, *n),
+                    has_children: false,
+                }));
+            }
+        }
     }
 }
