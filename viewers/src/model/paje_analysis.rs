@@ -235,8 +235,9 @@ pub struct PajeData {
     pub types: Arc<[TypeInfo]>,
     /// Values, by id.
     pub values: Arc<[ValueInfo]>,
-    /// Containers (the root excepted), in creation order.
-    pub containers: Arc<[ContainerData]>,
+    /// Containers (the root excepted), in creation order; each shared
+    /// with the other snapshots once destroyed (final).
+    pub containers: Arc<[Arc<ContainerData>]>,
     /// Links per type.
     pub links: Arc<[LinkSeries]>,
     /// Events read per fine bin.
@@ -458,8 +459,10 @@ struct ContainerBuilder {
 #[derive(Debug)]
 enum ContainerSlot {
     Growing(ContainerBuilder),
-    /// Destroyed: sealed ([`ContainerBuilder::seal`]).
-    Sealed(ContainerData),
+    /// Destroyed: sealed ([`ContainerBuilder::seal`]), and shared by the
+    /// snapshots taken since (a 4 GB generated trace's 20,000 containers
+    /// copied into each snapshot took 68 MB of the window's peak).
+    Sealed(Arc<ContainerData>),
 }
 
 #[derive(Debug)]
@@ -586,7 +589,7 @@ impl PajeCollector {
         };
         if let Some(ContainerSlot::Growing(c)) = slot {
             c.end = Some(end);
-            *slot = Some(ContainerSlot::Sealed(c.seal(self.arena.as_ref())));
+            *slot = Some(ContainerSlot::Sealed(Arc::new(c.seal(self.arena.as_ref()))));
         }
     }
 
@@ -764,7 +767,7 @@ impl PajeCollector {
     ) -> Option<PajeData> {
         while snapshot.next < self.containers.len() {
             match &mut self.containers[snapshot.next] {
-                Some(ContainerSlot::Growing(c)) => snapshot.containers.push(c.snapshot()),
+                Some(ContainerSlot::Growing(c)) => snapshot.containers.push(Arc::new(c.snapshot())),
                 Some(ContainerSlot::Sealed(c)) => snapshot.containers.push(c.clone()),
                 None => {}
             }
@@ -778,7 +781,7 @@ impl PajeCollector {
         Some(self.snapshot_with(containers))
     }
 
-    fn snapshot_with(&mut self, containers: Arc<[ContainerData]>) -> PajeData {
+    fn snapshot_with(&mut self, containers: Arc<[Arc<ContainerData>]>) -> PajeData {
         PajeData {
             span: self.span,
             reached: self.reached,
@@ -809,7 +812,7 @@ impl PajeCollector {
         let mut containers = Vec::with_capacity(self.containers.len());
         for c in std::mem::take(&mut self.containers).into_iter().flatten() {
             containers.push(match c {
-                ContainerSlot::Growing(mut c) => c.snapshot(),
+                ContainerSlot::Growing(mut c) => Arc::new(c.snapshot()),
                 ContainerSlot::Sealed(c) => c,
             });
         }
@@ -821,7 +824,7 @@ impl PajeCollector {
 /// far.
 #[derive(Debug, Default)]
 pub struct PartialSnapshot {
-    containers: Vec<ContainerData>,
+    containers: Vec<Arc<ContainerData>>,
     next: usize,
 }
 

@@ -350,7 +350,7 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
                 end,
             });
         }
-        containers.push(ContainerData {
+        containers.push(Arc::new(ContainerData {
             id: ContainerId(c.id),
             parent: c.parent.map(ContainerId),
             name: c.name,
@@ -361,7 +361,7 @@ fn read(m: &Mapped) -> Result<(StoreHead, PajeData), StoreError> {
             lanes,
             events,
             variables,
-        });
+        }));
     }
     let mut links = Vec::with_capacity(meta.links.len());
     for l in meta.links {
