@@ -211,6 +211,20 @@ fn range_statistics_add_up_per_type() {
     let half = data.statistics(TimeRange::new(mid, data.span.end), &PajeView::default());
     assert_ne!(whole, half);
     for s in [&whole, &half] {
+        // A container's row counts the states of its types.
+        let rows: Vec<_> = s.rows().collect();
+        for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.depth == 0) {
+            let types = rows[i + 1..].iter().take_while(|t| t.depth > 0);
+            let sum: u64 = types
+                .filter(|t| t.depth == 1)
+                .map(|t| match t.values[2] {
+                    StatValue::Count(n) => n,
+                    ref v => panic!("{v:?}"),
+                })
+                .sum();
+            assert_eq!(r.values[2], StatValue::Count(sum), "{}", r.label);
+            assert!(sum > 0, "{}", r.label);
+        }
         for r in s.rows().filter(|r| r.depth == 1) {
             let StatValue::Percent(p) = r.values[1] else {
                 panic!("{r:?}")

@@ -361,6 +361,9 @@ impl StatisticsTree for PajeStatistics {
 
     fn children(&self, parent: Option<u64>, out: &mut Vec<StatisticsTreeRow>) {
         let Some(id) = parent else {
+            // A container's row counts its states, so that a tree opened
+            // collapsed still sorts its containers by activity; a time
+            // would add up state types, which is no share of the range.
             out.extend(
                 self.containers
                     .iter()
@@ -368,7 +371,11 @@ impl StatisticsTree for PajeStatistics {
                     .map(|(ci, c)| StatisticsTreeRow {
                         id: (ci as u64) << TYPE_BITS,
                         label: c.name.to_string(),
-                        values: vec![StatValue::Empty; self.columns.len()],
+                        values: vec![
+                            StatValue::Empty,
+                            StatValue::Empty,
+                            StatValue::Count(c.types.iter().map(|t| t.states).sum()),
+                        ],
                         has_children: true,
                     }),
             );
