@@ -38,7 +38,7 @@ use super::column::{Column, ColumnBuilder, ColumnParts};
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
 use super::pack::Item;
-use super::series::Series;
+use super::series::{SealBatch, SealedBatch, Series};
 use super::session::{KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
@@ -681,12 +681,14 @@ impl RecordLists {
 const SEALED_PARTS: usize = 13;
 
 /// A sealed record's lists: every part of its columns copied back to back
-/// (each at a multiple of 8 bytes) into the arena, read there in place as
+/// into the arena with one write ([`SealBatch`]), read there in place as
 /// spilled chunks are.
 pub(super) struct SealedLists {
     arena: Arc<Arena>,
-    /// Offset of the first part in the arena.
+    /// Offset of the copy in the arena.
     at: u64,
+    /// Bytes of the copy.
+    bytes: u32,
     /// Items in each part.
     lens: [u32; SEALED_PARTS],
 }
@@ -695,16 +697,6 @@ impl std::fmt::Debug for SealedLists {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SealedLists(at {}, {:?})", self.at, self.lens)
     }
-}
-
-/// Appends the items of `s` to `buf` at a multiple of 8 bytes and their
-/// count to `lens`.
-fn push_part<T: bytemuck::Pod>(s: &Series<T>, buf: &mut Vec<u8>, lens: &mut Vec<u32>) {
-    buf.resize(buf.len().next_multiple_of(8), 0);
-    for c in s.chunks() {
-        buf.extend_from_slice(bytemuck::cast_slice(c));
-    }
-    lens.push(s.len() as u32);
 }
 
 impl SealedLists {
@@ -721,98 +713,61 @@ impl SealedLists {
         if total > SEAL_MAX_BYTES {
             return None;
         }
-        let mut buf = Vec::with_capacity(total + 8 * SEALED_PARTS);
+        let mut batch = SealBatch::default();
         let mut lens = Vec::with_capacity(SEALED_PARTS);
-        fn column<T: Item>(c: &Column<T>, buf: &mut Vec<u8>, lens: &mut Vec<u32>) {
+        fn column<T: Item>(c: &Column<T>, batch: &mut SealBatch, lens: &mut Vec<u32>) {
             let p = c.parts();
-            push_part(&p.bytes, buf, lens);
-            push_part(&p.locs, buf, lens);
-            push_part(&p.firsts, buf, lens);
-            push_part(&p.tail, buf, lens);
+            lens.push(batch.push_series(&p.bytes));
+            lens.push(batch.push_series(&p.locs));
+            lens.push(batch.push_series(&p.firsts));
+            lens.push(batch.push_series(&p.tail));
         }
-        column(&l.times, &mut buf, &mut lens);
-        column(&l.codes, &mut buf, &mut lens);
-        column(&l.marks, &mut buf, &mut lens);
-        push_part(&l.blocks, &mut buf, &mut lens);
-        let ptr = arena.copy(&buf[..])?;
+        column(&l.times, &mut batch, &mut lens);
+        column(&l.codes, &mut batch, &mut lens);
+        column(&l.marks, &mut batch, &mut lens);
+        lens.push(batch.push_series(&l.blocks));
+        let written = batch.write(arena)?;
         Some(SealedLists {
             arena: arena.clone(),
-            at: arena.offset_of(ptr) as u64,
+            at: written.offset() as u64,
+            bytes: u32::try_from(batch.len()).ok()?,
             lens: lens.try_into().ok()?,
         })
     }
 
     /// The lists, read in place in the arena (no copy, no heap).
     fn lists(&self) -> ThreadLists {
-        let mut at = Part {
-            arena: &self.arena,
-            base: self.arena.ptr_at(self.at as usize),
-            off: 0,
-            lens: &self.lens,
-        };
-        // SAFETY: the parts are read in the order, with the types and
-        // lengths, `copy` wrote them, from its copy.
-        unsafe {
-            ThreadLists {
-                times: at.column(),
-                codes: at.column(),
-                marks: at.column(),
-                blocks: at.next(),
-            }
+        let mut parts = SealedBatch::reopen(&self.arena, self.at as usize, self.bytes as usize);
+        let mut lens = self.lens.iter().map(|&n| n as usize);
+        // The parts in the order `copy` queued them.
+        fn part<T: bytemuck::Pod>(
+            parts: &mut SealedBatch,
+            lens: &mut impl Iterator<Item = usize>,
+        ) -> Series<T> {
+            parts.next(lens.next().expect("a length per part"))
         }
-    }
-}
-
-/// A cursor over the parts of a [`SealedLists`] copy.
-struct Part<'a> {
-    arena: &'a Arc<Arena>,
-    /// The copy.
-    base: *const u8,
-    /// Byte offset of the next part.
-    off: usize,
-    /// Item counts of the parts left.
-    lens: &'a [u32],
-}
-
-impl Part<'_> {
-    /// The next part.
-    ///
-    /// # Safety
-    /// `base` must be the copy [`SealedLists::copy`] made, `T` the item
-    /// type of the part it wrote next there.
-    unsafe fn next<T: bytemuck::Pod>(&mut self) -> Series<T> {
-        let (&len, rest) = self.lens.split_first().expect("a length per part");
-        self.lens = rest;
-        self.off = self.off.next_multiple_of(8);
-        // SAFETY: the part lies at `off` in the copy (the caller's word),
-        // aligned: the copy starts at a multiple of 8, every part too, and
-        // no item here is aligned to more than 8.
-        let s = unsafe {
-            Series::in_arena(
-                self.arena,
-                self.base.add(self.off) as *const T,
-                len as usize,
-            )
-        };
-        self.off += len as usize * std::mem::size_of::<T>();
-        s
-    }
-
-    /// The next four parts, as a column.
-    ///
-    /// # Safety
-    /// As [`next`](Self::next), for the four parts of a `Column<T>`.
-    unsafe fn column<T: Item>(&mut self) -> Column<T> {
-        // SAFETY: the caller's word.
-        let parts = unsafe {
-            ColumnParts {
-                bytes: self.next(),
-                locs: self.next(),
-                firsts: self.next(),
-                tail: self.next(),
-            }
-        };
-        Column::from_parts(parts).expect("sealed from a column")
+        fn column<T: Item>(
+            parts: &mut SealedBatch,
+            lens: &mut impl Iterator<Item = usize>,
+        ) -> Column<T> {
+            let bytes = part(parts, lens);
+            let locs = part(parts, lens);
+            let firsts = part(parts, lens);
+            let tail = part(parts, lens);
+            Column::from_parts(ColumnParts {
+                bytes,
+                locs,
+                firsts,
+                tail,
+            })
+            .expect("sealed from a column")
+        }
+        ThreadLists {
+            times: column(&mut parts, &mut lens),
+            codes: column(&mut parts, &mut lens),
+            marks: column(&mut parts, &mut lens),
+            blocks: part(&mut parts, &mut lens),
+        }
     }
 }
 

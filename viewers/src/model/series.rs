@@ -835,6 +835,20 @@ impl SealBatch {
         self.buf.extend_from_slice(bytemuck::cast_slice(items));
     }
 
+    /// Queues the items of `s`, its chunks back to back; their number.
+    pub(crate) fn push_series<T: bytemuck::Pod>(&mut self, s: &Series<T>) -> u32 {
+        self.buf.resize(self.buf.len().next_multiple_of(8), 0);
+        for c in s.chunks() {
+            self.buf.extend_from_slice(bytemuck::cast_slice(c));
+        }
+        s.len() as u32
+    }
+
+    /// Bytes queued.
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Writes what was queued to `arena`; `None` when it cannot take it
     /// (the caller keeps its items on the heap).
     pub(crate) fn write(&self, arena: &Arc<Arena>) -> Option<SealedBatch> {
@@ -862,6 +876,23 @@ pub(crate) struct SealedBatch {
 }
 
 impl SealedBatch {
+    /// The batch of `len` bytes at offset `at` in `arena`, written before
+    /// ([`offset`](Self::offset) of what [`SealBatch::write`] gave), to
+    /// read again from its first slice.
+    pub(crate) fn reopen(arena: &Arc<Arena>, at: usize, len: usize) -> SealedBatch {
+        SealedBatch {
+            arena: arena.clone(),
+            at,
+            len,
+            off: 0,
+        }
+    }
+
+    /// Offset of the batch in its arena.
+    pub(crate) fn offset(&self) -> usize {
+        self.at
+    }
+
     /// The next slice queued, of `len` items of `T`, read in place.
     /// Panics when it would reach past the batch: the walks that queued
     /// and take the slices disagree (a bug; reading the wrong bytes as
