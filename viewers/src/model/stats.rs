@@ -2071,6 +2071,64 @@ mod tests {
     }
 
     #[test]
+    fn traces_of_distinct_names_make_the_reference_tree() {
+        // The tree forgets the keys below a CPU when the next CPU starts;
+        // a process, thread or mode met again under another CPU or trace
+        // is a node of its own there.
+        let cell = |trace, cpu, pid, tid, mode, name: &str, events: &[(&str, u64)]| StatCell {
+            trace,
+            cpu,
+            pid,
+            tid,
+            mode,
+            name: Arc::from(name),
+            cpu_time: 3 * tid.unsigned_abs() + cpu as u64,
+            events: counts(events),
+        };
+        let mut cells = Vec::new();
+        for trace in [1, 0] {
+            for cpu in [1, 0, NO_CPU] {
+                for (pid, tid, name) in [(7, 7, "bash"), (7, 8, "bash"), (9, 10, "w"), (7, 7, "ls")]
+                {
+                    for mode in [CpuMode::Syscall, CpuMode::User] {
+                        cells.push(cell(
+                            trace,
+                            cpu,
+                            pid,
+                            tid,
+                            mode,
+                            name,
+                            &[("read", 1), (name, 2)],
+                        ));
+                    }
+                }
+                cells.push(cell(
+                    trace,
+                    cpu,
+                    -1,
+                    -1,
+                    CpuMode::Idle,
+                    "",
+                    &[("statedump", 1)],
+                ));
+            }
+        }
+        let total = cells.iter().map(|c| c.events.values().sum::<u64>()).sum();
+        let s = Statistics {
+            begin: 0,
+            end: 100,
+            total_events: total,
+            per_name: BTreeMap::new(),
+            cells,
+            trace_names: vec!["kernel".into(), "ust".into()],
+        };
+        let tree = s.tree();
+        assert_eq!(tree, reference_tree(&s));
+        assert_eq!(tree.children.len(), 2);
+        assert_eq!(tree.children[0].children.len(), 3);
+    }
+
+    #[test]
     fn the_tree_and_table_keep_every_level_and_event_name() {
         let cell = |trace, cpu, pid, tid, mode, name: &str, events: &[(&str, u64)]| StatCell {
             trace,

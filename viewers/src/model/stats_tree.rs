@@ -112,7 +112,20 @@ impl CellTree {
         let mut nodes = vec![Node::new(Label::Traceset)];
         // The last child of each node, while children are appended.
         let mut last_child: Vec<u32> = vec![NONE];
-        let mut found: FastMap<(u32, Key), u32> = FastMap::default();
+        // The node of each (parent, key) met: traces and CPUs in `upper`,
+        // processes, threads and modes in `lower`. With distinct trace
+        // labels, the cells under a CPU node are consecutive, so `lower` is
+        // emptied when the next CPU node starts: it holds one CPU's nodes,
+        // not the whole tree's (17 MB beside the tree being made, on an
+        // 8 GB kernel trace).
+        let mut upper: FastMap<(u32, Key), u32> = FastMap::default();
+        let mut lower: FastMap<(u32, Key), u32> = FastMap::default();
+        let distinct_labels = {
+            let mut labels: Vec<&str> = trace_labels.iter().map(String::as_str).collect();
+            labels.sort_unstable();
+            labels.windows(2).all(|w| w[0] != w[1])
+        };
+        let mut cpu_node = NONE;
         let mut counts = Vec::with_capacity(cells.len());
         let mut more_counts: FastMap<u32, Vec<u32>> = FastMap::default();
         let mut by_name: FastMap<&Arc<str>, u64> = FastMap::default();
@@ -145,7 +158,16 @@ impl CellTree {
             ];
             nodes[0].add(n, c.cpu_time);
             let mut at = 0u32;
-            for (key, label) in path {
+            for (level, (key, label)) in path.into_iter().enumerate() {
+                if level == 2 && at != cpu_node {
+                    // `at` is the next CPU node: nothing below the previous
+                    // one is met again.
+                    if distinct_labels {
+                        lower.clear();
+                    }
+                    cpu_node = at;
+                }
+                let found = if level < 2 { &mut upper } else { &mut lower };
                 at = *found.entry((at, key)).or_insert_with(|| {
                     let new = nodes.len() as u32;
                     nodes.push(Node::new(label));
@@ -171,8 +193,8 @@ impl CellTree {
         let mut names: Vec<(Arc<str>, u64)> =
             by_name.into_iter().map(|(n, k)| (n.clone(), k)).collect();
         names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        // It borrows the labels moved below.
-        drop(found);
+        // They borrow the labels moved below.
+        drop((upper, lower));
         nodes.shrink_to_fit();
         CellTree {
             nodes,
