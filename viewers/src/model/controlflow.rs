@@ -84,7 +84,7 @@ impl ControlFlowModel {
         let mut rec_of_row = FastMap::default();
         // The main thread of each process: the latest record with TID ==
         // PID in the same trace.
-        let mut main: HashMap<(u32, i64), RowId> = HashMap::new();
+        let mut main: FastMap<(u32, i64), RowId> = FastMap::default();
         for t in &data.threads {
             if t.tid == t.pid && t.tid != 0 {
                 main.insert((t.trace, t.pid), t.row);

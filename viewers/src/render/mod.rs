@@ -6,12 +6,12 @@
 //! that comparing two renders (or two trees, to redraw the tree column only
 //! when it changed) costs a couple of integer comparisons.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use traceloom_base::Time;
 use traceloom_base::TimeRange;
+use traceloom_base::{FastHasher, FastMap, FastSet};
 
 use crate::lod::{ArrowsBuilder, CounterBuilder, RowEventsBuilder, RowIntervalsBuilder};
 use crate::style::{DataConfig, TreeOrder};
@@ -55,14 +55,15 @@ pub struct TreeRow {
 #[derive(Debug, Clone)]
 pub struct TreeRender {
     rows: Arc<[TreeRow]>,
-    index: Arc<HashMap<RowId, usize>>,
+    index: Arc<FastMap<RowId, usize>>,
     hash: u64,
 }
 
 impl TreeRender {
     /// A tree from rows already in display order.
     pub fn new(rows: Vec<TreeRow>) -> Self {
-        let mut h = DefaultHasher::new();
+        // A fast hasher: the hash only detects changes within the process.
+        let mut h = FastHasher::default();
         rows.hash(&mut h);
         let index = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         TreeRender {
@@ -99,7 +100,7 @@ impl TreeRender {
 }
 
 impl PartialEq for TreeRender {
-    /// Equality by content hash (64-bit SipHash over every row): a view
+    /// Equality by content hash (64-bit [`FastHasher`] over every row): a view
     /// compares the new render's tree with the one it drew to decide whether
     /// to redraw the tree column, in constant time.
     fn eq(&self, other: &Self) -> bool {
@@ -132,7 +133,7 @@ pub struct TreeNode {
 #[derive(Debug, Default, Clone)]
 pub struct TreeBuilder {
     nodes: Vec<TreeNode>,
-    index: HashMap<RowId, usize>,
+    index: FastMap<RowId, usize>,
 }
 
 impl TreeBuilder {
@@ -199,8 +200,8 @@ impl TreeBuilder {
             return self.build_rows(config, &order, &config.hidden);
         }
         // Rows neither kept nor above a kept row are hidden.
-        let mut shown: HashSet<RowId> = HashSet::new();
-        let parent: HashMap<RowId, RowId> = nodes
+        let mut shown: FastSet<RowId> = FastSet::default();
+        let parent: FastMap<RowId, RowId> = nodes
             .iter()
             .filter_map(|n| n.parent.filter(|p| *p != n.id).map(|p| (n.id, p)))
             .collect();
@@ -231,7 +232,7 @@ impl TreeBuilder {
         order: &[usize],
         hidden: &HashSet<RowId>,
     ) -> TreeRender {
-        let ids: HashSet<RowId> = self.nodes.iter().map(|n| n.id).collect();
+        let ids: FastSet<RowId> = self.nodes.iter().map(|n| n.id).collect();
         let nodes = &self.nodes;
         let mut rows = Vec::with_capacity(self.nodes.len());
         if config.flatten {
@@ -254,7 +255,7 @@ impl TreeBuilder {
         }
         // A parent that is itself, or not among the nodes, makes a root.
         let parent_of = |n: &TreeNode| n.parent.filter(|p| *p != n.id && ids.contains(p));
-        let mut children: HashMap<RowId, Vec<usize>> = HashMap::new();
+        let mut children: FastMap<RowId, Vec<usize>> = FastMap::default();
         let mut roots = Vec::new();
         for &i in order {
             match parent_of(&nodes[i]) {
@@ -262,7 +263,7 @@ impl TreeBuilder {
                 None => roots.push(i),
             }
         }
-        let mut visited = HashSet::new();
+        let mut visited = FastSet::default();
         // Depth-first, iterative: traces can have deep fork chains.
         let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
         while let Some((i, depth)) = stack.pop() {
@@ -290,34 +291,36 @@ impl TreeBuilder {
         }
         // Nodes caught in a parent cycle are reachable from no root: show
         // them at the top rather than lose them.
-        let by_id: HashMap<RowId, &TreeNode> = nodes.iter().map(|n| (n.id, n)).collect();
-        for &i in order {
-            let n = &nodes[i];
-            if !visited.contains(&n.id)
-                && !hidden.contains(&n.id)
-                && !Self::under_collapsed_or_hidden(&by_id, n, config, hidden, &ids)
-            {
-                visited.insert(n.id);
-                rows.push(TreeRow {
-                    id: n.id,
-                    parent: None,
-                    label: n.label.clone(),
-                    depth: 0,
-                    has_children: false,
-                    expanded: false,
-                    properties: n.properties.clone(),
-                });
+        if visited.len() < ids.len() {
+            let by_id: FastMap<RowId, &TreeNode> = nodes.iter().map(|n| (n.id, n)).collect();
+            for &i in order {
+                let n = &nodes[i];
+                if !visited.contains(&n.id)
+                    && !hidden.contains(&n.id)
+                    && !Self::under_collapsed_or_hidden(&by_id, n, config, hidden, &ids)
+                {
+                    visited.insert(n.id);
+                    rows.push(TreeRow {
+                        id: n.id,
+                        parent: None,
+                        label: n.label.clone(),
+                        depth: 0,
+                        has_children: false,
+                        expanded: false,
+                        properties: n.properties.clone(),
+                    });
+                }
             }
         }
         TreeRender::new(rows)
     }
 
     fn under_collapsed_or_hidden(
-        by_id: &HashMap<RowId, &TreeNode>,
+        by_id: &FastMap<RowId, &TreeNode>,
         n: &TreeNode,
         config: &DataConfig,
         hidden: &HashSet<RowId>,
-        ids: &HashSet<RowId>,
+        ids: &FastSet<RowId>,
     ) -> bool {
         let mut seen = HashSet::new();
         let mut cur = n.parent.filter(|p| ids.contains(p));
@@ -361,7 +364,9 @@ pub fn row_matcher(pattern: &str) -> Option<regex::Regex> {
 pub struct TimeGraphRender {
     scale: PixelScale,
     tree: TreeRender,
+    /// The intervals of the materialized rows, the first row's first.
     states: Arc<[Arc<[StateInterval]>]>,
+    /// The drawn events of the materialized rows, the first row's first.
     events: Arc<[Arc<[DrawnEvent]>]>,
     arrows: Arc<[ArrowSeries]>,
     counters: Arc<[Counter]>,
@@ -397,12 +402,25 @@ impl TimeGraphRender {
 
     /// State intervals of the row at display index `row` (time order).
     pub fn states(&self, row: usize) -> &[StateInterval] {
-        self.states.get(row).map(|a| &a[..]).unwrap_or(&[])
+        self.materialized_index(row)
+            .and_then(|i| self.states.get(i))
+            .map(|a| &a[..])
+            .unwrap_or(&[])
     }
 
     /// Drawn events of the row at display index `row` (time order).
     pub fn events(&self, row: usize) -> &[DrawnEvent] {
-        self.events.get(row).map(|a| &a[..]).unwrap_or(&[])
+        self.materialized_index(row)
+            .and_then(|i| self.events.get(i))
+            .map(|a| &a[..])
+            .unwrap_or(&[])
+    }
+
+    /// Where the row at display index `row` is among the materialized.
+    fn materialized_index(&self, row: usize) -> Option<usize> {
+        self.materialized
+            .contains(&row)
+            .then(|| row - self.materialized.start)
     }
 
     /// Arrow series.
@@ -488,12 +506,20 @@ impl PartialEq for TimeGraphRender {
 /// Assembles a [`TimeGraphRender`] for a time range and pixel width; every
 /// row's intervals and events go through level-of-detail builders, so the
 /// render holds O(rows × width) items whatever the input size.
+///
+/// Only the materialized rows have builders and lists: a view showing 50
+/// rows of a tree of 80,000 thread records (an 8 GB kernel trace) made
+/// 160,000 empty lists a render, most of its cost, before they did.
 #[derive(Debug)]
 pub struct TimeGraphRenderBuilder {
     scale: PixelScale,
     tree: TreeRender,
+    /// The builders of the materialized rows, the first row's first (made
+    /// on first use, once the rows are known).
     intervals: Vec<RowIntervalsBuilder>,
     events: Vec<RowEventsBuilder>,
+    /// What a row that is not materialized is given, and forgets.
+    discarded: (RowIntervalsBuilder, RowEventsBuilder),
     arrows: Vec<(StyleKey, ArrowsBuilder)>,
     counters: Vec<(StyleKey, Option<RowId>, CounterBuilder)>,
     details: Option<Arc<dyn ItemDetails>>,
@@ -507,8 +533,12 @@ impl TimeGraphRenderBuilder {
         let n = tree.len();
         TimeGraphRenderBuilder {
             scale,
-            intervals: (0..n).map(|_| RowIntervalsBuilder::new(scale)).collect(),
-            events: (0..n).map(|_| RowEventsBuilder::new(scale)).collect(),
+            intervals: Vec::new(),
+            events: Vec::new(),
+            discarded: (
+                RowIntervalsBuilder::new(scale),
+                RowEventsBuilder::new(scale),
+            ),
             tree,
             arrows: Vec::new(),
             counters: Vec::new(),
@@ -518,10 +548,28 @@ impl TimeGraphRenderBuilder {
     }
 
     /// Says the render holds the intervals and events of `rows` only
-    /// (clamped to the tree); its model fills no other row.
+    /// (clamped to the tree); its model fills no other row. Said before
+    /// anything is pushed: what was pushed to a row before is dropped.
     pub fn materialize_only(&mut self, rows: std::ops::Range<usize>) {
         let n = self.tree.len();
-        self.materialized = rows.start.min(n)..rows.end.min(n);
+        let start = rows.start.min(n);
+        self.materialized = start..rows.end.min(n).max(start);
+        self.intervals.clear();
+        self.events.clear();
+    }
+
+    /// Index of the row at display index `row` among the builders (made
+    /// now if they are not yet), or `None` if it is not materialized.
+    fn builder_index(&mut self, row: usize) -> Option<usize> {
+        if !self.materialized.contains(&row) {
+            return None;
+        }
+        if self.intervals.is_empty() {
+            let (n, scale) = (self.materialized.len(), self.scale);
+            self.intervals = (0..n).map(|_| RowIntervalsBuilder::new(scale)).collect();
+            self.events = (0..n).map(|_| RowEventsBuilder::new(scale)).collect();
+        }
+        Some(row - self.materialized.start)
     }
 
     /// The rows to fill (every row unless
@@ -540,31 +588,40 @@ impl TimeGraphRenderBuilder {
         &self.tree
     }
 
-    /// Interval builder of the row at display index `row`.
-    ///
-    /// # Panics
-    /// If `row` is not a display index of the tree.
+    /// Interval builder of the row at display index `row`; what is
+    /// pushed to a row that is not materialized (or not in the tree) is
+    /// dropped.
     pub fn intervals(&mut self, row: usize) -> &mut RowIntervalsBuilder {
-        &mut self.intervals[row]
+        match self.builder_index(row) {
+            Some(i) => &mut self.intervals[i],
+            None => {
+                self.discarded.0 = RowIntervalsBuilder::new(self.scale);
+                &mut self.discarded.0
+            }
+        }
     }
 
-    /// Event builder of the row at display index `row`.
-    ///
-    /// # Panics
-    /// If `row` is not a display index of the tree.
+    /// Event builder of the row at display index `row`; what is pushed to
+    /// a row that is not materialized (or not in the tree) is dropped.
     pub fn events(&mut self, row: usize) -> &mut RowEventsBuilder {
-        &mut self.events[row]
+        match self.builder_index(row) {
+            Some(i) => &mut self.events[i],
+            None => {
+                self.discarded.1 = RowEventsBuilder::new(self.scale);
+                &mut self.discarded.1
+            }
+        }
     }
 
-    /// Interval builder of row `id`, if the row is shown.
+    /// Interval builder of row `id`, if the row is shown and materialized.
     pub fn intervals_of(&mut self, id: RowId) -> Option<&mut RowIntervalsBuilder> {
-        let i = self.tree.index_of(id)?;
+        let i = self.builder_index(self.tree.index_of(id)?)?;
         Some(&mut self.intervals[i])
     }
 
-    /// Event builder of row `id`, if the row is shown.
+    /// Event builder of row `id`, if the row is shown and materialized.
     pub fn events_of(&mut self, id: RowId) -> Option<&mut RowEventsBuilder> {
-        let i = self.tree.index_of(id)?;
+        let i = self.builder_index(self.tree.index_of(id)?)?;
         Some(&mut self.events[i])
     }
 
@@ -611,7 +668,11 @@ impl TimeGraphRenderBuilder {
     }
 
     /// The immutable render.
-    pub fn build(self) -> TimeGraphRender {
+    pub fn build(mut self) -> TimeGraphRender {
+        if let Some(first) = self.materialized.clone().next() {
+            // Every materialized row has its (maybe empty) lists.
+            self.builder_index(first);
+        }
         let tree = self.tree;
         let states: Arc<[Arc<[StateInterval]>]> = self
             .intervals
