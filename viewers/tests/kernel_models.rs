@@ -680,6 +680,41 @@ fn partial_statistics_equal_a_full_copy() {
     }
 }
 
+/// A control-flow render whose rows are filled on several threads equals
+/// the one filled on one, for every row and for some rows, over the whole
+/// trace and zoomed in.
+#[test]
+fn render_filled_in_parallel_equals_the_serial_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = generated(dir.path(), 60_000, 5);
+    let (_session, data) = analyze(&p);
+    let mut serial = ControlFlowModel::new(data.clone());
+    serial.set_parallel_blocks(usize::MAX);
+    let mut parallel = ControlFlowModel::new(data);
+    parallel.set_parallel_blocks(0);
+    let config = serial.config().clone();
+    let full = serial.full_range();
+    let zoom = TimeRange::new(
+        full.start + full.span() as i64 / 4,
+        full.start + full.span() as i64 / 3,
+    );
+    for range in [full, zoom] {
+        let n = serial.tree().len();
+        assert!(n > 20, "{n} rows");
+        for rows in [None, Some(3..n / 2)] {
+            let a = serial.render_rows_with(&config, range, 900, rows.clone());
+            let b = parallel.render_rows_with(&config, range, 900, rows.clone());
+            assert_eq!(a, b, "rows {rows:?}");
+            let drawn: usize = a.materialized().map(|i| a.states(i).len()).sum();
+            assert!(drawn > 100, "{drawn} intervals in rows {rows:?}");
+            for i in 0..n {
+                assert_eq!(a.states(i), b.states(i), "row {i}");
+                assert_eq!(a.events(i), b.events(i), "row {i}");
+            }
+        }
+    }
+}
+
 /// A control-flow render made for some rows holds exactly the whole
 /// render's states and events there and nothing elsewhere, with the
 /// same tree and arrows.

@@ -17,12 +17,14 @@ use traceloom_base::TimeRange;
 
 use traceloom_engine::state::ThreadStatus;
 
+use crate::lod::{RowEventsBuilder, RowIntervalsBuilder};
 use crate::model::column::{Column, ColumnReader};
 use crate::model::damage::rows_without_data;
 use crate::model::kernel::{
     decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord, NO_THREAD,
 };
 use crate::model::steps::{first_at_or_after, push_steps, Times};
+use crate::render::RowSlot;
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
     TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
@@ -39,6 +41,11 @@ pub const ARROWS_PER_PIXEL: f64 = 0.25;
 
 /// Row ids of trace rows (shown when the traceset has several traces).
 const TRACE_ROW: u64 = 1 << 63;
+
+/// Summary blocks (of 64 changes) in a render's range from which its rows
+/// are filled on several threads: a few ms of work on one, where starting
+/// a thread costs tens of µs.
+pub const PARALLEL_BLOCKS: usize = 4096;
 
 /// The control flow view's model.
 #[derive(Debug)]
@@ -69,6 +76,9 @@ pub struct ControlFlowModel {
     /// and the damage (index in `KernelData::damage`).
     no_data: FastMap<u32, (Time, usize)>,
     full: Mutex<Option<(u32, TimeGraphRender)>>,
+    /// Summary blocks in a render's range from which its rows are filled
+    /// on several threads.
+    parallel_blocks: usize,
 }
 
 /// Row label of a thread: its name and TID.
@@ -188,7 +198,16 @@ impl ControlFlowModel {
                 Arc::from("sched_process_exit"),
             ],
             full: Mutex::new(None),
+            parallel_blocks: PARALLEL_BLOCKS,
         }
+    }
+
+    /// Fills a render's rows on several threads when they hold at least
+    /// `blocks` summary blocks (of 64 changes) in its range
+    /// ([`PARALLEL_BLOCKS`] by default; 0: whenever there are two rows,
+    /// `usize::MAX`: never).
+    pub fn set_parallel_blocks(&mut self, blocks: usize) {
+        self.parallel_blocks = blocks;
     }
 
     /// The data rendered.
@@ -340,16 +359,13 @@ impl ControlFlowModel {
         }
         let scale = b.scale();
         let shown = b.materialized();
+        // (index among the materialized rows, thread record)
         let rows: Vec<(usize, u32)> = b.tree().rows()[shown.clone()]
             .iter()
-            .zip(shown)
-            .filter_map(|(r, i)| self.rec_of_row.get(&r.id).map(|&rec| (i, rec)))
+            .enumerate()
+            .filter_map(|(i, r)| self.rec_of_row.get(&r.id).map(|&rec| (i, rec)))
             .collect();
-        for (i, rec) in rows {
-            let t = &self.data.threads[rec as usize];
-            let gap = self.no_data.get(&rec).copied();
-            self.push_thread(t, gap, scale, &mut b, i);
-        }
+        self.fill_rows(&rows, scale, b.row_slots());
         if config.arrows_on(keys::ARROWS_WAKEUP) {
             // Wake-ups are sorted by arrival: those crossing the window
             // arrive after its start and, leaving before its end, arrive
@@ -406,6 +422,100 @@ impl ControlFlowModel {
         }
     }
 
+    /// Fills the rows `rows` (index among `slots`, thread record), in
+    /// runs on several threads when they hold many changes in the range:
+    /// a full-range render of the busiest rows reads millions of changes
+    /// (38 ms of its 49 ms on one core for the 1 GB generated trace), a
+    /// zoomed one a few thousand.
+    fn fill_rows(&self, rows: &[(usize, u32)], scale: PixelScale, slots: &mut [RowSlot]) {
+        let fill = |rows: &[(usize, u32)], base: usize, slots: &mut [RowSlot], finish: bool| {
+            for &(i, rec) in rows {
+                let t = &self.data.threads[rec as usize];
+                let gap = self.no_data.get(&rec).copied();
+                let slot = &mut slots[i - base];
+                self.push_thread(t, gap, scale, &mut slot.intervals, &mut slot.events);
+                if finish {
+                    slot.finish();
+                }
+            }
+        };
+        // The work of a row: its summary blocks in the range.
+        let range = scale.range;
+        let work: Vec<usize> = rows
+            .iter()
+            .map(|&(_, rec)| {
+                let blocks = &self.data.threads[rec as usize].blocks;
+                let from = blocks.partition_point(|b| b.start < range.start);
+                let to = blocks.partition_point(|b| b.start <= range.end);
+                to.saturating_sub(from) + 1
+            })
+            .collect();
+        let total: usize = work.iter().sum();
+        let parts = if total < self.parallel_blocks {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(total / self.parallel_blocks.max(1))
+                .min(rows.len())
+        };
+        if parts <= 1 {
+            fill(rows, 0, slots, false);
+            return;
+        }
+        // Consecutive runs of rows of about equal work, four a thread: the
+        // blocks leave out the drawn events, so the threads balance the
+        // runs by taking the next one when free.
+        let count = (parts * 4).min(rows.len());
+        let mut runs = Vec::with_capacity(count);
+        let (mut from, mut sum) = (0, 0);
+        for (k, w) in work.iter().enumerate() {
+            sum += w;
+            if sum * count >= total * (runs.len() + 1) && runs.len() + 1 < count {
+                runs.push(from..k + 1);
+                from = k + 1;
+            }
+        }
+        runs.push(from..rows.len());
+        // The runs with their builders, taken by whichever thread is free.
+        let mut jobs = Vec::with_capacity(count);
+        let (mut rest, mut base) = (slots, 0);
+        for run in runs {
+            let run = &rows[run];
+            // The run's rows: up to its last row's.
+            let end = run.last().map_or(base, |&(i, _)| i + 1);
+            let (these, after) = std::mem::take(&mut rest).split_at_mut(end - base);
+            rest = after;
+            jobs.push((run, base, these));
+            base = end;
+        }
+        let jobs = Mutex::new(jobs);
+        let work = || loop {
+            let job = match jobs.lock() {
+                Ok(mut jobs) => jobs.pop(),
+                Err(_) => None,
+            };
+            match job {
+                // Each row finished here, while its items are in this
+                // core's cache.
+                Some((run, base, slots)) => fill(run, base, slots, true),
+                None => break,
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..parts {
+                let spawned = std::thread::Builder::new()
+                    .name("control flow render".into())
+                    .spawn_scoped(scope, work);
+                if spawned.is_err() {
+                    // This thread does the rest.
+                    break;
+                }
+            }
+            work();
+        });
+    }
+
     /// Pushes thread `t`'s states and drawn events; its last state ends
     /// at `gap`'s start, if a damaged stream left it without data.
     fn push_thread(
@@ -413,8 +523,8 @@ impl ControlFlowModel {
         t: &ThreadRecord,
         gap: Option<(Time, usize)>,
         scale: PixelScale,
-        b: &mut TimeGraphRenderBuilder,
-        row: usize,
+        intervals: &mut RowIntervalsBuilder,
+        ev: &mut RowEventsBuilder,
     ) {
         let range = scale.range;
         if t.birth > range.end || t.end < range.start {
@@ -432,7 +542,7 @@ impl ControlFlowModel {
             &t.times.reader(),
             end,
             scale,
-            b.intervals(row),
+            intervals,
             &t.blocks,
             |c| c as u32,
             |k| codes.at(k) as u32,
@@ -444,14 +554,12 @@ impl ControlFlowModel {
             },
         );
         if let Some((from, k)) = gap {
-            b.intervals(row)
-                .push_interval(self.data.damage[k].no_data(from, t.end));
+            intervals.push_interval(self.data.damage[k].no_data(from, t.end));
         }
         // Drawn events: one per pixel column at most, by binary search.
         let mut i = t.marks.partition_point(|m| m.time < range.start);
         let marks = t.marks.reader();
         let mark_times = MarkTimes(&marks);
-        let ev = b.events(row);
         while i < marks.len() && marks.at(i).time <= range.end {
             let Mark { time, kind, .. } = marks.at(i);
             let key = self.mark_keys[kind as usize & 3].clone();

@@ -503,6 +503,64 @@ impl PartialEq for TimeGraphRender {
     }
 }
 
+/// One materialized row of a [`TimeGraphRenderBuilder`]: its builders,
+/// then, once finished, its lists and their digest (part of the render's
+/// content hash).
+#[derive(Debug)]
+pub struct RowSlot {
+    /// The row's state intervals.
+    pub intervals: RowIntervalsBuilder,
+    /// The row's drawn events.
+    pub events: RowEventsBuilder,
+    scale: PixelScale,
+    finished: Option<FinishedRow>,
+}
+
+/// A finished row: its lists and their digest.
+type FinishedRow = (Arc<[StateInterval]>, Arc<[DrawnEvent]>, u64);
+
+impl RowSlot {
+    fn new(scale: PixelScale) -> Self {
+        RowSlot {
+            intervals: RowIntervalsBuilder::new(scale),
+            events: RowEventsBuilder::new(scale),
+            scale,
+            finished: None,
+        }
+    }
+
+    /// Makes the row's lists now (the render's build makes those of the
+    /// rows not finished yet): a model filling rows on several threads
+    /// finishes each on the thread that filled it, where its items are in
+    /// the cache. Nothing pushed afterwards is kept.
+    pub fn finish(&mut self) {
+        if self.finished.is_none() {
+            self.finished = Some(self.make());
+        }
+    }
+
+    fn take_finished(&mut self) -> FinishedRow {
+        match self.finished.take() {
+            Some(f) => f,
+            None => self.make(),
+        }
+    }
+
+    fn make(&mut self) -> FinishedRow {
+        let scale = self.scale;
+        let intervals = std::mem::replace(&mut self.intervals, RowIntervalsBuilder::new(scale));
+        let events = std::mem::replace(&mut self.events, RowEventsBuilder::new(scale));
+        let states: Arc<[StateInterval]> = intervals.finish().into();
+        let events: Arc<[DrawnEvent]> = events.finish().into();
+        // A fast hasher: the digest only detects changes within the
+        // process.
+        let mut h = traceloom_base::FastHasher::default();
+        states.hash(&mut h);
+        events.hash(&mut h);
+        (states, events, h.finish())
+    }
+}
+
 /// Assembles a [`TimeGraphRender`] for a time range and pixel width; every
 /// row's intervals and events go through level-of-detail builders, so the
 /// render holds O(rows × width) items whatever the input size.
@@ -514,12 +572,11 @@ impl PartialEq for TimeGraphRender {
 pub struct TimeGraphRenderBuilder {
     scale: PixelScale,
     tree: TreeRender,
-    /// The builders of the materialized rows, the first row's first (made
-    /// on first use, once the rows are known).
-    intervals: Vec<RowIntervalsBuilder>,
-    events: Vec<RowEventsBuilder>,
+    /// The materialized rows, the first row's first (made on first use,
+    /// once the rows are known).
+    rows: Vec<RowSlot>,
     /// What a row that is not materialized is given, and forgets.
-    discarded: (RowIntervalsBuilder, RowEventsBuilder),
+    discarded: RowSlot,
     arrows: Vec<(StyleKey, ArrowsBuilder)>,
     counters: Vec<(StyleKey, Option<RowId>, CounterBuilder)>,
     details: Option<Arc<dyn ItemDetails>>,
@@ -533,12 +590,8 @@ impl TimeGraphRenderBuilder {
         let n = tree.len();
         TimeGraphRenderBuilder {
             scale,
-            intervals: Vec::new(),
-            events: Vec::new(),
-            discarded: (
-                RowIntervalsBuilder::new(scale),
-                RowEventsBuilder::new(scale),
-            ),
+            rows: Vec::new(),
+            discarded: RowSlot::new(scale),
             tree,
             arrows: Vec::new(),
             counters: Vec::new(),
@@ -554,8 +607,7 @@ impl TimeGraphRenderBuilder {
         let n = self.tree.len();
         let start = rows.start.min(n);
         self.materialized = start..rows.end.min(n).max(start);
-        self.intervals.clear();
-        self.events.clear();
+        self.rows.clear();
     }
 
     /// Index of the row at display index `row` among the builders (made
@@ -564,10 +616,9 @@ impl TimeGraphRenderBuilder {
         if !self.materialized.contains(&row) {
             return None;
         }
-        if self.intervals.is_empty() {
+        if self.rows.is_empty() {
             let (n, scale) = (self.materialized.len(), self.scale);
-            self.intervals = (0..n).map(|_| RowIntervalsBuilder::new(scale)).collect();
-            self.events = (0..n).map(|_| RowEventsBuilder::new(scale)).collect();
+            self.rows = (0..n).map(|_| RowSlot::new(scale)).collect();
         }
         Some(row - self.materialized.start)
     }
@@ -593,10 +644,10 @@ impl TimeGraphRenderBuilder {
     /// dropped.
     pub fn intervals(&mut self, row: usize) -> &mut RowIntervalsBuilder {
         match self.builder_index(row) {
-            Some(i) => &mut self.intervals[i],
+            Some(i) => &mut self.rows[i].intervals,
             None => {
-                self.discarded.0 = RowIntervalsBuilder::new(self.scale);
-                &mut self.discarded.0
+                self.discarded = RowSlot::new(self.scale);
+                &mut self.discarded.intervals
             }
         }
     }
@@ -605,24 +656,35 @@ impl TimeGraphRenderBuilder {
     /// a row that is not materialized (or not in the tree) is dropped.
     pub fn events(&mut self, row: usize) -> &mut RowEventsBuilder {
         match self.builder_index(row) {
-            Some(i) => &mut self.events[i],
+            Some(i) => &mut self.rows[i].events,
             None => {
-                self.discarded.1 = RowEventsBuilder::new(self.scale);
-                &mut self.discarded.1
+                self.discarded = RowSlot::new(self.scale);
+                &mut self.discarded.events
             }
         }
+    }
+
+    /// Every materialized row, the first row's first (display index
+    /// [`materialized`](Self::materialized)`().start`): a model can fill
+    /// disjoint runs of rows on several threads, and finish each row
+    /// there ([`RowSlot::finish`]).
+    pub fn row_slots(&mut self) -> &mut [RowSlot] {
+        if let Some(first) = self.materialized.clone().next() {
+            self.builder_index(first);
+        }
+        &mut self.rows
     }
 
     /// Interval builder of row `id`, if the row is shown and materialized.
     pub fn intervals_of(&mut self, id: RowId) -> Option<&mut RowIntervalsBuilder> {
         let i = self.builder_index(self.tree.index_of(id)?)?;
-        Some(&mut self.intervals[i])
+        Some(&mut self.rows[i].intervals)
     }
 
     /// Event builder of row `id`, if the row is shown and materialized.
     pub fn events_of(&mut self, id: RowId) -> Option<&mut RowEventsBuilder> {
         let i = self.builder_index(self.tree.index_of(id)?)?;
-        Some(&mut self.events[i])
+        Some(&mut self.rows[i].events)
     }
 
     /// Builder of arrow series `name` (created on first use).
@@ -674,16 +736,17 @@ impl TimeGraphRenderBuilder {
             self.builder_index(first);
         }
         let tree = self.tree;
-        let states: Arc<[Arc<[StateInterval]>]> = self
-            .intervals
-            .into_iter()
-            .map(|b| Arc::from(b.finish()))
-            .collect();
-        let events: Arc<[Arc<[DrawnEvent]>]> = self
-            .events
-            .into_iter()
-            .map(|b| Arc::from(b.finish()))
-            .collect();
+        let mut states = Vec::with_capacity(self.rows.len());
+        let mut events = Vec::with_capacity(self.rows.len());
+        let mut digests = Vec::with_capacity(self.rows.len());
+        for mut slot in self.rows {
+            let (s, e, d) = slot.take_finished();
+            states.push(s);
+            events.push(e);
+            digests.push(d);
+        }
+        let states: Arc<[Arc<[StateInterval]>]> = states.into();
+        let events: Arc<[Arc<[DrawnEvent]>]> = events.into();
         let arrows: Arc<[ArrowSeries]> = self
             .arrows
             .into_iter()
@@ -707,8 +770,7 @@ impl TimeGraphRenderBuilder {
         self.scale.hash(&mut h);
         self.materialized.hash(&mut h);
         tree.content_hash().hash(&mut h);
-        states.hash(&mut h);
-        events.hash(&mut h);
+        digests.hash(&mut h);
         arrows.hash(&mut h);
         for c in counters.iter() {
             c.name.hash(&mut h);
