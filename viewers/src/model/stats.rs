@@ -2001,6 +2001,28 @@ mod tests {
         pairs.iter().map(|&(k, n)| (Arc::from(k), n)).collect()
     }
 
+    /// A cell whose CPU time tells its thread and CPU apart.
+    fn stat_cell(
+        trace: u32,
+        cpu: u32,
+        pid: i64,
+        tid: i64,
+        mode: CpuMode,
+        name: &str,
+        events: &[(&str, u64)],
+    ) -> StatCell {
+        StatCell {
+            trace,
+            cpu,
+            pid,
+            tid,
+            mode,
+            name: Arc::from(name),
+            cpu_time: 10 * tid.unsigned_abs() + u64::from(cpu),
+            events: counts(events),
+        }
+    }
+
     /// The tree as a naive reference builds it: every level, event names
     /// included, a node found among its siblings by label, children in
     /// the order first met over the sorted cells.
@@ -2075,16 +2097,7 @@ mod tests {
         // The tree forgets the keys below a CPU when the next CPU starts;
         // a process, thread or mode met again under another CPU or trace
         // is a node of its own there.
-        let cell = |trace, cpu, pid, tid, mode, name: &str, events: &[(&str, u64)]| StatCell {
-            trace,
-            cpu,
-            pid,
-            tid,
-            mode,
-            name: Arc::from(name),
-            cpu_time: 3 * tid.unsigned_abs() + cpu as u64,
-            events: counts(events),
-        };
+        let cell = stat_cell;
         let mut cells = Vec::new();
         for trace in [1, 0] {
             for cpu in [1, 0, NO_CPU] {
@@ -2130,16 +2143,7 @@ mod tests {
 
     #[test]
     fn the_tree_and_table_keep_every_level_and_event_name() {
-        let cell = |trace, cpu, pid, tid, mode, name: &str, events: &[(&str, u64)]| StatCell {
-            trace,
-            cpu,
-            pid,
-            tid,
-            mode,
-            name: Arc::from(name),
-            cpu_time: 10 * tid.unsigned_abs() + cpu as u64,
-            events: counts(events),
-        };
+        let cell = stat_cell;
         // Two traces of the same name share their nodes down to the
         // modes, whose event names then come from two cells; a thread
         // renamed between its modes' cells is two thread rows; events

@@ -241,15 +241,7 @@ impl TreeBuilder {
                 if hidden.contains(&n.id) {
                     continue;
                 }
-                rows.push(TreeRow {
-                    id: n.id,
-                    parent: None,
-                    label: n.label.clone(),
-                    depth: 0,
-                    has_children: false,
-                    expanded: false,
-                    properties: n.properties.clone(),
-                });
+                rows.push(root_row(n));
             }
             return TreeRender::new(rows);
         }
@@ -300,15 +292,7 @@ impl TreeBuilder {
                     && !Self::under_collapsed_or_hidden(&by_id, n, config, hidden, &ids)
                 {
                     visited.insert(n.id);
-                    rows.push(TreeRow {
-                        id: n.id,
-                        parent: None,
-                        label: n.label.clone(),
-                        depth: 0,
-                        has_children: false,
-                        expanded: false,
-                        properties: n.properties.clone(),
-                    });
+                    rows.push(root_row(n));
                 }
             }
         }
@@ -335,6 +319,20 @@ impl TreeBuilder {
             cur = by_id.get(&p).and_then(|n| n.parent);
         }
         false
+    }
+}
+
+/// Node `n` as a top-level row without children (a flat tree's rows,
+/// rows caught in a parent cycle).
+fn root_row(n: &TreeNode) -> TreeRow {
+    TreeRow {
+        id: n.id,
+        parent: None,
+        label: n.label.clone(),
+        depth: 0,
+        has_children: false,
+        expanded: false,
+        properties: n.properties.clone(),
     }
 }
 
