@@ -90,8 +90,9 @@ pub fn thread_label(t: &ThreadRecord) -> String {
 impl ControlFlowModel {
     /// A model over the kernel pass's data, with the default configuration.
     pub fn new(data: Arc<KernelData>) -> Self {
-        let mut nodes = TreeBuilder::new();
-        let mut rec_of_row = FastMap::default();
+        let rows = data.threads.len() + data.trace_names.len();
+        let mut nodes = TreeBuilder::with_capacity(rows);
+        let mut rec_of_row = FastMap::with_capacity_and_hasher(rows, Default::default());
         // The main thread of each process: the latest record with TID ==
         // PID in the same trace.
         let mut main: FastMap<(u32, i64), RowId> = FastMap::default();

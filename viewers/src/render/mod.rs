@@ -142,6 +142,14 @@ impl TreeBuilder {
         TreeBuilder::default()
     }
 
+    /// An empty builder with room for `nodes` nodes.
+    pub fn with_capacity(nodes: usize) -> Self {
+        TreeBuilder {
+            nodes: Vec::with_capacity(nodes),
+            index: FastMap::with_capacity_and_hasher(nodes, Default::default()),
+        }
+    }
+
     /// Adds a node (a later node with the same id replaces the earlier one,
     /// keeping its insertion place).
     pub fn add(&mut self, node: TreeNode) -> &mut Self {
