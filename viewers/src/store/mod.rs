@@ -116,8 +116,7 @@ pub fn load(dir: &Path, identity: &TracesetIdentity) -> Result<Loaded, StoreErro
     if m.header.digest != identity.digest() {
         return Err(stale("the trace files changed since it was written"));
     }
-    m.verify_columns()?;
-    let (head, data) = codec::read(&m)?;
+    let (head, data) = verify_while_reading(&m)?;
     if head.identity != *identity {
         return Err(stale("the trace files changed since it was written"));
     }
@@ -127,6 +126,35 @@ pub fn load(dir: &Path, identity: &TracesetIdentity) -> Result<Loaded, StoreErro
         bytes: m.len(),
         path,
     })
+}
+
+/// The analysis held by `m`, its columns' checksum verified while its meta
+/// block is decoded: the check reads every page of the store (3.3 GB on
+/// an 8 GB trace, at memory speed on every core) and decoding the meta
+/// block does not read the columns, so a warm open waits for the longer
+/// of the two, not for both.
+fn verify_while_reading(m: &file::Mapped) -> Result<(StoreHead, KernelData), StoreError> {
+    let (verified, read) = std::thread::scope(|scope| {
+        let verify = std::thread::Builder::new()
+            .name("store check".into())
+            .spawn_scoped(scope, || m.verify_columns());
+        match verify {
+            Ok(handle) => {
+                let read = codec::read(m);
+                (handle.join().ok(), read)
+            }
+            // No thread: one after the other.
+            Err(_) => (Some(m.verify_columns()), codec::read(m)),
+        }
+    });
+    match verified {
+        Some(Ok(())) => read,
+        Some(Err(e)) => Err(e),
+        None => Err(StoreError::Damaged {
+            path: m.path().to_path_buf(),
+            reason: "the column check failed".into(),
+        }),
+    }
 }
 
 /// The statistics and histogram of the store of the traces at `identity`
