@@ -560,7 +560,7 @@ impl RowSlot {
         let events: Arc<[DrawnEvent]> = events.finish().into();
         // A fast hasher: the digest only detects changes within the
         // process.
-        let mut h = traceloom_base::FastHasher::default();
+        let mut h = FastHasher::default();
         states.hash(&mut h);
         events.hash(&mut h);
         (states, events, h.finish())
@@ -770,9 +770,10 @@ impl TimeGraphRenderBuilder {
                 samples: b.finish().into(),
             })
             .collect();
-        // A fast hasher: this hashes every interval of the render, and
-        // the hash only detects changes within the process.
-        let mut h = traceloom_base::FastHasher::default();
+        // The rows' digests stand for their intervals and events (hashed
+        // where each row was finished). A fast hasher: the hash only
+        // detects changes within the process.
+        let mut h = FastHasher::default();
         self.scale.hash(&mut h);
         self.materialized.hash(&mut h);
         tree.content_hash().hash(&mut h);
