@@ -25,9 +25,10 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::pack::{Item, BLOCK};
+use super::pack::{Item, Timed, BLOCK};
 use super::series::{SealBatch, SealedBatch, Series, SeriesBuilder};
 use super::spill::Arena;
+use traceloom_base::Time;
 
 /// A packed column (see the module documentation).
 #[derive(Clone)]
@@ -169,17 +170,23 @@ impl<T: Item> Column<T> {
     /// Decodes block `b` into `out` ([`BLOCK`] items; panics when there
     /// is no such block).
     fn decode_block(&self, b: usize, out: &mut [T]) {
+        self.with_block_bytes(b, |bytes| T::decode(bytes, out));
+    }
+
+    /// `f` of the packed bytes of block `b` (panics when there is no such
+    /// block).
+    fn with_block_bytes<R>(&self, b: usize, f: impl FnOnce(&[u8]) -> R) -> R {
         let p = self.blocks.as_deref().expect("a packed block");
         let start = *p.locs.at(b) as usize;
         let end = p.locs.get(b + 1).map_or(p.bytes.len(), |&e| e as usize);
         let end = end.min(p.bytes.len()).max(start.min(p.bytes.len()));
         let start = start.min(end);
         match p.bytes.contiguous(start, end - start) {
-            Some(bytes) => T::decode(bytes, out),
+            Some(bytes) => f(bytes),
             None => {
                 let mut buf = Vec::with_capacity(end - start);
                 p.bytes.copy_range(start, end - start, &mut buf);
-                T::decode(&buf, out);
+                f(&buf)
             }
         }
     }
@@ -361,6 +368,81 @@ impl<T: Item> ColumnReader<'_, T> {
     pub fn column(&self) -> &Column<T> {
         self.col
     }
+}
+
+impl<T: Timed> ColumnReader<'_, T> {
+    /// The first item at or after index `from` whose time is at or after
+    /// `t`: its index and the item, or `(len(), None)`. A forward search
+    /// that gallops over the blocks' first items, which are stored
+    /// unpacked, then searches the one block holding the answer
+    /// ([`Timed::search_block`]: drawn events decode only up to it). A
+    /// search through the items themselves decoded every block it probed:
+    /// two or three blocks a pixel column in a full-range render of a
+    /// thread with many drawn events.
+    pub fn first_at_or_after(&self, from: usize, t: Time) -> (usize, Option<T>) {
+        let n = self.len();
+        let packed = self.col.packed();
+        let tail = &self.col.tail;
+        let in_tail = |from: usize| {
+            let k = from + tail_partition_from(tail, from, |x| x.time() < t);
+            (packed + k, tail.get(k).copied())
+        };
+        if from >= packed {
+            return in_tail(from.min(n) - packed);
+        }
+        let firsts = &self.col.blocks.as_deref().expect("a packed block").firsts;
+        let nb = firsts.len();
+        let before = |b: usize| firsts.at(b).time() < t;
+        // The last block at or after from's whose first item is before t:
+        // the answer is in it, or is the first item after it.
+        let b0 = from / BLOCK;
+        let mut lo = b0;
+        let (mut step, mut hi) = (1, b0 + 1);
+        while hi < nb && before(hi) {
+            lo = hi;
+            step *= 2;
+            hi = lo + step;
+        }
+        let mut hi = hi.min(nb);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let from_in_block = from.saturating_sub(lo * BLOCK);
+        let (k, item) = self
+            .col
+            .with_block_bytes(lo, |bytes| T::search_block(bytes, BLOCK, from_in_block, t));
+        if k < BLOCK {
+            return (lo * BLOCK + k, item);
+        }
+        if lo + 1 < nb {
+            return ((lo + 1) * BLOCK, Some(*firsts.at(lo + 1)));
+        }
+        in_tail(0)
+    }
+}
+
+/// The number of items of `tail` from `from` on for which `pred` holds,
+/// `pred` holding for a prefix.
+fn tail_partition_from<T>(
+    tail: &Series<T>,
+    from: usize,
+    mut pred: impl FnMut(&T) -> bool,
+) -> usize {
+    let (mut a, mut z) = (from, tail.len());
+    while a < z {
+        let mid = a + (z - a) / 2;
+        if pred(tail.at(mid)) {
+            a = mid + 1;
+        } else {
+            z = mid;
+        }
+    }
+    a - from
 }
 
 /// The growing side of a [`Column`].
@@ -680,6 +762,23 @@ mod tests {
             let s = Column::from(v.clone());
             prop_assert_eq!(s.partition_point(|&y| y < x), v.partition_point(|&y| y < x));
             prop_assert_eq!(s.partition_point(|&y| y <= x), v.partition_point(|&y| y <= x));
+        }
+
+        #[test]
+        fn forward_search_matches_slices(
+            steps in prop::collection::vec((0i64..40, 0u8..4), 0..1200),
+            probes in prop::collection::vec((0usize..1300, 0i64..30_000), 1..40),
+        ) {
+            use crate::model::kernel::Mark;
+            let mut t = 0;
+            let v: Vec<Mark> = steps.iter().map(|&(d, kind)| { t += d; Mark::new(t, kind) }).collect();
+            let s = Column::from(v.clone());
+            let r = s.reader();
+            for &(from, x) in &probes {
+                let from = from.min(v.len());
+                let k = from + v[from..].partition_point(|m| m.time < x);
+                prop_assert_eq!(r.first_at_or_after(from, x), (k, v.get(k).copied()), "{} {}", from, x);
+            }
         }
     }
 

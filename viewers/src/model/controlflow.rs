@@ -18,12 +18,12 @@ use traceloom_base::TimeRange;
 use traceloom_engine::state::ThreadStatus;
 
 use crate::lod::{RowEventsBuilder, RowIntervalsBuilder};
-use crate::model::column::{Column, ColumnReader};
+use crate::model::column::Column;
 use crate::model::damage::rows_without_data;
 use crate::model::kernel::{
     decode_thread_code, ArrowRecord, KernelData, Mark, ThreadRecord, NO_THREAD,
 };
-use crate::model::steps::{first_at_or_after, push_steps, Times};
+use crate::model::steps::push_steps;
 use crate::render::RowSlot;
 use crate::render::{
     Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
@@ -557,12 +557,11 @@ impl ControlFlowModel {
         if let Some((from, k)) = gap {
             intervals.push_interval(self.data.damage[k].no_data(from, t.end));
         }
-        // Drawn events: one per pixel column at most, by binary search.
-        let mut i = t.marks.partition_point(|m| m.time < range.start);
+        // Drawn events: one per pixel column at most, each column's first
+        // found by a search from the previous one's.
         let marks = t.marks.reader();
-        let mark_times = MarkTimes(&marks);
-        while i < marks.len() && marks.at(i).time <= range.end {
-            let Mark { time, kind, .. } = marks.at(i);
+        let (mut i, mut first) = marks.first_at_or_after(0, range.start);
+        while let Some(Mark { time, kind, .. }) = first.filter(|m| m.time <= range.end) {
             let key = self.mark_keys[kind as usize & 3].clone();
             let name = self.mark_names[kind as usize & 3].clone();
             let p = scale.pixel_of(time);
@@ -571,26 +570,13 @@ impl ControlFlowModel {
             } else {
                 scale.time_of_pixel(p + 1)
             };
-            let j = first_at_or_after(&mark_times, i, next);
+            // At or after i + 1: a damaged time past `next`'s cannot stall
+            // the walk.
+            let (j, after) = marks.first_at_or_after(i + 1, next);
             let mut d = DrawnEvent::new(time, name, key);
-            d.count = (j - i).max(1) as u32;
+            d.count = (j - i) as u32;
             ev.push(d);
-            i = j.max(i + 1);
+            (i, first) = (j, after);
         }
-    }
-}
-
-/// The times of a thread's drawn events, for the galloping search.
-struct MarkTimes<'a, 'b>(&'a ColumnReader<'b, Mark>);
-
-impl Times for MarkTimes<'_, '_> {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    fn time(&self, k: usize) -> Time {
-        self.0.at(k).time
-    }
-    fn count_until(&self, t: Time) -> usize {
-        self.0.column().partition_point(|m| m.time <= t)
     }
 }
