@@ -13,8 +13,9 @@
 //! block of [`BLOCK`] changes, the time of its first change and its
 //! dominant state (built as the changes are recorded, see
 //! [`BlocksBuilder`]). Where a pixel column holds at least two whole
-//! blocks, its dominant state is taken from their summaries (each block
-//! weighing its duration, in its own dominant state), and the search for
+//! blocks, its dominant state is taken from their summaries (at most
+//! eight of them, evenly spread, each weighing its duration in its own
+//! dominant state), and the search for
 //! the next column walks the summaries before the changes of one block;
 //! so a dense column costs a few cache lines instead of one per sampled
 //! change. Sparser columns sample the changes themselves. The interval
@@ -150,6 +151,10 @@ pub const NONE: u32 = u32::MAX;
 
 /// Most intervals looked at to choose the dominant state of one pixel.
 const SAMPLE: usize = 24;
+
+/// Most block summaries looked at to choose the dominant state of one
+/// pixel: each stands for [`BLOCK`] changes already.
+const BLOCK_SAMPLE: usize = 8;
 
 /// Changes per block of a [`Blocks`] summary: a packed block of the
 /// change list ([`crate::model::pack::BLOCK`]), so that a summary is
@@ -383,6 +388,43 @@ fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
     hi
 }
 
+/// Adds to `tally` the duration of each block of `blocks` (a range of
+/// block indices) in its dominant state: `block(b)` gives its state code
+/// ([`NONE`]: not drawn) and start, `block_end(b)` its end. At most
+/// [`BLOCK_SAMPLE`] blocks, evenly spread, are looked at: a pixel column of a
+/// full-range render of the 8 GB benchmark trace holds a hundred blocks of
+/// a busy row, and tallying them all was the render's main cost. Which
+/// blocks are sampled changes only the state a mixed interval is drawn
+/// in, never its bounds, nor whether it is drawn: when no sampled block is
+/// drawn, every block is looked at.
+fn tally_blocks(
+    blocks: std::ops::Range<usize>,
+    block_end: impl Fn(usize) -> Time,
+    block: impl Fn(usize) -> (u32, Time),
+    tally: &mut Vec<(u32, u64)>,
+) {
+    let add = |tally: &mut Vec<(u32, u64)>, b: usize| {
+        let (c, start) = block(b);
+        if c == NONE {
+            return;
+        }
+        let d = block_end(b).abs_diff(start);
+        match tally.iter_mut().find(|(x, _)| *x == c) {
+            Some((_, t)) => *t += d,
+            None => tally.push((c, d)),
+        }
+    };
+    let stride = blocks.len().div_ceil(BLOCK_SAMPLE).max(1);
+    for b in blocks.clone().step_by(stride) {
+        add(tally, b);
+    }
+    if tally.is_empty() && stride > 1 {
+        for b in blocks {
+            add(tally, b);
+        }
+    }
+}
+
 /// Pushes the intervals `[times[k], times[k+1])` (the last one ends at
 /// `end`) that overlap `scale`'s range. `code(k)` is interval k's state
 /// code ([`NONE`]: not drawn), `key(code)` its style key, and `detail(k,
@@ -420,6 +462,12 @@ pub fn push_steps<T: Times + ?Sized>(
             times.time((b + 1) * BLOCK)
         }
     };
+    // State code and start of block b, from its summary.
+    let block_class = |b: usize| {
+        let c = blocks[b].class;
+        let code = if c == NO_CLASS { NONE } else { block_code(c) };
+        (code, blocks[b].start)
+    };
     // Whether every interval of block b is shorter than a pixel.
     let sub_pixel = |b: usize| {
         let l = blocks[b].longest;
@@ -452,18 +500,7 @@ pub fn push_steps<T: Times + ?Sized>(
                     && (b..bj).all(sub_pixel)
                 {
                     tally.clear();
-                    for k in b..bj {
-                        let c = blocks[k].class;
-                        let c = if c == NO_CLASS { NONE } else { block_code(c) };
-                        if c == NONE {
-                            continue;
-                        }
-                        let d = blocks[k + 1].start.abs_diff(blocks[k].start);
-                        match tally.iter_mut().find(|(x, _)| *x == c) {
-                            Some((_, t)) => *t += d,
-                            None => tally.push((c, d)),
-                        }
-                    }
+                    tally_blocks(b..bj, block_end, block_class, &mut tally);
                     if let Some(&(best, _)) = tally.iter().max_by_key(|(_, d)| *d) {
                         let stop = blocks[bj].start;
                         out.push_interval(StateInterval {
@@ -528,21 +565,7 @@ pub fn push_steps<T: Times + ?Sized>(
             {
                 last = jb * BLOCK;
             }
-            for b in fb..lb {
-                let c = blocks[b].class;
-                if c == NO_CLASS {
-                    continue;
-                }
-                let c = block_code(c);
-                if c == NONE {
-                    continue;
-                }
-                let d = block_end(b).abs_diff(blocks[b].start);
-                match tally.iter_mut().find(|(x, _)| *x == c) {
-                    Some((_, t)) => *t += d,
-                    None => tally.push((c, d)),
-                }
-            }
+            tally_blocks(fb..lb, block_end, block_class, &mut tally);
         } else {
             let stride = (last - i).div_ceil(SAMPLE).max(1);
             let mut k = i;
@@ -723,6 +746,39 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    #[test]
+    fn a_drawn_block_among_undrawn_ones_is_drawn() {
+        // 40 blocks of undrawn changes but one, which no sample of 8
+        // spread over them meets, all in one pixel column.
+        let n = 40 * BLOCK;
+        let times: Vec<Time> = (0..n as Time).collect();
+        let codes: Vec<u32> = (0..n)
+            .map(|k| {
+                if k / BLOCK == 13 {
+                    (k % 2) as u32
+                } else {
+                    NONE
+                }
+            })
+            .collect();
+        let class = |k: usize| {
+            if codes[k] == NONE {
+                NO_CLASS
+            } else {
+                codes[k] as u8
+            }
+        };
+        let blocks = blocks_of(&times, class);
+        let scale = PixelScale::new(TimeRange::new(0, 4 * n as Time), 4);
+        let out = render_with(&times, &codes, n as Time, scale, &blocks);
+        let start = (13 * BLOCK) as Time;
+        assert!(
+            out.iter()
+                .any(|o| o.start <= start && o.end >= start + BLOCK as Time),
+            "{out:?}"
+        );
     }
 
     #[test]
