@@ -248,6 +248,37 @@ fn a_corrupted_store_is_detected_and_rebuilt() {
 }
 
 #[test]
+fn a_store_changed_after_its_check_was_recorded_is_checked_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let trace = traceloom_testdata::ctf("tracecompass/bug446190");
+    let (path, data) = built_store(&trace, cache.path());
+    let id = TracesetIdentity::of(session(std::slice::from_ref(&trace)).traceset());
+    let record = store::verified::path_for(&path);
+    // Opened at once after the write: checked whole, nothing recorded.
+    store::load(cache.path(), &id).unwrap();
+    assert!(!record.exists());
+    // Once the store has settled, a check is recorded and holds.
+    std::thread::sleep(store::verified::SETTLED + std::time::Duration::from_millis(100));
+    store::load(cache.path(), &id).unwrap();
+    assert!(record.exists());
+    assert_eq!(store::load(cache.path(), &id).unwrap().data, *data);
+    // A column byte flipped in place (same inode, same length): the record
+    // no longer names the file's state, so the check runs and fails.
+    let mut f = fs::File::options().write(true).open(&path).unwrap();
+    use std::io::{Seek, SeekFrom, Write};
+    let good = fs::read(&path).unwrap();
+    f.seek(SeekFrom::Start(100)).unwrap();
+    f.write_all(&[good[100] ^ 0x40]).unwrap();
+    drop(f);
+    assert!(record.exists());
+    let err = store::load(cache.path(), &id).unwrap_err();
+    assert!(is_damaged(&err), "{err}");
+    // `cache clear` takes the record with the store.
+    store::clear(cache.path(), None).unwrap();
+    assert!(!record.exists() && !path.exists());
+}
+
+#[test]
 fn a_truncated_store_is_detected_and_rebuilt() {
     let cache = tempfile::tempdir().unwrap();
     let trace = traceloom_testdata::ctf("tracecompass/bug446190");

@@ -35,11 +35,13 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use bytemuck::Pod;
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
+use super::verified::{self, FileState};
 use super::StoreError;
 use crate::model::column::{Column, ColumnParts};
 use crate::model::pack::Item;
@@ -377,6 +379,9 @@ pub struct Header {
 pub struct Mapped {
     map: Arc<Mmap>,
     path: PathBuf,
+    /// The state of the file mapped, when known: what a record of a past
+    /// check is compared with (see [`super::verified`]).
+    state: Option<FileState>,
     /// The checked header.
     pub header: Header,
 }
@@ -398,6 +403,7 @@ impl Mapped {
         // change under the map (a user truncating a cache file by hand is
         // outside what a cache can defend against).
         let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
+        let state = FileState::of(&file).ok();
         let damaged = |reason: String| StoreError::Damaged {
             path: path.to_path_buf(),
             reason,
@@ -442,6 +448,7 @@ impl Mapped {
         Ok(Mapped {
             map: Arc::new(map),
             path: path.to_path_buf(),
+            state,
             header,
         })
     }
@@ -462,12 +469,24 @@ impl Mapped {
         Ok(m)
     }
 
-    /// Verifies the columns' checksum (reads every page of the file once,
-    /// in parts on every core: the pass is what a warm open waits for).
+    /// Verifies the columns' checksum: reads every page of the file once,
+    /// in parts on every core, unless a record says a check of this very
+    /// file state held ([`super::verified`]); a check that holds is
+    /// recorded.
     pub fn verify_columns(&self) -> Result<(), StoreError> {
+        let crc = self.header.data_crc;
+        if let Some(state) = &self.state {
+            if verified::holds(&self.path, state, crc) {
+                return Ok(());
+            }
+        }
+        let began = SystemTime::now();
         let data = &self.map[HEADER_LEN..self.header.meta_offset as usize];
-        if parallel_crc(data) != self.header.data_crc {
+        if parallel_crc(data) != crc {
             return Err(self.damaged("column checksum mismatch"));
+        }
+        if let Some(state) = &self.state {
+            verified::record(&self.path, state, crc, began);
         }
         Ok(())
     }

@@ -15,6 +15,8 @@
 //!   modification times of every trace file), and the store's file name;
 //! - [`file`]: the container (header, checksummed columns and meta block,
 //!   atomic replacement by rename, memory map);
+//! - [`verified`]: the record that a store's columns were checked, so
+//!   that they are not read whole again until the file changes;
 //! - `codec`: [`KernelData`] to and from columns;
 //! - [`paje`]: a Pajé trace's analysis ([`crate::model::PajeData`]) in a
 //!   store of its own, same container and rules.
@@ -28,6 +30,7 @@
 pub mod file;
 pub mod identity;
 pub mod paje;
+pub mod verified;
 
 mod codec;
 
@@ -345,6 +348,10 @@ pub fn clear(dir: &Path, under: Option<&Path>) -> std::io::Result<Vec<PathBuf>> 
             for e in list(dir)? {
                 if e.head.as_ref().is_ok_and(|h| h.identity.is_under(p)) {
                     std::fs::remove_file(&e.path)?;
+                    let record = verified::path_for(&e.path);
+                    if std::fs::remove_file(&record).is_ok() {
+                        removed.push(record);
+                    }
                     removed.push(e.path);
                 }
             }
@@ -359,6 +366,7 @@ pub fn clear(dir: &Path, under: Option<&Path>) -> std::io::Result<Vec<PathBuf>> 
                 let path = entry?.path();
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 let ours = name.ends_with(&format!(".{EXTENSION}"))
+                    || name.ends_with(&format!(".{EXTENSION}{}", verified::SUFFIX))
                     || (name.contains(&format!(".{EXTENSION}")) && file::is_temporary(name));
                 if ours {
                     std::fs::remove_file(&path)?;
