@@ -337,6 +337,14 @@ pub fn run_index(
     }
     let identity = TracesetIdentity::of(session.traceset());
     let path = store::identity::store_path(&dir, &identity);
+    if !matches!(outcome, StoreOutcome::Loaded { .. }) {
+        // Checked once now (a second after the write, by the rules of a
+        // recorded check), the window's first open reads a large store's
+        // record instead of all of it.
+        if let Err(e) = store::check_and_record(&path, store::RECORDED_CHECK_BYTES) {
+            writeln!(err, "traceloom: warning: {e}")?;
+        }
+    }
     report_index(
         out,
         &path,

@@ -88,6 +88,16 @@ pub fn run_index(
     let session = PajeSession::open(path).map_err(trace_error)?;
     let identity = paje_store::identity(&session);
     let file = paje_store::store_path(&dir, &identity);
+    if !matches!(outcome, StoreOutcome::Loaded { .. }) {
+        // As for a kernel trace's store: the window's first open reads
+        // the record of this check.
+        if let Err(e) = traceloom_viewers::store::check_and_record(
+            &file,
+            traceloom_viewers::store::RECORDED_CHECK_BYTES,
+        ) {
+            writeln!(err, "traceloom: warning: {e}")?;
+        }
+    }
     crate::cache::report_index(
         out,
         &file,

@@ -279,6 +279,21 @@ fn a_store_changed_after_its_check_was_recorded_is_checked_again() {
 }
 
 #[test]
+fn an_index_records_the_check_of_a_large_store_it_wrote() {
+    let cache = tempfile::tempdir().unwrap();
+    let trace = traceloom_testdata::ctf("tracecompass/bug446190");
+    let (path, _) = built_store(&trace, cache.path());
+    let record = store::verified::path_for(&path);
+    let bytes = fs::metadata(&path).unwrap().len();
+    // Small stores are checked at each open (a few ms): no record.
+    store::check_and_record(&path, bytes + 1).unwrap();
+    assert!(!record.exists());
+    // Otherwise the check waits for the store to settle, then holds.
+    store::check_and_record(&path, bytes).unwrap();
+    assert!(record.exists());
+}
+
+#[test]
 fn a_truncated_store_is_detected_and_rebuilt() {
     let cache = tempfile::tempdir().unwrap();
     let trace = traceloom_testdata::ctf("tracecompass/bug446190");

@@ -491,6 +491,13 @@ impl Mapped {
         Ok(())
     }
 
+    /// How long until a check of this file may be recorded (`None`: now,
+    /// or its state is unknown); see [`super::verified`].
+    pub fn unsettled_for(&self) -> Option<std::time::Duration> {
+        let state = self.state.as_ref()?;
+        verified::unsettled_for(state, SystemTime::now())
+    }
+
     /// The items of column `col`, in place in the map.
     pub fn column<T: Pod>(&self, col: Col) -> Result<&[T], StoreError> {
         let size = std::mem::size_of::<T>() as u64;

@@ -160,6 +160,27 @@ fn verify_while_reading(m: &file::Mapped) -> Result<(StoreHead, KernelData), Sto
     }
 }
 
+/// Stores this large or larger are checked and recorded by
+/// [`check_and_record`]; a smaller one is checked at each open in a few ms.
+pub const RECORDED_CHECK_BYTES: u64 = 64 << 20;
+
+/// Checks the columns of the store at `path` and records that they held
+/// ([`verified`]), once the file has settled (waiting up to
+/// [`verified::SETTLED`]); stores under `min_bytes` are left alone. What
+/// `traceloom index` does after writing a store (with
+/// [`RECORDED_CHECK_BYTES`]), so that the window's first open of a large
+/// trace does not read its store whole.
+pub fn check_and_record(path: &Path, min_bytes: u64) -> Result<(), StoreError> {
+    let m = file::Mapped::open(path)?;
+    if m.len() < min_bytes {
+        return Ok(());
+    }
+    if let Some(wait) = m.unsettled_for() {
+        std::thread::sleep(wait);
+    }
+    m.verify_columns()
+}
+
 /// The statistics and histogram of the store of the traces at `identity`
 /// in `dir`, if it is valid for them as they are now: only the header and
 /// the meta block are read and verified (what `stats` needs, in

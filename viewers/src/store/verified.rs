@@ -95,6 +95,13 @@ impl FileState {
     }
 }
 
+/// How long from `now` until a check of a file in `state` may be
+/// recorded (`None`: it may be now).
+pub fn unsettled_for(state: &FileState, now: SystemTime) -> Option<Duration> {
+    let settled_at = state.changed() + SETTLED;
+    settled_at.duration_since(now).ok().filter(|d| !d.is_zero())
+}
+
 /// The record's path for the store at `store`.
 pub fn path_for(store: &Path) -> PathBuf {
     let mut p = store.as_os_str().to_owned();
@@ -177,6 +184,11 @@ mod tests {
         let s = state(&store);
         record(&store, &s, 7, s.changed() + SETTLED / 2);
         assert!(!path_for(&store).exists());
+        assert_eq!(
+            unsettled_for(&s, s.changed() + SETTLED / 2),
+            Some(SETTLED / 2)
+        );
+        assert_eq!(unsettled_for(&s, s.changed() + SETTLED), None);
         assert!(!holds(&store, &s, 7));
     }
 }
