@@ -136,7 +136,12 @@ pub fn analyse(
     let traceset = session.traceset().clone();
     let cached = dir.and_then(|d| {
         let fp = checkpoint::fingerprint(&traceset);
-        checkpoint::load(&checkpoint::cache_path(d, fp), fp).ok()
+        checkpoint::load_at_most(
+            &checkpoint::cache_path(d, fp),
+            fp,
+            checkpoint::LOADED_AT_MOST,
+        )
+        .ok()
     });
     let had = cached.is_some();
     let parts = parallel_pass::parts_wanted();

@@ -55,6 +55,14 @@ use crate::state::{self, TracesetState};
 /// state well under a millisecond.
 pub const DEFAULT_INTERVAL: u64 = 4_000;
 
+/// Most checkpoints a window or a command keeps from a cache
+/// ([`load_at_most`]): twice the ~512 whole states that
+/// `traceloom index` and the window write for a large trace, so that a
+/// cache of denser checkpoints (written at the engine's default interval
+/// by a benchmark, say) is thinned as it is read instead of filling the
+/// memory.
+pub const LOADED_AT_MOST: usize = 1024;
+
 /// The largest cache [`load_or_build`] writes, as a fraction of the trace
 /// size (the traceset-engine issue asks for less than 1 %).
 pub const CACHE_BUDGET: f64 = 0.008;
@@ -301,23 +309,39 @@ pub enum PayloadError {
 
 /// Decodes a payload written by [`encode_payload`].
 pub fn decode_payload(payload: &[u8]) -> Result<Checkpoints, PayloadError> {
+    decode_payload_at_most(payload, usize::MAX)
+}
+
+/// Decodes a payload written by [`encode_payload`], keeping at most
+/// `max` of its checkpoints (at least one), evenly spread from the
+/// first: each checkpoint in memory is a whole state, so a cache of
+/// dense checkpoints (100,505 for the 8 GB generated trace at the
+/// engine's default interval) would hold gigabytes once decoded. Every
+/// delta is still applied, one state at a time.
+pub fn decode_payload_at_most(payload: &[u8], max: usize) -> Result<Checkpoints, PayloadError> {
     let mut raw = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(payload), &mut raw)
         .map_err(PayloadError::Inflate)?;
     let stored: StoredCheckpoints = postcard::from_bytes(&raw).map_err(PayloadError::Decode)?;
-    let mut states: Vec<Checkpoint> = Vec::with_capacity(stored.states.len());
-    for (step, position, delta) in stored.states {
-        let prev = states.last();
-        let rank = prev
-            .map_or(0, |p| p.rank)
+    drop(raw);
+    let every = stored.states.len().div_ceil(max.max(1)).max(1);
+    let mut states: Vec<Checkpoint> = Vec::with_capacity(stored.states.len().div_ceil(every));
+    let mut last: Option<(u64, TracesetState)> = None;
+    for (i, (step, position, delta)) in stored.states.into_iter().enumerate() {
+        let rank = last
+            .as_ref()
+            .map_or(0, |(r, _)| *r)
             .checked_add(step)
             .ok_or(PayloadError::RankOverflow)?;
-        let state = delta.apply(prev.map(|p| &p.state));
-        states.push(Checkpoint {
-            rank,
-            position,
-            state,
-        });
+        let state = delta.apply(last.as_ref().map(|(_, s)| s));
+        if i % every == 0 {
+            states.push(Checkpoint {
+                rank,
+                position,
+                state: state.clone(),
+            });
+        }
+        last = Some((rank, state));
     }
     Ok(Checkpoints {
         states,
@@ -487,11 +511,18 @@ pub fn save(
 /// Whether `dir` holds a valid checkpoint cache for `traceset`.
 pub fn is_cached(dir: &Path, traceset: &Traceset) -> bool {
     let fp = fingerprint(traceset);
-    load(&cache_path(dir, fp), fp).is_ok()
+    load_at_most(&cache_path(dir, fp), fp, 1).is_ok()
 }
 
 /// Reads the checkpoints of a traceset with `fingerprint` from `path`.
 pub fn load(path: &Path, fingerprint: u64) -> Result<Checkpoints, CacheError> {
+    load_at_most(path, fingerprint, usize::MAX)
+}
+
+/// [`load`], keeping at most `max` checkpoints, evenly spread (see
+/// [`decode_payload_at_most`]): what a window keeps in memory whatever
+/// interval the cache was written with.
+pub fn load_at_most(path: &Path, fingerprint: u64, max: usize) -> Result<Checkpoints, CacheError> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -527,7 +558,7 @@ pub fn load(path: &Path, fingerprint: u64) -> Result<Checkpoints, CacheError> {
     if crc32fast::hash(payload) != u32_at(28) {
         return Err(damaged("checksum mismatch"));
     }
-    let checkpoints = decode_payload(payload).map_err(|e| damaged(&e.to_string()))?;
+    let checkpoints = decode_payload_at_most(payload, max).map_err(|e| damaged(&e.to_string()))?;
     if checkpoints
         .states
         .windows(2)

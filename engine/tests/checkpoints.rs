@@ -194,6 +194,24 @@ fn cached_checkpoints_decode_to_the_states_they_were_taken_of() {
             );
         }
         assert_eq!(decoded.seek_index, built.seek_index);
+        // Thinned as they are read: every k-th checkpoint from the first,
+        // each the state it was taken of.
+        for max in [1, 3, built.states.len() / 2, built.states.len() + 1] {
+            let thin = checkpoint::decode_payload_at_most(&payload, max).unwrap();
+            let every = built.states.len().div_ceil(max);
+            let expect: Vec<_> = built.states.iter().step_by(every).collect();
+            assert_eq!(thin.states.len(), expect.len(), "{max}");
+            assert!(thin.states.len() <= max, "{max}");
+            for (t, b) in thin.states.iter().zip(expect) {
+                assert_eq!((t.rank, t.position), (b.rank, b.position), "{max}");
+                assert!(
+                    t.state == b.state,
+                    "{}: thinned state differs",
+                    path.display()
+                );
+            }
+            assert_eq!(thin.seek_index, built.seek_index);
+        }
         // The deltas are what makes dense checkpoints affordable: the
         // payload is far smaller than the states encoded one by one.
         let full: usize = built

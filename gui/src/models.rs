@@ -1673,7 +1673,11 @@ impl Cached {
             )),
         }
         let fp = checkpoint::fingerprint(traceset);
-        if let Ok(cps) = checkpoint::load(&checkpoint::cache_path(dir, fp), fp) {
+        if let Ok(cps) = checkpoint::load_at_most(
+            &checkpoint::cache_path(dir, fp),
+            fp,
+            checkpoint::LOADED_AT_MOST,
+        ) {
             c.checkpoints = Some(cps);
         }
         c
