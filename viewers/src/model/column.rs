@@ -25,6 +25,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use super::gallop::last_holding;
 use super::pack::{Item, Timed, BLOCK};
 use super::series::{SealBatch, SealedBatch, Series, SeriesBuilder};
 use super::spill::Arena;
@@ -395,23 +396,7 @@ impl<T: Timed> ColumnReader<'_, T> {
         let before = |b: usize| firsts.at(b).time() < t;
         // The last block at or after from's whose first item is before t:
         // the answer is in it, or is the first item after it.
-        let b0 = from / BLOCK;
-        let mut lo = b0;
-        let (mut step, mut hi) = (1, b0 + 1);
-        while hi < nb && before(hi) {
-            lo = hi;
-            step *= 2;
-            hi = lo + step;
-        }
-        let mut hi = hi.min(nb);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if before(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = last_holding(from / BLOCK, nb, before);
         let from_in_block = from.saturating_sub(lo * BLOCK);
         let (k, item) = self
             .col

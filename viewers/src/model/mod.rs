@@ -43,6 +43,7 @@ pub mod controlflow;
 pub mod damage;
 pub mod eventlist;
 pub mod fields;
+mod gallop;
 
 pub mod histogram;
 pub mod kernel;

@@ -32,6 +32,7 @@
 
 use crate::lod::RowIntervalsBuilder;
 use crate::model::column::{Column, ColumnBuilder, ColumnReader};
+use crate::model::gallop::last_holding;
 use crate::model::series::{SealBatch, SealedBatch, Series, SeriesBuilder};
 use crate::render::{StateInterval, StyleKey};
 use crate::time::PixelScale;
@@ -121,29 +122,10 @@ impl Times for ColumnReader<'_, Time> {
 /// (`times.count()` if none), galloping forward from `from`.
 pub fn first_at_or_after<T: Times + ?Sized>(times: &T, from: usize, t: Time) -> usize {
     let n = times.count();
-    let mut lo = from;
-    if lo >= n || times.time(lo) >= t {
-        return lo;
+    if from >= n || times.time(from) >= t {
+        return from;
     }
-    // Invariant: times[lo] < t; find hi with times[hi] >= t (or n).
-    let mut step = 1;
-    let mut hi = lo + 1;
-    while hi < n && times.time(hi) < t {
-        lo = hi;
-        step *= 2;
-        hi = lo + step;
-    }
-    let mut hi = hi.min(n);
-    // times[lo] < t, times[hi] >= t (or hi == n): bisect (lo, hi].
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if times.time(mid) < t {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
+    last_holding(from, n, |k| times.time(k) < t) + 1
 }
 
 /// Code meaning "no state here" (the interval is not drawn).
@@ -339,25 +321,9 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
     if b0 >= nb || blocks[b0].start >= t {
         return first_at_or_after(times, from, t);
     }
-    // blocks[b0] starts before t: find the first block starting at or
-    // after t (galloping over the summaries); the answer lies in the block
-    // before it.
-    let (mut lo, mut step) = (b0, 1);
-    let mut hi = lo + 1;
-    while hi < nb && blocks[hi].start < t {
-        lo = hi;
-        step *= 2;
-        hi = lo + step;
-    }
-    let mut hi = hi.min(nb);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if blocks[mid].start < t {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    // blocks[b0] starts before t: the answer lies in the last block
+    // starting before t.
+    let lo = last_holding(b0, nb, |b| blocks[b].start < t);
     first_at_or_after(times, lo * BLOCK, t)
 }
 
@@ -365,27 +331,10 @@ pub fn first_at_or_after_blocked<T: Times + ?Sized>(
 /// `t` (`blocks.len()` if none), galloping from `from`.
 fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
     let nb = blocks.len();
-    let mut lo = from;
-    if lo >= nb || blocks[lo].start >= t {
-        return lo;
+    if from >= nb || blocks[from].start >= t {
+        return from;
     }
-    let mut step = 1;
-    let mut hi = lo + 1;
-    while hi < nb && blocks[hi].start < t {
-        lo = hi;
-        step *= 2;
-        hi = lo + step;
-    }
-    let mut hi = hi.min(nb);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if blocks[mid].start < t {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
+    last_holding(from, nb, |b| blocks[b].start < t) + 1
 }
 
 /// Adds to `tally` the duration of each block of `blocks` (a range of
