@@ -683,8 +683,11 @@ impl TabModels {
             let mut warnings = Vec::new();
             if let Some(d) = data {
                 let identity = TracesetIdentity::of(&traceset);
-                if let Err(e) = store::save(&dir, &identity, &d) {
-                    warnings.push(format!("The analysis was not stored: {e}"));
+                match store::save(&dir, &identity, &d) {
+                    // Checked once settled, and recorded: reopening the
+                    // trace then reads the record, not the whole store.
+                    Ok((path, _)) => store::check_and_record_in_background(path),
+                    Err(e) => warnings.push(format!("The analysis was not stored: {e}")),
                 }
             }
             if let Some(c) = cps {

@@ -290,7 +290,11 @@ impl PajeTab {
                     // little of it, and the next open reads no trace.
                     match paje_store::save(&dir, &identity, &d) {
                         Ok((path, _)) => match paje_store::reopen(&path) {
-                            Ok(mapped) => (mapped, None),
+                            Ok(mapped) => {
+                                // As for a kernel trace's store.
+                                store::check_and_record_in_background(path);
+                                (mapped, None)
+                            }
                             Err(_) => (d, None),
                         },
                         Err(e) => (d, Some(format!("The analysis was not stored: {e}"))),

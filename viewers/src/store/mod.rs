@@ -181,6 +181,17 @@ pub fn check_and_record(path: &Path, min_bytes: u64) -> Result<(), StoreError> {
     m.verify_columns()
 }
 
+/// [`check_and_record`] of a store of [`RECORDED_CHECK_BYTES`] or more,
+/// on a thread of its own that nothing waits for: what the window does
+/// after writing a store, so that reopening the trace does not read the
+/// store whole. A process that ends first leaves no record, only a check
+/// at the next open.
+pub fn check_and_record_in_background(path: PathBuf) {
+    let _ = std::thread::Builder::new()
+        .name("traceloom-check".into())
+        .spawn(move || check_and_record(&path, RECORDED_CHECK_BYTES));
+}
+
 /// The statistics and histogram of the store of the traces at `identity`
 /// in `dir`, if it is valid for them as they are now: only the header and
 /// the meta block are read and verified (what `stats` needs, in
