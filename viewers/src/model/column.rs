@@ -385,7 +385,7 @@ impl<T: Timed> ColumnReader<'_, T> {
         let packed = self.col.packed();
         let tail = &self.col.tail;
         let in_tail = |from: usize| {
-            let k = from + tail_partition_from(tail, from, |x| x.time() < t);
+            let k = from + count_holding(from, tail.len(), |k| tail.at(k).time() < t);
             (packed + k, tail.get(k).copied())
         };
         if from >= packed {
@@ -398,9 +398,19 @@ impl<T: Timed> ColumnReader<'_, T> {
         // the answer is in it, or is the first item after it.
         let lo = last_holding(from / BLOCK, nb, before);
         let from_in_block = from.saturating_sub(lo * BLOCK);
-        let (k, item) = self
-            .col
-            .with_block_bytes(lo, |bytes| T::search_block(bytes, BLOCK, from_in_block, t));
+        let (k, item) = if lo <= from / BLOCK + 1 || self.cache.borrow().blocks.contains(&lo) {
+            // The block searched from or the next (a row of a block of
+            // events a pixel column or fewer is searched in it column
+            // after column): decoded whole once, into the cache, and
+            // bisected there. Further on, only up to the event found.
+            let block = lo * BLOCK;
+            let k = from_in_block
+                + count_holding(from_in_block, BLOCK, |i| self.at(block + i).time() < t);
+            (k, (k < BLOCK).then(|| self.at(block + k)))
+        } else {
+            self.col
+                .with_block_bytes(lo, |bytes| T::search_block(bytes, BLOCK, from_in_block, t))
+        };
         if k < BLOCK {
             return (lo * BLOCK + k, item);
         }
@@ -411,17 +421,13 @@ impl<T: Timed> ColumnReader<'_, T> {
     }
 }
 
-/// The number of items of `tail` from `from` on for which `pred` holds,
-/// `pred` holding for a prefix.
-fn tail_partition_from<T>(
-    tail: &Series<T>,
-    from: usize,
-    mut pred: impl FnMut(&T) -> bool,
-) -> usize {
-    let (mut a, mut z) = (from, tail.len());
+/// The number of indices in `from..to` for which `holds` is true, `holds`
+/// being true for a prefix of them.
+fn count_holding(from: usize, to: usize, mut holds: impl FnMut(usize) -> bool) -> usize {
+    let (mut a, mut z) = (from, to);
     while a < z {
         let mid = a + (z - a) / 2;
-        if pred(tail.at(mid)) {
+        if holds(mid) {
             a = mid + 1;
         } else {
             z = mid;
