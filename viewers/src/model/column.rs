@@ -375,11 +375,12 @@ impl<T: Timed> ColumnReader<'_, T> {
     /// The first item at or after index `from` whose time is at or after
     /// `t`: its index and the item, or `(len(), None)`. A forward search
     /// that gallops over the blocks' first items, which are stored
-    /// unpacked, then searches the one block holding the answer
-    /// ([`Timed::search_block`]: drawn events decode only up to it). A
-    /// search through the items themselves decoded every block it probed:
-    /// two or three blocks a pixel column in a full-range render of a
-    /// thread with many drawn events.
+    /// unpacked, then searches the one block holding the answer: through
+    /// the reader's cache when it is the block searched from or the next,
+    /// else decoding it only up to the answer ([`Timed::search_block`]).
+    /// A search through the items themselves decoded every block it
+    /// probed: two or three blocks a pixel column in a full-range render
+    /// of a thread with many drawn events.
     pub fn first_at_or_after(&self, from: usize, t: Time) -> (usize, Option<T>) {
         let n = self.len();
         let packed = self.col.packed();
