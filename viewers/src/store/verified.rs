@@ -112,10 +112,12 @@ pub fn path_for(store: &Path) -> PathBuf {
 /// Whether a record says that the store at `store`, in state `state`, had
 /// columns of checksum `data_crc` that held.
 pub fn holds(store: &Path, state: &FileState, data_crc: u32) -> bool {
-    match fs::read(path_for(store)) {
-        Ok(bytes) => bytes[..] == state.encode(data_crc)[..],
-        Err(_) => false,
-    }
+    use std::io::Read;
+    // A byte more than a record: a larger file is none, and is not read.
+    let mut bytes = Vec::with_capacity(LEN + 1);
+    let read =
+        File::open(path_for(store)).and_then(|f| f.take(LEN as u64 + 1).read_to_end(&mut bytes));
+    read.is_ok() && bytes[..] == state.encode(data_crc)[..]
 }
 
 /// Records that the columns of the store at `store`, in state `state`,
@@ -174,6 +176,11 @@ mod tests {
         let bytes = fs::read(path_for(&store)).unwrap();
         fs::write(path_for(&store), &bytes[..LEN - 1]).unwrap();
         assert!(!holds(&store, &s, 7));
+        // Nor is a longer one.
+        fs::write(path_for(&store), [&bytes[..], &[0]].concat()).unwrap();
+        assert!(!holds(&store, &s, 7));
+        fs::write(path_for(&store), &bytes).unwrap();
+        assert!(holds(&store, &s, 7));
     }
 
     #[test]
