@@ -34,6 +34,7 @@ use traceloom_base::{Time, TimeRange};
 use traceloom_paje::{TypeId, TypeNature};
 
 use crate::model::controlflow::ARROWS_PER_PIXEL;
+use crate::model::gallop::last_holding;
 use crate::model::paje_analysis::{ContainerData, PajeData};
 use crate::model::steps::{push_steps, Blocks, NONE};
 use crate::render::{
@@ -66,28 +67,7 @@ fn gallop(from: usize, n: usize, at: impl Fn(usize) -> bool) -> usize {
     if from >= n || at(from) {
         return from;
     }
-    let (mut lo, mut step) = (from, 1);
-    let mut hi = loop {
-        let probe = lo + step;
-        if probe >= n {
-            break n;
-        }
-        if at(probe) {
-            break probe;
-        }
-        lo = probe;
-        step *= 2;
-    };
-    // `at(lo)` is false, `at(hi)` true (or hi == n).
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if at(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    hi
+    last_holding(from, n, |i| !at(i)) + 1
 }
 
 /// What a row draws.
