@@ -342,7 +342,7 @@ pub fn run_index(
     }
     let identity = TracesetIdentity::of(session.traceset());
     let path = store::identity::store_path(&dir, &identity);
-    if !matches!(outcome, StoreOutcome::Loaded { .. }) {
+    if outcome.written() {
         // Checked once now (a second after the write, by the rules of a
         // recorded check), the window's first open reads a large store's
         // record instead of all of it.

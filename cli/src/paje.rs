@@ -88,7 +88,7 @@ pub fn run_index(
     let session = PajeSession::open(path).map_err(trace_error)?;
     let identity = paje_store::identity(&session);
     let file = paje_store::store_path(&dir, &identity);
-    if !matches!(outcome, StoreOutcome::Loaded { .. }) {
+    if outcome.written() {
         // As for a kernel trace's store: the window's first open reads
         // the record of this check.
         if let Err(e) = traceloom_viewers::store::check_and_record(

@@ -269,6 +269,14 @@ impl StoreOutcome {
         }
         out
     }
+
+    /// Whether a store was written now (built or rebuilt, and stored).
+    pub fn written(&self) -> bool {
+        matches!(
+            self,
+            StoreOutcome::Built(None) | StoreOutcome::Rebuilt(_, None)
+        )
+    }
 }
 
 /// The whole-trace analysis of `session`'s traceset: from its store in
