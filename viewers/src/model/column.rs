@@ -25,7 +25,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::gallop::last_holding;
+use super::gallop::{count_holding, last_holding};
 use super::pack::{Item, Timed, BLOCK};
 use super::series::{SealBatch, SealedBatch, Series, SeriesBuilder};
 use super::spill::Arena;
@@ -377,10 +377,10 @@ impl<T: Timed> ColumnReader<'_, T> {
     /// that gallops over the blocks' first items, which are stored
     /// unpacked, then searches the one block holding the answer: through
     /// the reader's cache when it is the block searched from or the next,
-    /// else decoding it only up to the answer ([`Timed::search_block`]).
-    /// A search through the items themselves decoded every block it
-    /// probed: two or three blocks a pixel column in a full-range render
-    /// of a thread with many drawn events.
+    /// else in its packed bytes ([`Timed::search_block`]; drawn events are
+    /// bisected there). A search through the items themselves decoded
+    /// every block it probed: two or three blocks a pixel column in a
+    /// full-range render of a thread with many drawn events.
     pub fn first_at_or_after(&self, from: usize, t: Time) -> (usize, Option<T>) {
         let n = self.len();
         let packed = self.col.packed();
@@ -403,7 +403,7 @@ impl<T: Timed> ColumnReader<'_, T> {
             // The block searched from or the next (a row of a block of
             // events a pixel column or fewer is searched in it column
             // after column): decoded whole once, into the cache, and
-            // bisected there. Further on, only up to the event found.
+            // bisected there. Further on, searched in its packed bytes.
             let block = lo * BLOCK;
             let k = from_in_block
                 + count_holding(from_in_block, BLOCK, |i| self.at(block + i).time() < t);
@@ -420,21 +420,6 @@ impl<T: Timed> ColumnReader<'_, T> {
         }
         in_tail(0)
     }
-}
-
-/// The number of indices in `from..to` for which `holds` is true, `holds`
-/// being true for a prefix of them.
-fn count_holding(from: usize, to: usize, mut holds: impl FnMut(usize) -> bool) -> usize {
-    let (mut a, mut z) = (from, to);
-    while a < z {
-        let mid = a + (z - a) / 2;
-        if holds(mid) {
-            a = mid + 1;
-        } else {
-            z = mid;
-        }
-    }
-    a - from
 }
 
 /// The growing side of a [`Column`].

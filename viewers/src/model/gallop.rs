@@ -3,6 +3,7 @@
 //! last step. Its probes stay near the start, where the next pixel
 //! column's items are, so a render's searches touch few cache lines
 //! where a bisection of the whole list would miss at nearly every probe.
+//! Within a block, once narrowed, a plain bisection.
 
 /// The last index in `from..n` up to which `holds` is true, `holds`
 /// being true for a prefix of `from..n` and assumed true at `from`
@@ -28,6 +29,22 @@ pub(super) fn last_holding(from: usize, n: usize, holds: impl Fn(usize) -> bool)
         }
     }
     lo
+}
+
+/// The number of indices in `from..to` for which `holds` is true, `holds`
+/// being true for a prefix of them: a bisection, for a range already
+/// narrowed (a block's items).
+pub(super) fn count_holding(from: usize, to: usize, mut holds: impl FnMut(usize) -> bool) -> usize {
+    let (mut a, mut z) = (from, to);
+    while a < z {
+        let mid = a + (z - a) / 2;
+        if holds(mid) {
+            a = mid + 1;
+        } else {
+            z = mid;
+        }
+    }
+    a - from
 }
 
 #[cfg(test)]

@@ -1,19 +1,24 @@
 //! How the items of a [`Column`](super::column::Column) are packed, one
 //! block of [`BLOCK`] items at a time: times as zigzag varint deltas,
 //! small codes and thread records through a per-block dictionary of
-//! bit-packed indices, marks and arrows as combinations of both; a Pajé
-//! trace's events, links and variable values likewise (values as the
-//! XOR of their bits with the previous value's, bit-reversed and as a
-//! varint: equal or nearby values take a byte or two).
+//! bit-packed indices, arrows as combinations of both; a Pajé trace's
+//! events, links and variable values likewise (values as the XOR of
+//! their bits with the previous value's, bit-reversed and as a varint:
+//! equal or nearby values take a byte or two). Marks (drawn events) keep
+//! their times as fixed-width offsets from the block's first, so that a
+//! render bisects a block without decoding it.
 //!
 //! A block is decoded whole (a few hundred ns), never item by item: the
 //! renders touch few blocks of a row (the per-block summaries beside the
 //! change lists answer the rest), so the size of the data — what a pass
-//! holds on the heap and a store keeps on disk — is what matters.
+//! holds on the heap and a store keeps on disk — is what matters. Marks
+//! are the exception: a full-range render searches a block of a busy
+//! thread's drawn events in every pixel column.
 //!
 //! Decoding never panics: bytes that end early (a store is checksummed
 //! before use, so only a bug could cause that) decode as zeroes.
 
+use super::gallop::count_holding;
 use crate::model::kernel::{ArrowRecord, Mark};
 use crate::model::paje_analysis::{EventItem, LinkItem, VarItem};
 use traceloom_base::Time;
@@ -41,8 +46,9 @@ pub trait Timed: Item {
 
     /// The first of the `n` items packed in `bytes` at or after index
     /// `from` whose time is at or after `t`: its index and the item, or
-    /// `(n, None)`. The times being in order, an encoding may stop
-    /// decoding there; by default the block is decoded whole.
+    /// `(n, None)`. The times being in order, an encoding may search
+    /// without decoding every item; by default the block is decoded
+    /// whole.
     fn search_block(bytes: &[u8], n: usize, from: usize, t: Time) -> (usize, Option<Self>) {
         let mut buf = [Self::zeroed(); BLOCK];
         let items = &mut buf[..n.min(BLOCK)];
@@ -84,45 +90,6 @@ impl Reader<'_> {
             }
         }
         self.varint_bytewise()
-    }
-
-    /// Up to `n` varints, given to `f` with their index, until `f`
-    /// returns false.
-    #[inline]
-    fn varints_while(&mut self, n: usize, mut f: impl FnMut(usize, u64) -> bool) {
-        for k in 0..n {
-            if !f(k, self.varint()) {
-                return;
-            }
-        }
-    }
-
-    /// Skips `n` varints, counting their ends eight bytes at a time.
-    fn skip_varints(&mut self, mut n: usize) {
-        while n > 0 {
-            let Some(word) = self.bytes.get(self.pos..self.pos + 8) else {
-                break;
-            };
-            let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-            let mut ends = !w & 0x8080_8080_8080_8080;
-            let count = ends.count_ones() as usize;
-            if count == 0 {
-                break;
-            }
-            if count <= n {
-                n -= count;
-                self.pos += ((64 - ends.leading_zeros()) / 8) as usize;
-            } else {
-                for _ in 1..n {
-                    ends &= ends - 1;
-                }
-                self.pos += ((ends.trailing_zeros() + 1) / 8) as usize;
-                return;
-            }
-        }
-        for _ in 0..n {
-            self.varint();
-        }
     }
 
     fn varint_bytewise(&mut self) -> u64 {
@@ -360,13 +327,17 @@ impl Item for u32 {
 
 impl Item for Mark {
     fn encode(items: &[Self], out: &mut Vec<u8>) {
-        encode_times(items.iter().map(|m| m.time), out);
+        encode_offsets(items.iter().map(|m| m.time), out);
         encode_dict(items.iter().map(|m| u32::from(m.kind)), out);
     }
     fn decode(bytes: &[u8], out: &mut [Self]) {
         let mut r = Reader { bytes, pos: 0 };
         let n = out.len();
-        decode_times(&mut r, |k, t| out[k] = Mark::new(t, 0), n);
+        let offsets = Offsets::read(&mut r, n);
+        for (k, m) in out.iter_mut().enumerate() {
+            *m = Mark::new(offsets.time(&r, k), 0);
+        }
+        offsets.skip(&mut r, n);
         decode_dict(&mut r, |k, v| out[k].kind = v as u8, n);
     }
 }
@@ -376,28 +347,116 @@ impl Timed for Mark {
         self.time
     }
 
-    /// Decodes the times up to the one found, skips the others, and
-    /// reads the found one's kind alone: a full-range render searches a
-    /// block of a busy thread's drawn events in each pixel column, and
-    /// decoding those blocks whole was a third of its time.
+    /// Bisects the block's times, which are fixed-width offsets from its
+    /// first ([`encode_offsets`]), and reads the found one's kind alone: a
+    /// full-range render searches a block of a busy thread's drawn events
+    /// in each pixel column. Varint deltas had to be decoded in order up
+    /// to the one found, a third of the render of the 8 GB benchmark
+    /// trace's busiest rows.
     fn search_block(bytes: &[u8], n: usize, from: usize, t: Time) -> (usize, Option<Self>) {
         let n = n.min(BLOCK);
         let mut r = Reader { bytes, pos: 0 };
-        let mut prev: Time = 0;
-        let mut found = None;
-        r.varints_while(n, |k, v| {
-            prev = prev.wrapping_add(unzigzag(v));
-            if k >= from && prev >= t {
-                found = Some((k, prev));
-                return false;
-            }
-            true
-        });
-        let Some((k, time)) = found else {
+        let offsets = Offsets::read(&mut r, n);
+        let from = from.min(n);
+        let k = from + count_holding(from, n, |k| offsets.time(&r, k) < t);
+        if k == n {
             return (n, None);
-        };
-        r.skip_varints(n - k - 1);
+        }
+        let time = offsets.time(&r, k);
+        offsets.skip(&mut r, n);
         (k, Some(Mark::new(time, dict_at(&mut r, k) as u8)))
+    }
+}
+
+/// Times as the first one (a zigzag varint), then each later one's
+/// difference with it in as many bits as the largest takes (a byte says
+/// how many), packed low bits first: any time of the block is read
+/// without the others, so a block is bisected. On times in order whose
+/// gaps are drawn from one distribution this takes about as many bytes as
+/// varint deltas: the largest offset of 63 gaps needs about 6 bits more
+/// than a gap, the varints' 7-bit groups waste 3.5 on average.
+fn encode_offsets(times: impl Iterator<Item = Time> + Clone, out: &mut Vec<u8>) {
+    let mut all = times.clone();
+    let Some(first) = all.next() else {
+        return;
+    };
+    let widest = all.fold(0u64, |w, t| w | t.wrapping_sub(first) as u64);
+    let width = u64::BITS - widest.leading_zeros();
+    put_varint(out, zigzag(first));
+    out.push(width as u8);
+    let (mut acc, mut filled) = (0u128, 0u32);
+    for t in times.skip(1) {
+        acc |= u128::from(t.wrapping_sub(first) as u64) << filled;
+        filled += width;
+        while filled >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Where the times of [`encode_offsets`] are, for reading any of them.
+struct Offsets {
+    first: Time,
+    width: u32,
+    /// Byte position of the first offset (the second time's).
+    at: usize,
+}
+
+impl Offsets {
+    /// Reads the head of `n` times (none for no time) at `r`'s position,
+    /// leaving `r` at the first offset.
+    fn read(r: &mut Reader<'_>, n: usize) -> Offsets {
+        if n == 0 {
+            return Offsets {
+                first: 0,
+                width: 0,
+                at: r.pos,
+            };
+        }
+        let first = unzigzag(r.varint());
+        // A damaged width reads as at most 64 bits.
+        let width = u32::from(r.byte()).min(64);
+        Offsets {
+            first,
+            width,
+            at: r.pos,
+        }
+    }
+
+    /// Time `k` (of the `r.bytes` the head was read from).
+    #[inline]
+    fn time(&self, r: &Reader<'_>, k: usize) -> Time {
+        if k == 0 || self.width == 0 {
+            return self.first;
+        }
+        let bit = (k - 1) * self.width as usize;
+        let byte = self.at + bit / 8;
+        // The offset and the bits before it in its first byte: at most
+        // 71 bits, read as 16 bytes when they are there.
+        let word = match r.bytes.get(byte..byte + 16) {
+            Some(b) => u128::from_le_bytes(b.try_into().expect("sixteen bytes")),
+            None => (0..16).fold(0u128, |w, i| {
+                w | u128::from(r.bytes.get(byte + i).copied().unwrap_or(0)) << (8 * i)
+            }),
+        };
+        let v = (word >> (bit % 8)) as u64;
+        let v = if self.width >= 64 {
+            v
+        } else {
+            v & ((1 << self.width) - 1)
+        };
+        self.first.wrapping_add(v as i64)
+    }
+
+    /// Moves `r` past the offsets of `n` times.
+    fn skip(&self, r: &mut Reader<'_>, n: usize) {
+        let bits = n.saturating_sub(1) * self.width as usize;
+        r.pos = self.at + bits.div_ceil(8);
     }
 }
 
@@ -513,9 +572,9 @@ mod tests {
     }
 
     proptest! {
-        /// The word-at-a-time varint reads and skips what the
-        /// byte-at-a-time one does, from any bytes (damaged ones too),
-        /// with varints of every length among them.
+        /// The word-at-a-time varint reads what the byte-at-a-time one
+        /// does, from any bytes (damaged ones too), with varints of every
+        /// length among them.
         #[test]
         fn varints_read_a_word_at_a_time_as_a_byte_at_a_time(
             values in prop::collection::vec((any::<u64>(), 0u32..64), 0..40),
@@ -530,18 +589,6 @@ mod tests {
             while slow.pos < bytes.len() + 2 {
                 prop_assert_eq!(fast.varint(), slow.varint_bytewise());
                 prop_assert_eq!(fast.pos, slow.pos);
-            }
-            // Skipped from every start, as many as asked.
-            for start in 0..bytes.len().min(12) {
-                for n in [0, 1, 3, values.len(), values.len() + 5] {
-                    let mut skip = Reader { bytes: &bytes, pos: start };
-                    let mut one = Reader { bytes: &bytes, pos: start };
-                    skip.skip_varints(n);
-                    for _ in 0..n {
-                        one.varint_bytewise();
-                    }
-                    prop_assert_eq!(skip.pos, one.pos, "{} {}", start, n);
-                }
             }
         }
 
@@ -564,6 +611,34 @@ mod tests {
                 .map(|(&t, &r)| ArrowRecord { from_time: t, to_time: t ^ i64::from(r), from: r, to: r / 3 })
                 .collect();
             prop_assert_eq!(round_trip(&arrows), arrows);
+        }
+
+        /// A block of drawn events is bisected as a slice of them is,
+        /// whatever its offsets' width: gaps of a few ns to many years.
+        #[test]
+        fn mark_blocks_are_searched_as_slices(
+            start in any::<i64>(),
+            gaps in prop::collection::vec((0u32..64, any::<u64>(), 0u8..4), 0..=BLOCK),
+            probes in prop::collection::vec((0usize..=BLOCK, 0u32..64, any::<u64>()), 1..20),
+        ) {
+            let mut t = start;
+            let marks: Vec<Mark> = gaps
+                .iter()
+                .map(|&(shift, g, kind)| {
+                    t = t.saturating_add((g >> shift.max(1)) as i64 / 64);
+                    Mark::new(t, kind)
+                })
+                .collect();
+            let mut bytes = Vec::new();
+            Mark::encode(&marks, &mut bytes);
+            for &(from, shift, x) in &probes {
+                let from = from.min(marks.len());
+                // Times among the marks' and between them.
+                let at = marks.get(from).map_or(start, |m| m.time);
+                let x = at.saturating_add((x >> shift.max(1)) as i64 / 64 - 8);
+                let k = from + marks[from..].partition_point(|m| m.time < x);
+                prop_assert_eq!(Mark::search_block(&bytes, marks.len(), from, x), (k, marks.get(k).copied()));
+            }
         }
 
         #[test]
@@ -604,6 +679,11 @@ mod tests {
             LinkItem::decode(&bytes, &mut l);
             let mut v = vec![VarItem::zeroed(); n];
             VarItem::decode(&bytes, &mut v);
+            let mut m = vec![Mark::zeroed(); n];
+            Mark::decode(&bytes, &mut m);
+            for from in [0, n / 2, n] {
+                Mark::search_block(&bytes, n, from, i64::from(bytes.first().copied().unwrap_or(0)) << 20);
+            }
         }
     }
 

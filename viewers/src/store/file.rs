@@ -52,8 +52,9 @@ pub const MAGIC: &[u8; 8] = b"TLSTORE\n";
 /// The format version; a store of another version is stale. 5: a thread
 /// entering a system call from an unknown mode is in user mode once it
 /// returns (the analysis changed, not the layout). 6: the statistics
-/// name each thread and event name once.
-pub const VERSION: u32 = 6;
+/// name each thread and event name once. 7: drawn events' times are
+/// offsets from their block's first (`pack::encode_offsets`).
+pub const VERSION: u32 = 7;
 /// Bytes before the first column.
 pub const HEADER_LEN: usize = 64;
 const BYTE_ORDER: u32 = 0x0102_0304;
