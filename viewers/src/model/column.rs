@@ -350,6 +350,12 @@ impl<T: Item> ColumnReader<'_, T> {
             return *self.col.tail.at(k - p);
         }
         let b = k / BLOCK;
+        if k.is_multiple_of(BLOCK) {
+            // A block's first item is stored unpacked.
+            if let Some(blocks) = self.col.blocks.as_deref() {
+                return *blocks.firsts.at(b);
+            }
+        }
         let mut c = self.cache.borrow_mut();
         let slot = if c.blocks[0] == b {
             0
