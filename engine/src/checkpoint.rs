@@ -241,7 +241,10 @@ fn fit_payload(checkpoints: &mut Checkpoints, max_bytes: u64) -> (Vec<u8>, bool)
 
 /// The cache payload before compression: each checkpoint's rank as a step
 /// from the previous one and its state as a delta from the previous one.
+/// Written by [`Streamed`] and read by [`Thinned`], which make and apply
+/// the deltas one at a time; the tests read it whole.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(not(test), allow(dead_code))]
 struct StoredCheckpoints {
     states: Vec<(u64, CtfPosition, StateDelta)>,
     seek_index: SeekIndex,
@@ -317,36 +320,124 @@ pub fn decode_payload(payload: &[u8]) -> Result<Checkpoints, PayloadError> {
 /// first: each checkpoint in memory is a whole state, so a cache of
 /// dense checkpoints (100,505 for the 8 GB generated trace at the
 /// engine's default interval) would hold gigabytes once decoded. Every
-/// delta is still applied, one state at a time.
+/// delta is still applied, one state at a time, as the inflated
+/// payload is read ([`Thinned`]): decoded whole first, that cache's
+/// deltas took 1.3 GB, where its inflated payload takes 146 MB.
 pub fn decode_payload_at_most(payload: &[u8], max: usize) -> Result<Checkpoints, PayloadError> {
     let mut raw = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(payload), &mut raw)
         .map_err(PayloadError::Inflate)?;
-    let stored: StoredCheckpoints = postcard::from_bytes(&raw).map_err(PayloadError::Decode)?;
-    drop(raw);
-    let every = stored.states.len().div_ceil(max.max(1)).max(1);
-    let mut states: Vec<Checkpoint> = Vec::with_capacity(stored.states.len().div_ceil(every));
-    let mut last: Option<(u64, TracesetState)> = None;
-    for (i, (step, position, delta)) in stored.states.into_iter().enumerate() {
-        let rank = last
-            .as_ref()
-            .map_or(0, |(r, _)| *r)
-            .checked_add(step)
-            .ok_or(PayloadError::RankOverflow)?;
-        let state = delta.apply(last.as_ref().map(|(_, s)| s));
-        if i % every == 0 {
-            states.push(Checkpoint {
-                rank,
-                position,
-                state: state.clone(),
-            });
-        }
-        last = Some((rank, state));
+    let overflow = std::cell::Cell::new(false);
+    let thinned = Thinned {
+        max,
+        overflow: &overflow,
+    };
+    serde::de::DeserializeSeed::deserialize(thinned, &mut postcard::Deserializer::from_bytes(&raw))
+        .map_err(|e| {
+            if overflow.get() {
+                PayloadError::RankOverflow
+            } else {
+                PayloadError::Decode(e)
+            }
+        })
+}
+
+/// Reads a [`StoredCheckpoints`] as its elements come, keeping every
+/// checkpoint of a stride that leaves at most `max` of them (the number
+/// of states comes first in the encoding); sets `overflow` when the
+/// ranks add up past `u64::MAX`.
+struct Thinned<'a> {
+    max: usize,
+    overflow: &'a std::cell::Cell<bool>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Thinned<'_> {
+    type Value = Checkpoints;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Checkpoints, D::Error> {
+        d.deserialize_struct("StoredCheckpoints", &["states", "seek_index"], self)
     }
-    Ok(Checkpoints {
-        states,
-        seek_index: stored.seek_index,
-    })
+}
+
+impl<'de> serde::de::Visitor<'de> for Thinned<'_> {
+    type Value = Checkpoints;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("stored checkpoints")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checkpoints, A::Error> {
+        use serde::de::Error;
+        let states = seq
+            .next_element_seed(ThinnedStates {
+                max: self.max,
+                overflow: self.overflow,
+            })?
+            .ok_or_else(|| A::Error::invalid_length(0, &self))?;
+        let seek_index: SeekIndex = seq
+            .next_element()?
+            .ok_or_else(|| A::Error::invalid_length(1, &self))?;
+        Ok(Checkpoints { states, seek_index })
+    }
+}
+
+/// The states of [`Thinned`].
+struct ThinnedStates<'a> {
+    max: usize,
+    overflow: &'a std::cell::Cell<bool>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ThinnedStates<'_> {
+    type Value = Vec<Checkpoint>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Checkpoint>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ThinnedStates<'_> {
+    type Value = Vec<Checkpoint>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("checkpoint deltas")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<Vec<Checkpoint>, A::Error> {
+        use serde::de::Error;
+        // The length read: a damaged one reserves no more than a few
+        // thousand states, and the data ends early.
+        let len = seq.size_hint().unwrap_or(0);
+        let every = len.div_ceil(self.max.max(1)).max(1);
+        let mut states = Vec::with_capacity(len.div_ceil(every).min(self.max).min(4096));
+        let mut last: Option<(u64, TracesetState)> = None;
+        let mut i = 0usize;
+        while let Some((step, position, delta)) =
+            seq.next_element::<(u64, CtfPosition, StateDelta)>()?
+        {
+            let rank = last
+                .as_ref()
+                .map_or(0, |(r, _)| *r)
+                .checked_add(step)
+                .ok_or_else(|| {
+                    self.overflow.set(true);
+                    A::Error::custom("checkpoint rank overflow")
+                })?;
+            let state = delta.apply(last.as_ref().map(|(_, s)| s));
+            if i.is_multiple_of(every) {
+                states.push(Checkpoint {
+                    rank,
+                    position,
+                    state: state.clone(),
+                });
+            }
+            last = Some((rank, state));
+            i += 1;
+        }
+        Ok(states)
+    }
 }
 
 /// The event rank of `position` (the number of events before it): the
@@ -672,5 +763,60 @@ mod tests {
                 assert!(b == whole, "{}: rewound to checkpoint {i}", path.display());
             }
         }
+    }
+
+    /// The payload is [`StoredCheckpoints`] deflated, which the streamed
+    /// writer and reader make and read a delta at a time; a damaged
+    /// deflate stream, an encoding cut short and ranks past `u64::MAX`
+    /// are told apart.
+    #[test]
+    fn a_payload_is_its_stored_checkpoints_and_its_damage_is_named() {
+        let path = traceloom_testdata::sample_kernel();
+        let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
+        let built = build(ts, 97);
+        assert!(built.states.len() > 10);
+        let payload = encode_payload(&built);
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::DeflateDecoder::new(&payload[..]),
+            &mut raw,
+        )
+        .unwrap();
+        let stored: StoredCheckpoints = postcard::from_bytes(&raw).unwrap();
+        assert_eq!(stored.states.len(), built.states.len());
+        assert_eq!(stored.seek_index, built.seek_index);
+        let steps: Vec<u64> = stored.states.iter().map(|s| s.0).collect();
+        let ranks: Vec<u64> = built.states.iter().map(|c| c.rank).collect();
+        let summed: Vec<u64> = steps
+            .iter()
+            .scan(0, |r, s| {
+                *r += s;
+                Some(*r)
+            })
+            .collect();
+        assert_eq!(summed, ranks);
+
+        // Not deflate at all.
+        assert!(matches!(
+            decode_payload(&[0xff; 64]),
+            Err(PayloadError::Inflate(_))
+        ));
+        // Deflated, but cut short.
+        let deflate = |raw: &[u8]| {
+            let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut z, raw).unwrap();
+            z.finish().unwrap()
+        };
+        let cut = deflate(&raw[..raw.len() / 2]);
+        assert!(matches!(decode_payload(&cut), Err(PayloadError::Decode(_))));
+        // Steps adding up past u64::MAX.
+        let mut over = stored;
+        over.states[1].0 = u64::MAX;
+        over.states[2].0 = u64::MAX;
+        let over = deflate(&postcard::to_stdvec(&over).unwrap());
+        assert!(matches!(
+            decode_payload(&over),
+            Err(PayloadError::RankOverflow)
+        ));
     }
 }
