@@ -381,10 +381,10 @@ impl<T: Timed> ColumnReader<'_, T> {
     /// The first item at or after index `from` whose time is at or after
     /// `t`: its index and the item, or `(len(), None)`. A forward search
     /// that gallops over the blocks' first items, which are stored
-    /// unpacked, then searches the one block holding the answer: through
-    /// the reader's cache when it is the block searched from or the next,
-    /// else in its packed bytes ([`Timed::search_block`]; drawn events are
-    /// bisected there). A search through the items themselves decoded
+    /// unpacked, then searches the one block holding the answer: in the
+    /// reader's cache when an earlier read decoded it, else in its packed
+    /// bytes ([`Timed::search_block`]; drawn events are bisected there,
+    /// nothing decoded). A search through the items themselves decoded
     /// every block it probed: two or three blocks a pixel column in a
     /// full-range render of a thread with many drawn events.
     pub fn first_at_or_after(&self, from: usize, t: Time) -> (usize, Option<T>) {
@@ -405,16 +405,16 @@ impl<T: Timed> ColumnReader<'_, T> {
         // the answer is in it, or is the first item after it.
         let lo = last_holding(from / BLOCK, nb, before);
         let from_in_block = from.saturating_sub(lo * BLOCK);
-        let (k, item) = if lo <= from / BLOCK + 1 || self.cache.borrow().blocks.contains(&lo) {
-            // The block searched from or the next (a row of a block of
-            // events a pixel column or fewer is searched in it column
-            // after column): decoded whole once, into the cache, and
-            // bisected there. Further on, searched in its packed bytes.
+        let (k, item) = if self.cache.borrow().blocks.contains(&lo) {
             let block = lo * BLOCK;
             let k = from_in_block
                 + count_holding(from_in_block, BLOCK, |i| self.at(block + i).time() < t);
             (k, (k < BLOCK).then(|| self.at(block + k)))
         } else {
+            // Not decoded into the cache: a full-range render reaches a
+            // new block in most pixel columns of a busy row, and decoding
+            // it whole took longer than bisecting it in place (one
+            // thread, 8 GB benchmark trace's busiest rows: 49 -> 42 ms).
             self.col
                 .with_block_bytes(lo, |bytes| T::search_block(bytes, BLOCK, from_in_block, t))
         };
