@@ -223,11 +223,15 @@ fn write_dict(dict: &[u32], idx: &[u8], out: &mut Vec<u8>) {
     for &d in dict {
         put_varint(out, u64::from(d));
     }
-    let width = bits(len);
-    let mut acc = 0u64;
-    let mut filled = 0u32;
-    for &i in idx {
-        acc |= u64::from(i) << filled;
+    put_bits(idx.iter().map(|&i| u64::from(i)), bits(len), out);
+}
+
+/// Appends `values`, each in its `width` low bits (at most 64; the
+/// others zero), packed low bits first, the last byte padded with zeroes.
+fn put_bits(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
+    let (mut acc, mut filled) = (0u128, 0u32);
+    for v in values {
+        acc |= u128::from(v) << filled;
         filled += width;
         while filled >= 8 {
             out.push(acc as u8);
@@ -384,19 +388,11 @@ fn encode_offsets(times: impl Iterator<Item = Time> + Clone, out: &mut Vec<u8>) 
     let width = u64::BITS - widest.leading_zeros();
     put_varint(out, zigzag(first));
     out.push(width as u8);
-    let (mut acc, mut filled) = (0u128, 0u32);
-    for t in times.skip(1) {
-        acc |= u128::from(t.wrapping_sub(first) as u64) << filled;
-        filled += width;
-        while filled >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            filled -= 8;
-        }
-    }
-    if filled > 0 {
-        out.push(acc as u8);
-    }
+    put_bits(
+        times.skip(1).map(|t| t.wrapping_sub(first) as u64),
+        width,
+        out,
+    );
 }
 
 /// Where the times of [`encode_offsets`] are, for reading any of them.
