@@ -11,6 +11,7 @@ use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::state::ThreadStatus;
 use traceloom_tsdl::ir::Scope;
 use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData, NO_THREAD};
+use traceloom_viewers::model::pack::BLOCK;
 use traceloom_viewers::model::stats::{range_request, StatNode, Statistics, EVENT_TYPES};
 use traceloom_viewers::model::steps::{blocks_of, NO_CLASS};
 use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel, Session};
@@ -274,6 +275,39 @@ fn check_trace(path: &PathBuf) {
             series.get(cf::ARROWS_WAKEUP).copied().unwrap_or(0) > 0,
             "{name}"
         );
+    }
+    // At 40 px a series draws 10 arrows at most: with 640 or more in the
+    // range, each one drawn is the first of a packed block (read without
+    // decoding it) and stands for a multiple of a block.
+    let narrow = model.render(full, 40);
+    for s in narrow.arrow_series() {
+        let all = if s.name.as_str() == cf::ARROWS_CPU {
+            &data.switches
+        } else {
+            &data.wakeups
+        };
+        if all.len() < 640 {
+            continue;
+        }
+        let firsts: HashSet<(i64, i64)> = (0..all.len())
+            .step_by(BLOCK)
+            .map(|k| {
+                let a = all.at(k);
+                (a.from_time, a.to_time)
+            })
+            .collect();
+        assert!(!s.arrows.is_empty() && s.arrows.len() <= 10, "{name}");
+        for a in s.arrows.iter() {
+            assert!(
+                firsts.contains(&(a.from.time, a.to.time)),
+                "{name}: {} arrow {a:?} is no block's first",
+                s.name
+            );
+            assert!(
+                a.count as usize >= BLOCK && (a.count as usize).is_multiple_of(BLOCK),
+                "{name}: {a:?}"
+            );
+        }
     }
     // Resources: every CPU row has intervals, none overlapping.
     let res = ResourcesModel::new(data.clone());
