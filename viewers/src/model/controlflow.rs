@@ -56,6 +56,26 @@ pub struct ControlFlowModel {
     nodes: TreeBuilder,
     tree: TreeRender,
     rec_of_row: FastMap<RowId, u32>,
+    /// What a render's items are drawn with, for the calling thread; the
+    /// render threads make their own.
+    styles: Styles,
+    /// Thread records left without data by a damaged stream: from when,
+    /// and the damage (index in `KernelData::damage`).
+    no_data: FastMap<u32, (Time, usize)>,
+    full: Mutex<Option<(u32, TimeGraphRender)>>,
+    /// Summary blocks in a render's range from which its rows are filled
+    /// on several threads.
+    parallel_blocks: usize,
+}
+
+/// The style keys and tooltip properties a render's items share.
+///
+/// Cloning an item's key or properties bumps a count in its `Arc`: a full
+/// render pushes hundreds of thousands of items, and two threads bumping
+/// the same counts pass their cache line back and forth. Each render
+/// thread therefore has its own, equal but apart.
+#[derive(Debug)]
+struct Styles {
     /// State key by thread code; `idle_keys` for a CPU's idle thread.
     keys: Vec<StyleKey>,
     /// State key by thread code for the idle threads (TID 0, `swapper/N`):
@@ -73,13 +93,68 @@ pub struct ControlFlowModel {
     /// Event names of the marks, by [`mark`](crate::model::kernel::mark)
     /// kind, allocated once (not once per marker).
     mark_names: [Arc<str>; 4],
-    /// Thread records left without data by a damaged stream: from when,
-    /// and the damage (index in `KernelData::damage`).
-    no_data: FastMap<u32, (Time, usize)>,
-    full: Mutex<Option<(u32, TimeGraphRender)>>,
-    /// Summary blocks in a render's range from which its rows are filled
-    /// on several threads.
-    parallel_blocks: usize,
+}
+
+impl Styles {
+    fn new() -> Styles {
+        let keys: Vec<StyleKey> = (0u8..64)
+            .map(|c| {
+                let (s, m) = decode_thread_code(c);
+                StyleKey::new(state_key(s, m))
+            })
+            .collect();
+        let code_props: Vec<Properties> = (0u8..64)
+            .map(|c| {
+                let (status, mode) = decode_thread_code(c);
+                if status == ThreadStatus::Run {
+                    Properties::new([("status", status.name()), ("mode", mode.name())])
+                } else {
+                    Properties::new([("status", status.name())])
+                }
+            })
+            .collect();
+        // The idle threads' tables: what `thread_state_key` makes of TID 0.
+        let idle = |c: u8| {
+            let (status, mode) = decode_thread_code(c);
+            thread_state_key(0, status, mode) == keys::IDLE
+        };
+        let idle_keys = (0u8..64)
+            .map(|c| {
+                if idle(c) {
+                    StyleKey::new(keys::IDLE)
+                } else {
+                    keys[c as usize].clone()
+                }
+            })
+            .collect();
+        let idle_props = (0u8..64)
+            .map(|c| {
+                if idle(c) {
+                    Properties::new([("status", "idle")])
+                } else {
+                    code_props[c as usize].clone()
+                }
+            })
+            .collect();
+        Styles {
+            keys,
+            idle_keys,
+            code_props,
+            idle_props,
+            mark_keys: [
+                StyleKey::new(keys::EV_WAKEUP),
+                StyleKey::new(keys::EV_FORK),
+                StyleKey::new(keys::EV_EXEC),
+                StyleKey::new(keys::EV_EXIT),
+            ],
+            mark_names: [
+                Arc::from("sched_wakeup"),
+                Arc::from("sched_process_fork"),
+                Arc::from("sched_process_exec"),
+                Arc::from("sched_process_exit"),
+            ],
+        }
+    }
 }
 
 /// Row label of a thread: its name and TID.
@@ -146,45 +221,6 @@ impl ControlFlowModel {
         }
         let config = DataConfig::default();
         let tree = nodes.build(&config);
-        let keys: Vec<StyleKey> = (0u8..64)
-            .map(|c| {
-                let (s, m) = decode_thread_code(c);
-                StyleKey::new(state_key(s, m))
-            })
-            .collect();
-        let code_props: Vec<Properties> = (0u8..64)
-            .map(|c| {
-                let (status, mode) = decode_thread_code(c);
-                if status == ThreadStatus::Run {
-                    Properties::new([("status", status.name()), ("mode", mode.name())])
-                } else {
-                    Properties::new([("status", status.name())])
-                }
-            })
-            .collect();
-        // The idle threads' tables: what `thread_state_key` makes of TID 0.
-        let idle = |c: u8| {
-            let (status, mode) = decode_thread_code(c);
-            thread_state_key(0, status, mode) == keys::IDLE
-        };
-        let idle_keys = (0u8..64)
-            .map(|c| {
-                if idle(c) {
-                    StyleKey::new(keys::IDLE)
-                } else {
-                    keys[c as usize].clone()
-                }
-            })
-            .collect();
-        let idle_props = (0u8..64)
-            .map(|c| {
-                if idle(c) {
-                    Properties::new([("status", "idle")])
-                } else {
-                    code_props[c as usize].clone()
-                }
-            })
-            .collect();
         let no_data = rows_without_data(&data.damage, |g| g.threads.iter().copied());
         ControlFlowModel {
             data,
@@ -193,22 +229,7 @@ impl ControlFlowModel {
             tree,
             nodes,
             rec_of_row,
-            keys,
-            idle_keys,
-            code_props,
-            idle_props,
-            mark_keys: [
-                StyleKey::new(keys::EV_WAKEUP),
-                StyleKey::new(keys::EV_FORK),
-                StyleKey::new(keys::EV_EXEC),
-                StyleKey::new(keys::EV_EXIT),
-            ],
-            mark_names: [
-                Arc::from("sched_wakeup"),
-                Arc::from("sched_process_fork"),
-                Arc::from("sched_process_exec"),
-                Arc::from("sched_process_exit"),
-            ],
+            styles: Styles::new(),
             full: Mutex::new(None),
             parallel_blocks: PARALLEL_BLOCKS,
         }
@@ -449,12 +470,16 @@ impl ControlFlowModel {
     /// (38 ms of its 49 ms on one core for the 1 GB generated trace), a
     /// zoomed one a few thousand.
     fn fill_rows(&self, rows: &[(usize, u32)], scale: PixelScale, slots: &mut [RowSlot]) {
-        let fill = |rows: &[(usize, u32)], base: usize, slots: &mut [RowSlot], finish: bool| {
+        let fill = |styles: &Styles,
+                    rows: &[(usize, u32)],
+                    base: usize,
+                    slots: &mut [RowSlot],
+                    finish: bool| {
             for &(i, rec) in rows {
                 let t = &self.data.threads[rec as usize];
                 let gap = self.no_data.get(&rec).copied();
                 let slot = &mut slots[i - base];
-                self.push_thread(t, gap, scale, &mut slot.intervals, &mut slot.events);
+                self.push_thread(styles, t, gap, scale, &mut slot.intervals, &mut slot.events);
                 if finish {
                     slot.finish();
                 }
@@ -481,7 +506,7 @@ impl ControlFlowModel {
                 .min(rows.len())
         };
         if parts <= 1 {
-            fill(rows, 0, slots, false);
+            fill(&self.styles, rows, 0, slots, false);
             return;
         }
         // Consecutive runs of rows of about equal work, sixteen a thread:
@@ -513,7 +538,7 @@ impl ControlFlowModel {
             base = end;
         }
         let jobs = Mutex::new(jobs);
-        let work = || loop {
+        let work = |styles: &Styles| loop {
             let job = match jobs.lock() {
                 Ok(mut jobs) => jobs.pop(),
                 Err(_) => None,
@@ -521,7 +546,7 @@ impl ControlFlowModel {
             match job {
                 // Each row finished here, while its items are in this
                 // core's cache.
-                Some((run, base, slots)) => fill(run, base, slots, true),
+                Some((run, base, slots)) => fill(styles, run, base, slots, true),
                 None => break,
             }
         };
@@ -529,13 +554,13 @@ impl ControlFlowModel {
             for _ in 1..parts {
                 let spawned = std::thread::Builder::new()
                     .name("control flow render".into())
-                    .spawn_scoped(scope, work);
+                    .spawn_scoped(scope, || work(&Styles::new()));
                 if spawned.is_err() {
                     // This thread does the rest.
                     break;
                 }
             }
-            work();
+            work(&self.styles);
         });
     }
 
@@ -543,6 +568,7 @@ impl ControlFlowModel {
     /// at `gap`'s start, if a damaged stream left it without data.
     fn push_thread(
         &self,
+        styles: &Styles,
         t: &ThreadRecord,
         gap: Option<(Time, usize)>,
         scale: PixelScale,
@@ -555,9 +581,9 @@ impl ControlFlowModel {
             return;
         }
         let (keys, code_props) = if t.tid == 0 {
-            (&self.idle_keys, &self.idle_props)
+            (&styles.idle_keys, &styles.idle_props)
         } else {
-            (&self.keys, &self.code_props)
+            (&styles.keys, &styles.code_props)
         };
         let codes = t.codes.reader();
         let end = gap.map_or(t.end, |(from, _)| from.min(t.end));
@@ -584,8 +610,8 @@ impl ControlFlowModel {
         let marks = t.marks.reader();
         let (mut i, mut first) = marks.first_at_or_after(0, range.start);
         while let Some(Mark { time, kind, .. }) = first.filter(|m| m.time <= range.end) {
-            let key = self.mark_keys[kind as usize & 3].clone();
-            let name = self.mark_names[kind as usize & 3].clone();
+            let key = styles.mark_keys[kind as usize & 3].clone();
+            let name = styles.mark_names[kind as usize & 3].clone();
             let p = scale.pixel_of(time);
             let next: Time = if p + 1 >= scale.width {
                 Time::MAX
