@@ -20,7 +20,9 @@
 //! 6. store size against the trace's;
 //!
 //! and, without a target, the time to read the statistics and histogram
-//! alone (the store's meta block: what `traceloom stats` reads).
+//! alone (the store's meta block: what `traceloom stats` reads). Rows 2
+//! and 3 and that one are timed `--runs` times, and at least
+//! [`MIN_QUICK_RUNS`].
 //!
 //! Kept apart from `viewers`: the store's rows and their targets in one
 //! place.
@@ -46,6 +48,10 @@ pub const COLD_TARGET: Duration = Duration::from_secs(5);
 pub const WARM_OPEN_TARGET: Duration = Duration::from_millis(300);
 /// Full-range control flow render from the store, at most.
 pub const FULL_TARGET: Duration = Duration::from_millis(30);
+/// Runs of the rows that take under a second (loads, opens, full-range
+/// renders), at least: the median of three full-range renders moved by a
+/// fifth between runs of the benchmark.
+pub const MIN_QUICK_RUNS: u32 = 15;
 /// 1 ms window render from the store, at most.
 pub const WINDOW_TARGET: Duration = Duration::from_millis(5);
 /// Heap beyond the maps after the analysis, at most, for a trace of up
@@ -196,7 +202,7 @@ pub fn run(
     )?;
 
     // The statistics and histogram alone (what `stats` reads).
-    let summaries = (0..runs)
+    let summaries = (0..runs.max(MIN_QUICK_RUNS))
         .map(|_| {
             let t0 = Instant::now();
             store::load_summary(dir, identity).map(|s| {
@@ -234,7 +240,7 @@ pub fn run(
     let mut opens = Vec::new();
     let mut loads = Vec::new();
     let mut loaded = None;
-    for _ in 0..runs {
+    for _ in 0..runs.max(MIN_QUICK_RUNS) {
         let t0 = Instant::now();
         let l = store::load(dir, identity).map_err(err)?;
         loads.push(t0.elapsed());
@@ -276,7 +282,7 @@ pub fn run(
     let full = TimeRange::new(begin, end);
     let (mut fulls, mut every_row) = (Vec::new(), Vec::new());
     let mut shown = None;
-    for _ in 0..runs {
+    for _ in 0..runs.max(MIN_QUICK_RUNS) {
         // Alternated: every row's render, then the window's (the busiest
         // rows it can show, and a page either side), each on a fresh
         // model.
