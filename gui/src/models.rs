@@ -602,8 +602,9 @@ impl TabModels {
         if data.is_none() {
             self.start_pass(session, have_checkpoints);
             if let Some(id) = self.kernel_pass {
+                let head = self.pass_position(session);
                 self.split
-                    .offer(session, id, self.span, &checkpoints, self.paused);
+                    .offer(session, id, head, self.span, &checkpoints, self.paused);
             }
         }
         session.scheduler().add_checkpoints(checkpoints);
@@ -652,7 +653,9 @@ impl TabModels {
         let (new, done) = ahead.poll();
         let over = ahead.is_over();
         if let Some(id) = self.kernel_pass {
-            self.split.offer(session, id, self.span, &new, self.paused);
+            let head = self.pass_position(session);
+            self.split
+                .offer(session, id, head, self.span, &new, self.paused);
         }
         let sched = session.scheduler();
         if !new.is_empty() {

@@ -1,7 +1,7 @@
 //! The window's whole-trace pass on two cores: the pass stays a LOW
 //! request of the tab's scheduler (read on the idle loop, interrupted by
 //! input, snapshotted as it reads, behind the user's HIGH requests), but
-//! only up to a checkpoint past the middle of the trace, its *head*; the
+//! only up to a checkpoint past its share of the trace, its *head*; the
 //! rest, its *tail*, is read from that checkpoint on a thread of its own
 //! ([`TailPart`]) and joined to the head once both are done, exactly as
 //! the command line's parts are.
@@ -19,8 +19,9 @@
 //! tail, that pass took half as long again), and while the user paused
 //! the pass. The split is made once, when the checkpoint pass reading
 //! ahead ([`traceloom_viewers::model::checkpoint_pass::CheckpointsAhead`])
-//! reaches the middle; with one core, or `TRACELOOM_JOBS=1`, or a damaged
-//! stream met before, there is none.
+//! reaches the head's share (`head_share`: both halves end together at
+//! the pace they read); with one core, or `TRACELOOM_JOBS=1`, or a
+//! damaged stream met before, there is none.
 
 use traceloom_base::{Time, TimeRange};
 use traceloom_engine::request::{OwnerId, RequestId};
@@ -30,9 +31,9 @@ use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::parallel_pass::{self, TailControl, TailPart};
 use traceloom_viewers::model::{KernelData, Session};
 
-/// Where the tail starts: the first checkpoint past this share of the
-/// traces' time span.
-const HEAD_SHARE: f64 = 0.5;
+/// How fast the head reads against the checkpoint pass before both have
+/// read anything: about a third (the 1 GB generated trace).
+const PACE_GUESS: f64 = 0.35;
 
 /// The tail is ended early only when more than this share of the traces'
 /// time span is left to it.
@@ -70,8 +71,8 @@ pub struct PassSplit {
 }
 
 impl PassSplit {
-    /// A split to make when the pass is offered a checkpoint past its
-    /// middle, unless the pass is to run in one part (one core, or
+    /// A split to make when the pass is offered a checkpoint past the
+    /// head's share, unless the pass is to run in one part (one core, or
     /// `TRACELOOM_JOBS=1`).
     pub fn wanted() -> PassSplit {
         PassSplit::decided(parallel_pass::parts_wanted() < 2)
@@ -94,13 +95,15 @@ impl PassSplit {
     }
 
     /// Starts the tail from the first of `checkpoints` (made by the
-    /// checkpoint pass, in order) past the middle of `span`, and ends
-    /// `head`, the pass's request on `session`, there; unless the split
-    /// was made, the session met damage, or the head has read past it.
+    /// checkpoint pass, in order) past the head's share of `span`
+    /// ([`head_share`]), and ends `head`, the pass's request on `session`,
+    /// there; unless the split was made, the session met damage, or the
+    /// head has read past it. `head_reached` is where the head reads now.
     pub fn offer(
         &mut self,
         session: &mut Session,
         head: RequestId,
+        head_reached: Option<Time>,
         span: TimeRange,
         checkpoints: &[(CtfPosition, TracesetState)],
         paused: bool,
@@ -108,8 +111,12 @@ impl PassSplit {
         if self.decided {
             return;
         }
-        let middle = span.start + (span.span() as f64 * HEAD_SHARE) as Time;
-        let Some((at, state)) = checkpoints.iter().find(|(p, _)| p.time >= middle) else {
+        let Some((ahead, _)) = checkpoints.last() else {
+            return;
+        };
+        let share = head_share(span, head_reached, ahead.time);
+        let split = span.start + (span.span() as f64 * share) as Time;
+        let Some((at, state)) = checkpoints.iter().find(|(p, _)| p.time >= split) else {
             return;
         };
         self.decided = true;
@@ -266,8 +273,52 @@ impl PassSplit {
     }
 }
 
+/// The share of `span` the head reads, when it reads at `head` while the
+/// checkpoint pass is at `ahead`. The tail starts only when the
+/// checkpoint pass gets to the split, the head reading since the start:
+/// split in the middle, the head of the 1 GB generated trace had read
+/// its half long before the tail had. The shares of the command line's
+/// parts ([`part_shares`](traceloom_viewers::model::parallel_pass::part_shares))
+/// end both together; a cache's checkpoints, all there at once, split
+/// near the middle.
+fn head_share(span: TimeRange, head: Option<Time>, ahead: Time) -> f64 {
+    let read = |t: Time| t.saturating_sub(span.start).max(0) as f64;
+    let pace = if read(ahead) <= 0.0 {
+        PACE_GUESS
+    } else {
+        read(head.unwrap_or(span.start)) / read(ahead)
+    };
+    parallel_pass::part_shares(2, pace)[0]
+}
+
 impl Drop for PassSplit {
     fn drop(&mut self) {
         self.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_reads_more_the_later_the_tail_starts() {
+        let span = TimeRange::new(1_000, 11_000);
+        // A cache's checkpoints: the tail can start at once.
+        let cached = head_share(span, None, span.end);
+        assert!((0.5..0.52).contains(&cached), "{cached}");
+        // The head a third as fast as the checkpoint pass: the tail
+        // starts at the split, when the head is a third of the way there.
+        let third = head_share(span, Some(2_000), 4_000);
+        assert!((third - 0.6).abs() < 1e-9, "{third}");
+        // The closer the head's pace to the checkpoint pass's, the later
+        // the tail starts, and the more the head reads.
+        let slower = head_share(span, Some(1_500), 4_000);
+        let faster = head_share(span, Some(3_500), 4_000);
+        assert!(0.5 < slower && slower < third, "{slower}");
+        assert!(third < faster && faster < 1.0, "{faster}");
+        // Nothing read yet: a guess, still a split past the middle.
+        let guess = head_share(span, None, span.start);
+        assert!((0.5..1.0).contains(&guess), "{guess}");
     }
 }
