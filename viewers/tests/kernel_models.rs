@@ -164,7 +164,7 @@ fn check_trace(path: &PathBuf) {
     let model = ControlFlowModel::new(data.clone());
     let mut bare = (*data).clone();
     for t in &mut bare.threads {
-        t.blocks = Default::default();
+        Arc::make_mut(t).blocks = Default::default();
     }
     let bare_model = ControlFlowModel::new(Arc::new(bare));
     let (with, without) = (

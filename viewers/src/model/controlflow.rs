@@ -276,7 +276,7 @@ impl ControlFlowModel {
     pub fn thread(&self, row: RowId) -> Option<&ThreadRecord> {
         self.rec_of_row
             .get(&row)
-            .map(|&i| &self.data.threads[i as usize])
+            .map(|&i| &*self.data.threads[i as usize])
     }
 
     /// The render of `range` at `width` pixels, with the model's

@@ -519,7 +519,7 @@ pub struct Summary {
 pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
     let mut threads = Vec::new();
     let (head, meta) = read_meta(m, m.meta()?, |t| {
-        threads.push(ThreadRecord {
+        threads.push(Arc::new(ThreadRecord {
             trace: t.trace,
             tid: t.tid,
             pid: t.pid,
@@ -533,7 +533,7 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             codes: m.packed(t.codes)?,
             blocks: m.series(t.blocks)?,
             marks: m.packed(t.marks)?,
-        });
+        }));
         Ok(())
     })?;
     threads.shrink_to_fit();
