@@ -1543,7 +1543,8 @@ impl KernelCollector {
     /// partial renders while the pass goes on, and for the final result).
     ///
     /// Cheap: the change lists are shared with the collector (see the
-    /// type's documentation), only the record headers are copied. The
+    /// type's documentation), the records of exited threads with the
+    /// previous snapshot; only the others' headers are copied. The
     /// first snapshot after the pass ended also builds the statistics
     /// (tens of ms on a large trace; the GUI takes it on a job thread).
     pub fn snapshot(&mut self) -> KernelData {
