@@ -645,6 +645,15 @@ impl RecordLists {
         r
     }
 
+    /// [`record`](Self::record), consuming the lists: the record a
+    /// snapshot shares when it has `head`, else one made of the lists.
+    pub(super) fn into_record(self, head: ThreadHead) -> Arc<ThreadRecord> {
+        match self {
+            RecordLists::Sealed(_, Some(r)) | RecordLists::Done(_, Some(r)) if head.heads(&r) => r,
+            lists => Arc::new(head.with_lists(lists.into_lists())),
+        }
+    }
+
     /// The lists, consuming them (the builders freed).
     pub(super) fn into_lists(self) -> ThreadLists {
         match self {
@@ -1624,7 +1633,7 @@ impl KernelCollector {
         series.shrink_to_fit();
         let mut threads = Vec::with_capacity(n);
         while let (Some(t), Some(s)) = (headers.pop(), series.pop()) {
-            threads.push(Arc::new(t.with_lists(s.into_lists())));
+            threads.push(s.into_record(t));
             if headers.len() < headers.capacity() / 2 {
                 headers.shrink_to_fit();
                 series.shrink_to_fit();
@@ -2040,7 +2049,14 @@ event {
             "{shared} of {} records shared",
             a.threads.len()
         );
-        assert_eq!(collector.into_data(), b);
+        let whole = collector.into_data();
+        assert_eq!(whole, b);
+        // The result shares them too (those it does not end).
+        assert!(whole
+            .threads
+            .iter()
+            .zip(&b.threads)
+            .any(|(x, y)| Arc::ptr_eq(x, y)));
     }
 
     #[test]
