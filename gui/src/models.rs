@@ -344,6 +344,13 @@ pub struct TabModels {
     /// The checkpoint pass on its own thread, when the cache had no
     /// checkpoints: its checkpoints reach the scheduler as they come.
     checkpoints_ahead: Option<CheckpointsAhead>,
+    /// The session has every checkpoint and the seek index (the cache's,
+    /// or the checkpoint pass's once complete).
+    checkpoints_complete: bool,
+    /// Checkpoints read up to a zoom ahead of the pass's tail, when the
+    /// tail carries the checkpoint pass on (it reads at the analysis'
+    /// pace, a third of the checkpoint pass's): where they go to.
+    checkpoints_to_zoom: Option<(Time, CheckpointsAhead)>,
     /// Writing the analysis store or the checkpoints: their warnings.
     saving: Vec<Job<Vec<String>>>,
     /// The analysis shown was read from the store.
@@ -462,6 +469,8 @@ impl TabModels {
             owner: session.new_owner(),
             opening: None,
             checkpoints_ahead: None,
+            checkpoints_complete: false,
+            checkpoints_to_zoom: None,
             saving: Vec::new(),
             from_store: false,
             window_pass: None,
@@ -559,7 +568,13 @@ impl TabModels {
     /// up (a damaged stream, whose bookkeeping follows the streams across
     /// the trace).
     fn restart_single_pass(&mut self, session: &mut Session) {
+        // The tail that gave up carried the checkpoint pass on: it is read
+        // again, from the start.
+        let carried = self.split.carries_checkpoints();
         self.split.end();
+        if carried && !self.checkpoints_complete {
+            self.start_checkpoint_pass(session);
+        }
         if let Some(id) = self.kernel_pass.take() {
             session.cancel(id);
         }
@@ -585,6 +600,7 @@ impl TabModels {
         };
         self.opening = None;
         let have_checkpoints = cached.checkpoints.is_some();
+        self.checkpoints_complete = have_checkpoints;
         let mut checkpoints = Vec::new();
         if let Some(c) = cached.checkpoints {
             let sched = session.scheduler();
@@ -603,8 +619,14 @@ impl TabModels {
             self.start_pass(session, have_checkpoints);
             if let Some(id) = self.kernel_pass {
                 let head = self.pass_position(session);
-                self.split
-                    .offer(session, id, head, self.span, &checkpoints, self.paused);
+                self.split.offer(
+                    session,
+                    (id, head),
+                    self.span,
+                    &checkpoints,
+                    None,
+                    self.paused,
+                );
             }
         }
         session.scheduler().add_checkpoints(checkpoints);
@@ -647,15 +669,25 @@ impl TabModels {
     /// all are cached (with the analysis when it is saved, alone
     /// otherwise).
     fn poll_checkpoints(&mut self, session: &mut Session) {
+        // Kept once over: it says how far it got.
+        if let Some((_, reader)) = &mut self.checkpoints_to_zoom {
+            session.scheduler().add_checkpoints(reader.poll().0);
+        }
+        let head = self.pass_position(session);
         let Some(ahead) = &mut self.checkpoints_ahead else {
             return;
         };
         let (new, done) = ahead.poll();
         let over = ahead.is_over();
         if let Some(id) = self.kernel_pass {
-            let head = self.pass_position(session);
-            self.split
-                .offer(session, id, head, self.span, &new, self.paused);
+            self.split.offer(
+                session,
+                (id, head),
+                self.span,
+                &new,
+                Some(ahead),
+                self.paused,
+            );
         }
         let sched = session.scheduler();
         if !new.is_empty() {
@@ -667,6 +699,7 @@ impl TabModels {
         let Some(c) = done else {
             return;
         };
+        self.checkpoints_complete = true;
         sched
             .source_mut()
             .set_seek_index(Arc::new(c.seek_index.clone()));
@@ -674,6 +707,39 @@ impl TabModels {
         // scheduler holds its own copies of these states, and both sets
         // at once weighed 15 MB more on a 1 GB trace for most of the pass.
         self.save(session, None, Some(c));
+    }
+
+    /// When the pass's tail carries the checkpoint pass on, reads
+    /// checkpoints from the last one before `to` up to `to`, unless that
+    /// is under way: the checkpoint pass would have got there three times
+    /// sooner than the tail will.
+    fn read_checkpoints_to(&mut self, session: &Session, to: Time) {
+        if !self.split.carries_checkpoints()
+            || self
+                .checkpoints_to_zoom
+                .as_ref()
+                .is_some_and(|(until, _)| *until == to)
+        {
+            return;
+        }
+        let Some((at, state)) = session
+            .checkpoints()
+            .take_while(|(p, _)| p.time < to)
+            .last()
+        else {
+            return;
+        };
+        let every = checkpoint_pass::interval(session.traceset());
+        match CheckpointsAhead::start_until(
+            session.traceset(),
+            every,
+            (at, state.clone()),
+            to,
+            crate::worker::lower_priority,
+        ) {
+            Ok(r) => self.checkpoints_to_zoom = Some((to, r)),
+            Err(e) => eprintln!("traceloom: warning: cannot read checkpoints ahead: {e}"),
+        }
     }
 
     /// Writes the analysis store and the checkpoint cache on a thread.
@@ -1066,7 +1132,15 @@ impl TabModels {
         let request = self.pass_position(session);
         self.pass_reached = self.split.covered(request);
         self.poll_window_pass(session);
-        let user_waits = self.user_requests_pending(session) || self.zoom_waits_for_checkpoints;
+        // A zoom waiting for checkpoints makes the tail wait (they share a
+        // core), unless the tail makes them and nothing else reads ahead.
+        let reading_to_zoom = self
+            .checkpoints_to_zoom
+            .as_ref()
+            .is_some_and(|(_, r)| !r.is_over());
+        let zoom_waits = self.zoom_waits_for_checkpoints
+            && (!self.split.carries_checkpoints() || reading_to_zoom);
+        let user_waits = self.user_requests_pending(session) || zoom_waits;
         self.split.set_waiting(self.paused, user_waits);
         let moved = self.poll_graphs(&mut u);
         self.poll_histogram(&mut u);
@@ -1393,8 +1467,15 @@ impl TabModels {
         // takes. The window is first previewed (no replay: detail after the
         // first chunk read), then, once the checkpoint pass (several times
         // faster than the analysis) has been there, analysed exactly.
+        let reached = |a: &CheckpointsAhead| a.reached().is_some_and(|t| t >= w.start);
         let replay_bounded = match &self.checkpoints_ahead {
-            Some(a) => a.reached().is_some_and(|t| t >= w.start),
+            Some(a) => {
+                reached(a)
+                    || self
+                        .checkpoints_to_zoom
+                        .as_ref()
+                        .is_some_and(|(_, r)| reached(r))
+            }
             None => true,
         };
         let wanted = match shown {
@@ -1402,6 +1483,7 @@ impl TabModels {
             Some(WindowDetail::Preview) if replay_bounded => WindowDetail::Exact,
             Some(WindowDetail::Preview) => {
                 self.zoom_waits_for_checkpoints = true;
+                self.read_checkpoints_to(session, w.start);
                 return;
             }
             Some(_) => return,

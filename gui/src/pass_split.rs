@@ -8,25 +8,37 @@
 //!
 //! How fast each half goes depends on what else the window does (frames,
 //! renders): when the head is done first and much of the tail is left,
-//! the tail is ended at a checkpoint halfway through what it has left,
+//! with a cache's checkpoints ahead of the tail, the tail is ended at a
+//! checkpoint halfway through what it has left,
 //! and the scheduler reads on from there ([`TailPart::after_request`]),
 //! so that neither core idles long at the end.
 //!
-//! The tail takes its turn after the user's requests as the head does:
-//! it waits while the scheduler has other requests than the pass to read
-//! (a zoom's window, a list's page, a search), while a zoom's preview
-//! waits for the checkpoint pass to reach it (sharing a core with the
-//! tail, that pass took half as long again), and while the user paused
-//! the pass. The split is made once, when the checkpoint pass reading
-//! ahead ([`traceloom_viewers::model::checkpoint_pass::CheckpointsAhead`])
+//! The split is made once, when the checkpoint pass reading ahead
+//! ([`traceloom_viewers::model::checkpoint_pass::CheckpointsAhead`])
 //! reaches the head's share (`head_share`: both halves end together at
 //! the pace they read); with one core, or `TRACELOOM_JOBS=1`, or a
-//! damaged stream met before, there is none.
+//! damaged stream met before, there is none. The checkpoint pass stops
+//! there and the tail carries its build on, as the command line's last
+//! part does: read beside the tail on the second core, it made the 1 GB
+//! trace's analysis complete about 1 s later. Its checkpoints past the
+//! split then come as the tail reads; a tail that gives up takes them
+//! with it, and the checkpoint pass is read again with the single pass.
+//!
+//! The tail takes its turn after the user's requests as the head does:
+//! it waits while the scheduler has other requests than the pass to read
+//! (a zoom's window, a list's page, a search), while the user paused the
+//! pass, and while a zoom's preview waits for checkpoints to reach it:
+//! from the checkpoint pass, or past the split from a read of its own
+//! from the last checkpoint up to the zoom (the tail makes them at a
+//! third of the checkpoint pass's pace). There is no steal from a tail
+//! that carries the build: no checkpoint lies ahead of it, and its build
+//! must reach the end.
 
 use traceloom_base::{Time, TimeRange};
 use traceloom_engine::request::{OwnerId, RequestId};
 use traceloom_engine::source::CtfPosition;
 use traceloom_engine::state::TracesetState;
+use traceloom_viewers::model::checkpoint_pass::CheckpointsAhead;
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::parallel_pass::{self, TailControl, TailPart};
 use traceloom_viewers::model::{KernelData, Session};
@@ -99,13 +111,15 @@ impl PassSplit {
     /// ([`head_share`]), and ends `head`, the pass's request on `session`,
     /// there; unless the split was made, the session met damage, or the
     /// head has read past it. `head_reached` is where the head reads now.
+    /// `checkpoint_pass`, reading ahead, stops there and the tail carries
+    /// its build on.
     pub fn offer(
         &mut self,
         session: &mut Session,
-        head: RequestId,
-        head_reached: Option<Time>,
+        (head, head_reached): (RequestId, Option<Time>),
         span: TimeRange,
         checkpoints: &[(CtfPosition, TracesetState)],
+        checkpoint_pass: Option<&CheckpointsAhead>,
         paused: bool,
     ) {
         if self.decided {
@@ -130,6 +144,7 @@ impl PassSplit {
             *at,
             state.clone(),
             paused,
+            checkpoint_pass.map(|a| a.hand_over(*at)),
             crate::worker::lower_priority,
         ) {
             Ok(t) => t,
@@ -181,7 +196,9 @@ impl PassSplit {
     /// through what it has left, when that is much.
     fn steal_point(&self, session: &Session, span: TimeRange) -> Option<CtfPosition> {
         let control = self.control.as_ref()?;
-        if control.is_finished() {
+        // Carrying the checkpoint build, it makes the only checkpoints
+        // past it, and must read to the end to complete the build.
+        if control.is_finished() || control.carries_checkpoints() {
             return None;
         }
         let reached = control.progress().1.max(control.start_position().time);
@@ -215,6 +232,15 @@ impl PassSplit {
         if let Some(c) = &self.control {
             c.set_paused(paused || user_requests);
         }
+    }
+
+    /// Whether the tail carries the checkpoint pass's build on: the
+    /// checkpoints past its start come as it reads (a zoom waiting for
+    /// them must not make it wait).
+    pub fn carries_checkpoints(&self) -> bool {
+        self.control
+            .as_ref()
+            .is_some_and(|c| c.carries_checkpoints())
     }
 
     /// Whether the pass was split (even if it is over, or gave up).

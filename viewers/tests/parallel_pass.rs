@@ -142,8 +142,8 @@ fn check(paths: &[PathBuf]) {
         );
         // Paused while the head reads, as the window does while the
         // user's requests are read.
-        let tail =
-            TailPart::start(&session, c.position, c.state.clone(), true, || {}).expect("tail");
+        let tail = TailPart::start(&session, c.position, c.state.clone(), true, None, || {})
+            .expect("tail");
         let control = tail.control();
         while !session.is_complete(id) {
             session.service(Budget::events(1000), || false);
@@ -183,6 +183,61 @@ fn check(paths: &[PathBuf]) {
             &format!("{what}, tail from checkpoint {k}"),
         );
     }
+    // As the window runs it cold: the checkpoint pass reads ahead on its
+    // own thread, and at the split hands its build over to the tail,
+    // which carries it on; the window sees one pass's checkpoints, each
+    // once, and the whole set with the seek index at the end. The pass
+    // is asked before it reads (its thread waits for `go`), so that it
+    // cannot be over first, however small the trace.
+    for k in [1, m / 2, m - 1] {
+        let mut session = Session::open(paths).expect("open");
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let mut ahead =
+            checkpoint_pass::CheckpointsAhead::start(session.traceset(), 200, move || {
+                let _ = wait.recv();
+            })
+            .expect("the checkpoint pass");
+        let owner = session.new_owner();
+        let req = KernelAnalysis::request(&mut session, owner);
+        let id = session.add(req);
+        let c = &checkpoints.states[k];
+        assert!(session.scheduler().set_end_position(id, c.position));
+        let handover = ahead.hand_over(c.position);
+        go.send(()).expect("the checkpoint pass waits");
+        let tail = TailPart::start(
+            &session,
+            c.position,
+            c.state.clone(),
+            false,
+            Some(handover),
+            || {},
+        )
+        .expect("tail");
+        let control = tail.control();
+        while !session.is_complete(id) {
+            session.service(Budget::events(1000), || false);
+        }
+        let head = session.take::<KernelCollector>(id).expect("the head");
+        let joined = tail.join(head, None).expect("joined");
+        assert_same(&single, &joined, &format!("{what}, tail carrying from {k}"));
+        let what = format!("{what}, checkpoints handed over at {k}");
+        assert!(control.carries_checkpoints(), "{what}: not handed over");
+        let mut seen = Vec::new();
+        let mut done = None;
+        while !ahead.is_over() {
+            let (new, d) = ahead.poll();
+            seen.extend(new);
+            done = done.or(d);
+        }
+        let done = done.expect("the whole set");
+        assert_same_checkpoints(&checkpoints, &done, &what);
+        let positions: Vec<_> = seen.iter().map(|(p, _)| *p).collect();
+        let want: Vec<_> = checkpoints.states.iter().map(|c| c.position).collect();
+        assert_eq!(positions, want, "{what}: checkpoints as they came");
+        for ((_, s), c) in seen.iter().zip(&checkpoints.states) {
+            assert!(*s == c.state, "{what}: state at rank {}", c.rank);
+        }
+    }
     // The tail ended early, at a later checkpoint, and what follows read
     // on the session's scheduler once the head is done (the window does
     // so when the head ends first).
@@ -195,8 +250,8 @@ fn check(paths: &[PathBuf]) {
         let (c1, c2) = (&checkpoints.states[k1], &checkpoints.states[k2]);
         assert!(session.scheduler().set_end_position(id, c1.position));
         // Paused from its start: it ends at c2, which it has not passed.
-        let tail =
-            TailPart::start(&session, c1.position, c1.state.clone(), true, || {}).expect("tail");
+        let tail = TailPart::start(&session, c1.position, c1.state.clone(), true, None, || {})
+            .expect("tail");
         let control = tail.control();
         assert!(control.end_at(c2.position), "{what}: ended twice");
         assert!(!control.end_at(c2.position), "{what}: ended twice");
@@ -283,7 +338,8 @@ fn a_tail_meeting_damage_gives_up() {
     let id = session.add(req);
     let c = &checkpoints.states[checkpoints.states.len() / 4];
     assert!(session.scheduler().set_end_position(id, c.position));
-    let tail = TailPart::start(&session, c.position, c.state.clone(), false, || {}).expect("tail");
+    let tail =
+        TailPart::start(&session, c.position, c.state.clone(), false, None, || {}).expect("tail");
     let control = tail.control();
     while !session.is_complete(id) {
         session.service(Budget::events(1000), || false);
@@ -350,4 +406,49 @@ fn checkpoints_ahead_arrive_as_made_and_equal_a_pass_alone() {
     );
     assert_eq!(ahead.reached(), want.last().map(|c| c.0.time));
     println!("{} checkpoints in {polls_with_some} polls", got.len());
+}
+
+/// A checkpoint pass from a checkpoint up to a time (the window's way to
+/// a zoom ahead of a tail carrying the checkpoint pass on) makes the
+/// checkpoints the whole pass makes there, and ends with the first at
+/// that time or after.
+#[test]
+fn checkpoints_read_up_to_a_time_equal_those_of_the_whole_pass() {
+    use traceloom_viewers::model::checkpoint_pass::CheckpointsAhead;
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let paths = vec![generated(tmp.path(), 7, 0.01)];
+    let session = Session::open(&paths).expect("open");
+    let alone = checkpoint::build(session.traceset().clone(), 500);
+    let m = alone.states.len();
+    assert!(m > 20, "{m} checkpoints");
+    let (from, to) = (&alone.states[m / 3], &alone.states[m / 3 + 6]);
+    // Just past a checkpoint's time: the next one ends it.
+    let until = to.position.time - 1;
+    let mut reader = CheckpointsAhead::start_until(
+        session.traceset(),
+        500,
+        (from.position, from.state.clone()),
+        until,
+        || {},
+    )
+    .expect("thread");
+    let mut got = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !reader.is_over() {
+        assert!(std::time::Instant::now() < deadline, "the pass never ended");
+        let (new, done) = reader.poll();
+        assert!(done.is_none(), "a bounded pass makes no whole set");
+        got.extend(new);
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let want: Vec<_> = alone.states[m / 3..=m / 3 + 6]
+        .iter()
+        .map(|c| (c.position, c.state.clone()))
+        .collect();
+    let positions = |v: &[(traceloom_engine::source::CtfPosition, _)]| {
+        v.iter().map(|c| c.0).collect::<Vec<_>>()
+    };
+    assert_eq!(positions(&got), positions(&want));
+    assert!(got == want, "the states differ");
+    assert_eq!(reader.reached(), Some(to.position.time));
 }

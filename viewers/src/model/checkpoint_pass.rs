@@ -6,7 +6,8 @@
 //! them next to the analysis store.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::{Arc, Mutex};
 
 use traceloom_base::Time;
 use traceloom_ctf::Traceset;
@@ -138,6 +139,124 @@ enum Ahead {
     Done(Checkpoints),
 }
 
+/// Where the checkpoints of a [`CheckpointsAhead`] go, from its own
+/// thread or, once its build is handed over, from the read carrying it
+/// on: the same channel, so that the window sees one pass.
+pub(super) struct CheckpointSink {
+    tx: Sender<Ahead>,
+    /// Checkpoints of the build sent so far: a build rewound behind them
+    /// makes them again, and they are not sent twice.
+    sent: usize,
+    /// None is sent after the first at this time or later
+    /// ([`CheckpointsAhead::start_until`]).
+    until: Option<Time>,
+}
+
+impl CheckpointSink {
+    /// Sends the checkpoints `build` made since the last call; `false`
+    /// when nobody receives them any more (the window closed the tab).
+    pub(super) fn forward(&mut self, build: &CheckpointBuild) -> bool {
+        for c in build.checkpoints.iter().skip(self.sent) {
+            if self.ended() {
+                break;
+            }
+            if self
+                .tx
+                .send(Ahead::Checkpoint(c.position, c.state.clone()))
+                .is_err()
+            {
+                return false;
+            }
+            self.sent += 1;
+            if self.until.is_some_and(|u| c.position.time >= u) {
+                self.until = Some(Time::MIN);
+            }
+        }
+        true
+    }
+
+    /// Whether the last checkpoint wanted was sent.
+    fn ended(&self) -> bool {
+        self.until == Some(Time::MIN)
+    }
+
+    /// The build is complete: its last checkpoints, then all of them with
+    /// the seek index.
+    pub(super) fn done(mut self, build: CheckpointBuild) {
+        if self.forward(&build) {
+            let _ = self.tx.send(Ahead::Done(build.finish()));
+        }
+    }
+}
+
+/// A [`CheckpointsAhead`]'s build handed over to the read that carries it
+/// on from a checkpoint (a window's [`parallel_pass::TailPart`], which
+/// reads with the state anyway): rewound to that checkpoint
+/// ([`CheckpointBuild::rewind`]), with the number of events before it and
+/// where its later checkpoints go.
+pub struct CarriedBuild {
+    pub(super) build: CheckpointBuild,
+    pub(super) rank: u64,
+    pub(super) sink: CheckpointSink,
+}
+
+/// The answer to [`CheckpointsAhead::hand_over`], to wait for.
+pub struct BuildHandOver(Receiver<Option<CarriedBuild>>);
+
+impl BuildHandOver {
+    /// The build rewound to the checkpoint asked for; `None` when the
+    /// pass was over first (complete, or stopped), or had no checkpoint
+    /// there.
+    pub fn wait(self) -> Option<CarriedBuild> {
+        self.0.recv().ok().flatten()
+    }
+}
+
+/// Where a hand-over of a [`CheckpointsAhead`]'s build stands.
+enum HandOverSlot {
+    /// None asked.
+    Open,
+    /// Asked: stop at the checkpoint at this position, and give the
+    /// build there.
+    Wanted(CtfPosition, SyncSender<Option<CarriedBuild>>),
+    /// The pass is over: a hand-over asked now gets nothing.
+    Closed,
+}
+
+/// Closes the hand-over slot when the pass's thread ends, however it
+/// ends: a hand-over still asked gets nothing.
+struct CloseSlot(Arc<Mutex<HandOverSlot>>);
+
+impl CloseSlot {
+    /// The hand-over asked, if any (the slot stays open).
+    fn wanted(&self) -> Option<(CtfPosition, SyncSender<Option<CarriedBuild>>)> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match std::mem::replace(&mut *slot, HandOverSlot::Open) {
+            HandOverSlot::Wanted(at, reply) => Some((at, reply)),
+            other => {
+                *slot = other;
+                None
+            }
+        }
+    }
+
+    /// Asks again for a hand-over [`wanted`](Self::wanted) gave: the pass
+    /// has not made its checkpoint yet.
+    fn keep(&self, at: CtfPosition, reply: SyncSender<Option<CarriedBuild>>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = HandOverSlot::Wanted(at, reply);
+    }
+}
+
+impl Drop for CloseSlot {
+    fn drop(&mut self) {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let HandOverSlot::Wanted(_, reply) = std::mem::replace(&mut *slot, HandOverSlot::Closed)
+        {
+            let _ = reply.send(None);
+        }
+    }
+}
+
 /// A checkpoint pass on a thread of its own, for a window whose analysis
 /// reads far slower (the window's pass builds every view's data; a
 /// checkpoint pass only keeps the state): it hands its checkpoints over
@@ -147,10 +266,17 @@ enum Ahead {
 /// interrupted, so without them a zoom ahead of the analysis froze the
 /// window for as long as reading up to there took.
 ///
+/// Once the window's pass is split ([`hand_over`](Self::hand_over)), the
+/// pass stops and its second part carries the build on, as the command
+/// line's last part does: reading on beside it, on the same core, the
+/// checkpoint pass slowed it down (1 GB generated trace: the window's
+/// analysis completed about 1 s later).
+///
 /// Dropping it stops the thread.
 pub struct CheckpointsAhead {
-    rx: std::sync::mpsc::Receiver<Ahead>,
+    rx: Receiver<Ahead>,
     stop: Arc<AtomicBool>,
+    slot: Arc<Mutex<HandOverSlot>>,
     over: bool,
     reached: Option<Time>,
 }
@@ -164,57 +290,134 @@ impl CheckpointsAhead {
         every: u64,
         on_thread: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<Self> {
+        Self::spawn(traceset, every, None, on_thread)
+    }
+
+    /// A pass from checkpoint `from` (its position and state) that ends
+    /// with its first checkpoint at `until` or after: the window's way to
+    /// a zoom ahead of the pass when the checkpoint pass was handed over
+    /// (see [`hand_over`](Self::hand_over)). Its checkpoints serve seeks
+    /// only: it makes no whole set, nor a seek index.
+    pub fn start_until(
+        traceset: &Traceset,
+        every: u64,
+        from: (CtfPosition, TracesetState),
+        until: Time,
+        on_thread: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<Self> {
+        Self::spawn(traceset, every, Some((from, until)), on_thread)
+    }
+
+    fn spawn(
+        traceset: &Traceset,
+        every: u64,
+        bounded: Option<((CtfPosition, TracesetState), Time)>,
+        on_thread: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<Self> {
         let (tx, rx) = std::sync::mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
+        let slot = Arc::new(Mutex::new(HandOverSlot::Open));
         let traceset = Arc::new(traceset.with_decode_threads(0));
         let stopped = stop.clone();
+        let close = CloseSlot(slot.clone());
         std::thread::Builder::new()
             .name("checkpoints ahead".into())
             .spawn(move || {
+                let close = close;
                 on_thread();
-                let mut sched = part_scheduler(traceset, None);
-                let id = sched.add(request(OwnerId(0), every));
-                let mut sent = 0;
-                let forward = |b: &CheckpointBuild, sent: &mut usize| {
-                    for c in &b.checkpoints[*sent..] {
-                        // The receiver gone: the window closed the tab.
-                        if tx
-                            .send(Ahead::Checkpoint(c.position, c.state.clone()))
-                            .is_err()
-                        {
-                            return false;
-                        }
-                    }
-                    *sent = b.checkpoints.len();
-                    true
-                };
+                let (from, until) = bounded.unzip();
+                let start = from
+                    .as_ref()
+                    .map_or(Start::Time(Time::MIN), |(p, _)| Start::Position(*p));
+                let mut sched = part_scheduler(traceset, from);
+                let build = CheckpointBuild::new(every);
+                let id = sched.add(request_from(OwnerId(0), start, build));
+                let mut sink = CheckpointSink { tx, sent: 0, until };
                 while !stopped.load(Ordering::Relaxed) {
                     let report = sched.service(Budget::events(1 << 14), || false);
-                    if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
-                        if let Ok(b) = c.data.downcast::<CheckpointBuild>() {
-                            if forward(&b, &mut sent) {
-                                let _ = tx.send(Ahead::Done(b.finish()));
+                    let complete = report.completed.into_iter().find(|c| c.id == id);
+                    let build = match complete {
+                        Some(c) => match c.data.downcast::<CheckpointBuild>() {
+                            Ok(b) => Built::Complete(b),
+                            Err(_) => return,
+                        },
+                        None => match sched
+                            .data_mut(id)
+                            .and_then(|d| d.downcast_mut::<CheckpointBuild>())
+                        {
+                            Some(b) => Built::Reading(b),
+                            None => return,
+                        },
+                    };
+                    if let Some((at, reply)) = close.wanted() {
+                        let b = build.get();
+                        match b.checkpoints.iter().position(|c| c.position == at) {
+                            Some(i) => {
+                                let mut b = match build {
+                                    Built::Complete(b) => b,
+                                    Built::Reading(_) => match sched
+                                        .cancel(id)
+                                        .and_then(|d| d.downcast::<CheckpointBuild>().ok())
+                                    {
+                                        Some(b) => b,
+                                        None => return,
+                                    },
+                                };
+                                let rank = b.rewind(i).rank;
+                                let build = *b;
+                                let _ = reply.send(Some(CarriedBuild { build, rank, sink }));
+                                return;
+                            }
+                            // Not there yet: asked again after the next chunk.
+                            None if !matches!(build, Built::Complete(_))
+                                && b.checkpoints.last().is_none_or(|c| c.position < at) =>
+                            {
+                                close.keep(at, reply)
+                            }
+                            None => {
+                                let _ = reply.send(None);
                             }
                         }
-                        return;
                     }
-                    let Some(b) = sched
-                        .data_mut(id)
-                        .and_then(|d| d.downcast_mut::<CheckpointBuild>())
-                    else {
-                        return;
-                    };
-                    if !forward(b, &mut sent) {
-                        return;
+                    match build {
+                        Built::Complete(b) if until.is_some() => {
+                            sink.forward(&b);
+                            return;
+                        }
+                        Built::Complete(b) => return sink.done(*b),
+                        Built::Reading(b) => {
+                            if !sink.forward(b) || sink.ended() {
+                                return;
+                            }
+                        }
                     }
                 }
             })?;
         Ok(CheckpointsAhead {
             rx,
             stop,
+            slot,
             over: false,
             reached: None,
         })
+    }
+
+    /// Asks the pass to stop at its checkpoint at `at` (once it has made
+    /// it) and to give its build, rewound there, to the read that goes on
+    /// from there (see the type's documentation); later checkpoints still
+    /// come through [`poll`](Self::poll), from that read. The answer comes
+    /// within a chunk of the pass's read past `at`: nothing if the pass
+    /// was over first or made no checkpoint at `at`.
+    pub fn hand_over(&self, at: CtfPosition) -> BuildHandOver {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        match &*slot {
+            HandOverSlot::Closed => {
+                let _ = reply.send(None);
+            }
+            _ => *slot = HandOverSlot::Wanted(at, reply),
+        }
+        BuildHandOver(answer)
     }
 
     /// The checkpoints made since the last call, and the whole set with
@@ -232,8 +435,8 @@ impl CheckpointsAhead {
                     self.over = true;
                     return (new, Some(c));
                 }
-                Err(std::sync::mpsc::TryRecvError::Empty) => return (new, None),
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                Err(TryRecvError::Empty) => return (new, None),
+                Err(TryRecvError::Disconnected) => {
                     self.over = true;
                     return (new, None);
                 }
@@ -250,6 +453,23 @@ impl CheckpointsAhead {
     /// [`poll`](Self::poll) has given everything it made.
     pub fn is_over(&self) -> bool {
         self.over
+    }
+}
+
+/// The build of a [`CheckpointsAhead`] after a chunk.
+enum Built<'a> {
+    /// Complete: the pass read the whole trace.
+    Complete(Box<CheckpointBuild>),
+    /// Still reading, in the scheduler.
+    Reading(&'a mut CheckpointBuild),
+}
+
+impl Built<'_> {
+    fn get(&self) -> &CheckpointBuild {
+        match self {
+            Built::Complete(b) => b,
+            Built::Reading(b) => b,
+        }
     }
 }
 

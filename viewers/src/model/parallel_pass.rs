@@ -36,6 +36,7 @@ use traceloom_engine::source::CtfPosition;
 use traceloom_engine::state::{CpuMap, ThreadKey, ThreadStatus, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
+use super::checkpoint_pass::{BuildHandOver, CheckpointSink};
 use super::column::{Column, ColumnBuilder};
 use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
@@ -228,17 +229,21 @@ impl TailPart {
     /// position, with `state`, the checkpoint's state, on a thread that
     /// first runs `on_thread` (a window lowers its priority there);
     /// `paused`, it waits before its first read. It decodes its events
-    /// itself, and spills as the session's pass does.
+    /// itself, and spills as the session's pass does. With `checkpoints`,
+    /// it first waits for the checkpoint pass's build rewound to `at`, and
+    /// carries it on to the end, its checkpoints going where the pass's
+    /// went ([`CheckpointsAhead::hand_over`]).
+    ///
+    /// [`CheckpointsAhead::hand_over`]: super::checkpoint_pass::CheckpointsAhead::hand_over
     pub fn start(
         session: &Session,
         at: CtfPosition,
         state: TracesetState,
         paused: bool,
+        checkpoints: Option<BuildHandOver>,
         on_thread: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<TailPart> {
         let plan = Arc::new(Plan::new(2));
-        plan.split(1, (at, state, 0, None));
-        plan.close();
         plan.paused.store(paused, Ordering::Release);
         let progress = Arc::new(PartProgress::default());
         let traceset = Arc::new(session.traceset().with_decode_threads(0));
@@ -255,7 +260,14 @@ impl TailPart {
                 // window stops waiting for it.
                 let _finished = Finished(r.clone());
                 on_thread();
-                run_part(traceset, span, &p, 1, arena, &r)
+                let (build, rank, sink) = match checkpoints.and_then(BuildHandOver::wait) {
+                    Some(c) => (Some(c.build), c.rank, Some(c.sink)),
+                    None => (None, 0, None),
+                };
+                r.carries.store(sink.is_some(), Ordering::Release);
+                p.split(1, (at, state, rank, build));
+                p.close();
+                run_part(traceset, span, &p, 1, arena, &r, sink)
             })?;
         Ok(TailPart {
             control: TailControl {
@@ -386,6 +398,12 @@ impl TailControl {
         self.progress.waiting.load(Ordering::Acquire)
     }
 
+    /// Whether it carries the checkpoint pass's build on (from when it
+    /// got it): the checkpoints past its start come as it reads.
+    pub fn carries_checkpoints(&self) -> bool {
+        self.progress.carries.load(Ordering::Acquire)
+    }
+
     /// Whether it read to the end or gave up.
     pub fn is_finished(&self) -> bool {
         self.progress.finished.load(Ordering::Acquire)
@@ -449,6 +467,8 @@ struct PartProgress {
     finished: AtomicBool,
     /// It waits, paused.
     waiting: AtomicBool,
+    /// It carries a checkpoint pass's build on.
+    carries: AtomicBool,
 }
 
 /// Where a part starts: a checkpoint's position, its state, the number of
@@ -643,7 +663,7 @@ fn run(
                 std::thread::Builder::new()
                     .name(format!("kernel pass {k}"))
                     .spawn_scoped(scope, move || {
-                        run_part(traceset, span, plan, k, arena, read)
+                        run_part(traceset, span, plan, k, arena, read, None)
                     })
             })
             .collect();
@@ -673,7 +693,9 @@ fn run(
 
 /// Analyses part `k` of `plan` on a scheduler of its own; `None` when it
 /// has no start, or when it met damage or could not stop where the next
-/// part starts (then `plan` is marked failed).
+/// part starts (then `plan` is marked failed). The checkpoints of a
+/// build it carries on go to `sink` as they are made, and the whole set
+/// once complete, when given; otherwise they are the part's.
 fn run_part(
     traceset: Arc<Traceset>,
     span: (Time, Time),
@@ -681,6 +703,7 @@ fn run_part(
     k: usize,
     arena: Option<(Arc<Arena>, u64)>,
     progress: &PartProgress,
+    mut sink: Option<CheckpointSink>,
 ) -> Option<Part> {
     let (from, rank, build) = if k == 0 {
         (None, 0, None)
@@ -766,6 +789,17 @@ fn run_part(
                 done = Some(c.data);
             }
         }
+        if let (Some(sink), Some(carry)) = (&mut sink, carry) {
+            if let Some(b) = sched
+                .data_mut(carry)
+                .and_then(|d| d.downcast_mut::<CheckpointBuild>())
+            {
+                // Nobody receives them any more: the window closed.
+                if !sink.forward(b) {
+                    return fail();
+                }
+            }
+        }
         if let Some(data) = done {
             let mut collector = *data.downcast::<KernelCollector>().ok()?;
             progress
@@ -787,6 +821,11 @@ fn run_part(
                 // Both read to the end in one read: they complete
                 // together.
                 return fail();
+            }
+            if let Some(sink) = sink {
+                if let Some(b) = checkpoints.take() {
+                    sink.done(b);
+                }
             }
             return Some(Part {
                 collector,
