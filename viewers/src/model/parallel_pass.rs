@@ -624,7 +624,7 @@ fn analysis_pace(start: Time, first: Time, at: Time) -> f64 {
 /// (1 - pace)^parts)`. Even shares would leave the first part done
 /// long before the last (the 1 GB generated trace, two parts: 6.3 s
 /// against 9.3 s, one core idle meanwhile).
-pub fn part_shares(parts: usize, pace: f64) -> Vec<f64> {
+fn part_shares(parts: usize, pace: f64) -> Vec<f64> {
     let q = 1.0 - pace.clamp(0.05, 0.9);
     let whole = 1.0 - q.powi(parts as i32);
     (1..parts)
