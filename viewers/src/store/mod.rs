@@ -166,7 +166,7 @@ pub const RECORDED_CHECK_BYTES: u64 = 64 << 20;
 
 /// Checks the columns of the store at `path` and records that they held
 /// ([`verified`]), once the file has settled (waiting up to
-/// [`verified::SETTLED`]); stores under `min_bytes` are left alone. What
+/// [`verified::settle_time`]); stores under `min_bytes` are left alone. What
 /// `traceloom index` does after writing a store (with
 /// [`RECORDED_CHECK_BYTES`]), so that the window's first open of a large
 /// trace does not read its store whole.

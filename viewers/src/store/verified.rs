@@ -12,11 +12,14 @@
 //! record cannot see is the medium changing bits under the file system,
 //! which a trace's own files are not checked against either.
 //!
-//! File times tick coarsely (a few ms): a write in the same tick as the
-//! state recorded would leave the times unchanged. So a record is made
-//! only by a check that began at least [`SETTLED`] after the store's last
-//! change: any later write gets a later time. A store just written is
-//! therefore checked whole once more, on its first open.
+//! File times tick coarsely: every few ms where they have nanoseconds
+//! (the kernel stamps them from a clock read once a tick), every second
+//! or two elsewhere (ext3, FAT). A write in the same tick as the state
+//! recorded would leave the times unchanged. So a record is made only by
+//! a check that began at least [`settle_time`] after the store's last
+//! change: any later write gets a later time. The writer's own check
+//! (`traceloom index`, the window's thread) waits that long; a store
+//! opened sooner is checked whole.
 //!
 //! Records are written to a temporary file and renamed, without a sync:
 //! a lost or torn record (it carries its own checksum) only costs a check.
@@ -28,8 +31,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// How long after a store's last change a check must begin for its
-/// result to be recorded.
-pub const SETTLED: Duration = Duration::from_secs(1);
+/// result to be recorded, at most ([`settle_time`]): file systems whose
+/// times have whole seconds tick every two at the coarsest (FAT).
+pub const SETTLED: Duration = Duration::from_secs(2);
+
+/// [`settle_time`] where file times have nanoseconds: ticks of the
+/// kernel's coarse clock are 1 to 10 ms (`HZ` 1000 to 100).
+pub const SETTLED_FINE: Duration = Duration::from_millis(50);
 
 /// Suffix of a record's file name, after the store's.
 pub const SUFFIX: &str = ".verified";
@@ -63,7 +71,7 @@ impl FileState {
     }
 
     /// When the file last changed (status-change time).
-    fn changed(&self) -> SystemTime {
+    pub fn changed(&self) -> SystemTime {
         let (s, ns) = self.ctime;
         let at = Duration::new(s.unsigned_abs(), ns.clamp(0, 999_999_999) as u32);
         if s >= 0 {
@@ -95,10 +103,21 @@ impl FileState {
     }
 }
 
+/// How long after the last change of a file in `state` its times tick:
+/// [`SETTLED_FINE`] when they have nanoseconds, [`SETTLED`] otherwise (a
+/// time on a whole second by chance, one in a billion, waits longer).
+pub fn settle_time(state: &FileState) -> Duration {
+    if state.mtime.1 != 0 || state.ctime.1 != 0 {
+        SETTLED_FINE
+    } else {
+        SETTLED
+    }
+}
+
 /// How long from `now` until a check of a file in `state` may be
 /// recorded (`None`: it may be now).
 pub fn unsettled_for(state: &FileState, now: SystemTime) -> Option<Duration> {
-    let settled_at = state.changed() + SETTLED;
+    let settled_at = state.changed() + settle_time(state);
     settled_at.duration_since(now).ok().filter(|d| !d.is_zero())
 }
 
@@ -122,12 +141,13 @@ pub fn holds(store: &Path, state: &FileState, data_crc: u32) -> bool {
 
 /// Records that the columns of the store at `store`, in state `state`,
 /// held checksum `data_crc` in a check begun at `began`; nothing is
-/// recorded when the check began less than [`SETTLED`] after the store's
-/// last change. Failing to write (a read-only cache) records nothing.
+/// recorded when the check began less than [`settle_time`] after the
+/// store's last change. Failing to write (a read-only cache) records
+/// nothing.
 pub fn record(store: &Path, state: &FileState, data_crc: u32, began: SystemTime) {
     let settled = began
         .duration_since(state.changed())
-        .is_ok_and(|d| d >= SETTLED);
+        .is_ok_and(|d| d >= settle_time(state));
     if !settled {
         return;
     }
@@ -160,7 +180,7 @@ mod tests {
         let store = dir.path().join("a.store");
         fs::write(&store, b"columns").unwrap();
         let s = state(&store);
-        let later = s.changed() + SETTLED;
+        let later = s.changed() + settle_time(&s);
         assert!(!holds(&store, &s, 7));
         record(&store, &s, 7, later);
         assert!(holds(&store, &s, 7));
@@ -172,7 +192,7 @@ mod tests {
         assert!(!holds(&store, &state(&store), 7));
         // A torn record is no record.
         let s = state(&store);
-        record(&store, &s, 7, s.changed() + SETTLED);
+        record(&store, &s, 7, s.changed() + settle_time(&s));
         let bytes = fs::read(path_for(&store)).unwrap();
         fs::write(path_for(&store), &bytes[..LEN - 1]).unwrap();
         assert!(!holds(&store, &s, 7));
@@ -189,13 +209,38 @@ mod tests {
         let store = dir.path().join("a.store");
         fs::write(&store, b"columns").unwrap();
         let s = state(&store);
-        record(&store, &s, 7, s.changed() + SETTLED / 2);
+        let settle = settle_time(&s);
+        record(&store, &s, 7, s.changed() + settle / 2);
         assert!(!path_for(&store).exists());
         assert_eq!(
-            unsettled_for(&s, s.changed() + SETTLED / 2),
-            Some(SETTLED / 2)
+            unsettled_for(&s, s.changed() + settle / 2),
+            Some(settle / 2)
         );
-        assert_eq!(unsettled_for(&s, s.changed() + SETTLED), None);
+        assert_eq!(unsettled_for(&s, s.changed() + settle), None);
         assert!(!holds(&store, &s, 7));
+    }
+
+    #[test]
+    fn times_with_nanoseconds_settle_sooner() {
+        let fine = FileState {
+            len: 1,
+            ino: 2,
+            dev: 3,
+            mtime: (1_700_000_000, 123_456_789),
+            ctime: (1_700_000_000, 123_456_789),
+        };
+        assert_eq!(settle_time(&fine), SETTLED_FINE);
+        let coarse = FileState {
+            mtime: (1_700_000_000, 0),
+            ctime: (1_700_000_000, 0),
+            ..fine
+        };
+        assert_eq!(settle_time(&coarse), SETTLED);
+        assert!(SETTLED_FINE < SETTLED);
+        assert_eq!(
+            unsettled_for(&coarse, coarse.changed() + SETTLED_FINE),
+            Some(SETTLED - SETTLED_FINE)
+        );
+        assert_eq!(unsettled_for(&fine, fine.changed() + SETTLED_FINE), None);
     }
 }
