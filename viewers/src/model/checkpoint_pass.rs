@@ -194,7 +194,7 @@ impl CheckpointSink {
 /// reads with the state anyway): rewound to that checkpoint
 /// ([`CheckpointBuild::rewind`]), with the number of events before it and
 /// where its later checkpoints go.
-pub struct CarriedBuild {
+pub(super) struct CarriedBuild {
     pub(super) build: CheckpointBuild,
     pub(super) rank: u64,
     pub(super) sink: CheckpointSink,
@@ -207,7 +207,7 @@ impl BuildHandOver {
     /// The build rewound to the checkpoint asked for; `None` when the
     /// pass was over first (complete, or stopped), or had no checkpoint
     /// there.
-    pub fn wait(self) -> Option<CarriedBuild> {
+    pub(super) fn wait(self) -> Option<CarriedBuild> {
         self.0.recv().ok().flatten()
     }
 }
