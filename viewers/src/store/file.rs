@@ -472,9 +472,20 @@ impl Mapped {
 
     /// Verifies the columns' checksum: reads every page of the file once,
     /// in parts on every core, unless a record says a check of this very
-    /// file state held ([`super::verified`]); a check that holds is
-    /// recorded.
+    /// file state held ([`super::verified`]); a check of a store of
+    /// [`super::RECORDED_CHECK_BYTES`] or more that holds is recorded (a
+    /// smaller one takes a few ms).
     pub fn verify_columns(&self) -> Result<(), StoreError> {
+        self.verify(self.map.len() as u64 >= super::RECORDED_CHECK_BYTES)
+    }
+
+    /// [`verify_columns`](Self::verify_columns), recording a check that
+    /// holds whatever the store's size.
+    pub fn verify_and_record(&self) -> Result<(), StoreError> {
+        self.verify(true)
+    }
+
+    fn verify(&self, record: bool) -> Result<(), StoreError> {
         let crc = self.header.data_crc;
         if let Some(state) = &self.state {
             if verified::holds(&self.path, state, crc) {
@@ -486,7 +497,7 @@ impl Mapped {
         if parallel_crc(data) != crc {
             return Err(self.damaged("column checksum mismatch"));
         }
-        if let Some(state) = &self.state {
+        if let Some(state) = self.state.as_ref().filter(|_| record) {
             verified::record(&self.path, state, crc, began);
         }
         Ok(())

@@ -161,7 +161,8 @@ fn verify_while_reading(m: &file::Mapped) -> Result<(StoreHead, KernelData), Sto
 }
 
 /// Stores this large or larger are checked and recorded by
-/// [`check_and_record`]; a smaller one is checked at each open in a few ms.
+/// [`check_and_record`], and by an open that checks them; a smaller one
+/// is checked at each open in a few ms, and not recorded.
 pub const RECORDED_CHECK_BYTES: u64 = 64 << 20;
 
 /// Checks the columns of the store at `path` and records that they held
@@ -178,7 +179,7 @@ pub fn check_and_record(path: &Path, min_bytes: u64) -> Result<(), StoreError> {
     if let Some(wait) = m.unsettled_for() {
         std::thread::sleep(wait);
     }
-    m.verify_columns()
+    m.verify_and_record()
 }
 
 /// [`check_and_record`] of a store of [`RECORDED_CHECK_BYTES`] or more,
