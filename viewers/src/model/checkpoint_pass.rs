@@ -150,6 +150,8 @@ pub(super) struct CheckpointSink {
     /// None is sent after the first at this time or later
     /// ([`CheckpointsAhead::start_until`]).
     until: Option<Time>,
+    /// That one was sent.
+    ended: bool,
 }
 
 impl CheckpointSink {
@@ -157,7 +159,7 @@ impl CheckpointSink {
     /// when nobody receives them any more (the window closed the tab).
     pub(super) fn forward(&mut self, build: &CheckpointBuild) -> bool {
         for c in build.checkpoints.iter().skip(self.sent) {
-            if self.ended() {
+            if self.ended {
                 break;
             }
             if self
@@ -168,16 +170,9 @@ impl CheckpointSink {
                 return false;
             }
             self.sent += 1;
-            if self.until.is_some_and(|u| c.position.time >= u) {
-                self.until = Some(Time::MIN);
-            }
+            self.ended = self.until.is_some_and(|u| c.position.time >= u);
         }
         true
-    }
-
-    /// Whether the last checkpoint wanted was sent.
-    fn ended(&self) -> bool {
-        self.until == Some(Time::MIN)
     }
 
     /// The build is complete: its last checkpoints, then all of them with
@@ -323,75 +318,8 @@ impl CheckpointsAhead {
         std::thread::Builder::new()
             .name("checkpoints ahead".into())
             .spawn(move || {
-                let close = close;
                 on_thread();
-                let (from, until) = bounded.unzip();
-                let start = from
-                    .as_ref()
-                    .map_or(Start::Time(Time::MIN), |(p, _)| Start::Position(*p));
-                let mut sched = part_scheduler(traceset, from);
-                let build = CheckpointBuild::new(every);
-                let id = sched.add(request_from(OwnerId(0), start, build));
-                let mut sink = CheckpointSink { tx, sent: 0, until };
-                while !stopped.load(Ordering::Relaxed) {
-                    let report = sched.service(Budget::events(1 << 14), || false);
-                    let complete = report.completed.into_iter().find(|c| c.id == id);
-                    let build = match complete {
-                        Some(c) => match c.data.downcast::<CheckpointBuild>() {
-                            Ok(b) => Built::Complete(b),
-                            Err(_) => return,
-                        },
-                        None => match sched
-                            .data_mut(id)
-                            .and_then(|d| d.downcast_mut::<CheckpointBuild>())
-                        {
-                            Some(b) => Built::Reading(b),
-                            None => return,
-                        },
-                    };
-                    if let Some((at, reply)) = close.wanted() {
-                        let b = build.get();
-                        match b.checkpoints.iter().position(|c| c.position == at) {
-                            Some(i) => {
-                                let mut b = match build {
-                                    Built::Complete(b) => b,
-                                    Built::Reading(_) => match sched
-                                        .cancel(id)
-                                        .and_then(|d| d.downcast::<CheckpointBuild>().ok())
-                                    {
-                                        Some(b) => b,
-                                        None => return,
-                                    },
-                                };
-                                let rank = b.rewind(i).rank;
-                                let build = *b;
-                                let _ = reply.send(Some(CarriedBuild { build, rank, sink }));
-                                return;
-                            }
-                            // Not there yet: asked again after the next chunk.
-                            None if !matches!(build, Built::Complete(_))
-                                && b.checkpoints.last().is_none_or(|c| c.position < at) =>
-                            {
-                                close.keep(at, reply)
-                            }
-                            None => {
-                                let _ = reply.send(None);
-                            }
-                        }
-                    }
-                    match build {
-                        Built::Complete(b) if until.is_some() => {
-                            sink.forward(&b);
-                            return;
-                        }
-                        Built::Complete(b) => return sink.done(*b),
-                        Built::Reading(b) => {
-                            if !sink.forward(b) || sink.ended() {
-                                return;
-                            }
-                        }
-                    }
-                }
+                read_ahead(traceset, every, bounded, &close, &stopped, tx);
             })?;
         Ok(CheckpointsAhead {
             rx,
@@ -453,6 +381,92 @@ impl CheckpointsAhead {
     /// [`poll`](Self::poll) has given everything it made.
     pub fn is_over(&self) -> bool {
         self.over
+    }
+}
+
+/// The thread of a [`CheckpointsAhead`]: reads `traceset` from its start
+/// (or `bounded`'s checkpoint, up to its time), sending its checkpoints
+/// through `tx`, until the build is complete, handed over (`close`) or
+/// `stopped`.
+fn read_ahead(
+    traceset: Arc<Traceset>,
+    every: u64,
+    bounded: Option<((CtfPosition, TracesetState), Time)>,
+    close: &CloseSlot,
+    stopped: &AtomicBool,
+    tx: Sender<Ahead>,
+) {
+    let (from, until) = bounded.unzip();
+    let start = from
+        .as_ref()
+        .map_or(Start::Time(Time::MIN), |(p, _)| Start::Position(*p));
+    let mut sched = part_scheduler(traceset, from);
+    let build = CheckpointBuild::new(every);
+    let id = sched.add(request_from(OwnerId(0), start, build));
+    let mut sink = CheckpointSink {
+        tx,
+        sent: 0,
+        until,
+        ended: false,
+    };
+    while !stopped.load(Ordering::Relaxed) {
+        let report = sched.service(Budget::events(1 << 14), || false);
+        let complete = report.completed.into_iter().find(|c| c.id == id);
+        let build = match complete {
+            Some(c) => match c.data.downcast::<CheckpointBuild>() {
+                Ok(b) => Built::Complete(b),
+                Err(_) => return,
+            },
+            None => match sched
+                .data_mut(id)
+                .and_then(|d| d.downcast_mut::<CheckpointBuild>())
+            {
+                Some(b) => Built::Reading(b),
+                None => return,
+            },
+        };
+        if let Some((at, reply)) = close.wanted() {
+            let b = build.get();
+            match b.checkpoints.iter().position(|c| c.position == at) {
+                Some(i) => {
+                    let mut b = match build {
+                        Built::Complete(b) => b,
+                        Built::Reading(_) => match sched
+                            .cancel(id)
+                            .and_then(|d| d.downcast::<CheckpointBuild>().ok())
+                        {
+                            Some(b) => b,
+                            None => return,
+                        },
+                    };
+                    let rank = b.rewind(i).rank;
+                    let build = *b;
+                    let _ = reply.send(Some(CarriedBuild { build, rank, sink }));
+                    return;
+                }
+                // Not there yet: asked again after the next chunk.
+                None if !matches!(build, Built::Complete(_))
+                    && b.checkpoints.last().is_none_or(|c| c.position < at) =>
+                {
+                    close.keep(at, reply)
+                }
+                None => {
+                    let _ = reply.send(None);
+                }
+            }
+        }
+        match build {
+            Built::Complete(b) if until.is_some() => {
+                sink.forward(&b);
+                return;
+            }
+            Built::Complete(b) => return sink.done(*b),
+            Built::Reading(b) => {
+                if !sink.forward(b) || sink.ended {
+                    return;
+                }
+            }
+        }
     }
 }
 
