@@ -26,16 +26,29 @@ use super::stats::{EventCounts, StatCell, StatNode, Statistics, EVENT_TYPES, NO_
 use crate::render::StatisticsTreeRow;
 use crate::render::{StatValue, StatisticsBuilder, StatisticsRender, StatisticsTree};
 
-/// What a node stands for, from which its label is made.
-#[derive(Debug, Clone)]
+/// What a node stands for, from which its label is made: eight bytes,
+/// the values of processes and threads kept beside the nodes.
+#[derive(Debug, Clone, Copy)]
 enum Label {
     Traceset,
     /// The trace's label, in [`CellTree::trace_labels`].
     Trace(u32),
     Cpu(u32),
-    Process(i64),
-    Thread(i64, Arc<str>),
+    /// The PID, in [`CellTree::pids`].
+    Process(u32),
+    /// The TID and name, in [`CellTree::threads`].
+    Thread(u32),
     /// A process or thread of a cell in which nothing was known to run.
+    Unknown,
+    Mode(CpuMode),
+}
+
+/// What a node stands for, as a cell gives it.
+enum Named<'a> {
+    Trace(u32),
+    Cpu(u32),
+    Process(i64),
+    Thread(i64, &'a Arc<str>),
     Unknown,
     Mode(CpuMode),
 }
@@ -54,17 +67,21 @@ enum Key<'a> {
 /// No node.
 const NONE: u32 = u32::MAX;
 
+/// A node: 32 bytes (a tree has a node for every mode of every thread on
+/// every CPU: 400,000 on an 8 GB kernel trace, and the window holds the
+/// tree shown beside the next one being made).
 #[derive(Debug, Clone)]
 struct Node {
-    label: Label,
     events: u64,
     cpu_time: u64,
-    first_child: u32,
+    /// The first child node; for a mode node, which has none, the first
+    /// cell's counts (index into `CellTree::counts`). [`NONE`]: none.
+    first: u32,
     next_sibling: u32,
-    /// A mode node's cell counts (index into `CellTree::counts`), or
-    /// [`NONE`].
-    counts: u32,
+    label: Label,
 }
+
+const _: () = assert!(std::mem::size_of::<Node>() == 32);
 
 /// Id of the summary by event name.
 const SUMMARY: u64 = u64::MAX - 1;
@@ -86,6 +103,10 @@ pub struct CellTree {
     /// after the first.
     more_counts: FastMap<u32, Vec<u32>>,
     trace_labels: Vec<String>,
+    /// The PIDs of the process nodes.
+    pids: Vec<i64>,
+    /// The TIDs and names of the thread nodes.
+    threads: Vec<(i64, Arc<str>)>,
     /// Events per name, most frequent first.
     names: Vec<(Arc<str>, u64)>,
     columns: [String; 2],
@@ -128,6 +149,8 @@ impl CellTree {
         let mut cpu_node = NONE;
         let mut counts = Vec::with_capacity(cells.len());
         let mut more_counts: FastMap<u32, Vec<u32>> = FastMap::default();
+        let mut pids = Vec::new();
+        let mut threads = Vec::new();
         let mut by_name: FastMap<&Arc<str>, u64> = FastMap::default();
         for c in &cells {
             let n: u64 = c.events.values().sum();
@@ -135,26 +158,23 @@ impl CellTree {
                 *by_name.entry(name).or_default() += k;
             }
             let known = c.tid >= 0;
-            let path: [(Key, Label); 5] = [
+            let path: [(Key, Named); 5] = [
                 (
                     Key::Trace(&trace_labels[c.trace as usize]),
-                    Label::Trace(c.trace),
+                    Named::Trace(c.trace),
                 ),
-                (Key::Cpu(c.cpu), Label::Cpu(c.cpu)),
+                (Key::Cpu(c.cpu), Named::Cpu(c.cpu)),
                 if known {
-                    (Key::Process(c.pid), Label::Process(c.pid))
+                    (Key::Process(c.pid), Named::Process(c.pid))
                 } else {
-                    (Key::Unknown, Label::Unknown)
+                    (Key::Unknown, Named::Unknown)
                 },
                 if known {
-                    (
-                        Key::Thread(c.tid, &c.name),
-                        Label::Thread(c.tid, c.name.clone()),
-                    )
+                    (Key::Thread(c.tid, &c.name), Named::Thread(c.tid, &c.name))
                 } else {
-                    (Key::Unknown, Label::Unknown)
+                    (Key::Unknown, Named::Unknown)
                 },
-                (Key::Mode(c.mode), Label::Mode(c.mode)),
+                (Key::Mode(c.mode), Named::Mode(c.mode)),
             ];
             nodes[0].add(n, c.cpu_time);
             let mut at = 0u32;
@@ -170,10 +190,24 @@ impl CellTree {
                 let found = if level < 2 { &mut upper } else { &mut lower };
                 at = *found.entry((at, key)).or_insert_with(|| {
                     let new = nodes.len() as u32;
+                    let label = match label {
+                        Named::Trace(t) => Label::Trace(t),
+                        Named::Cpu(c) => Label::Cpu(c),
+                        Named::Process(pid) => {
+                            pids.push(pid);
+                            Label::Process(pids.len() as u32 - 1)
+                        }
+                        Named::Thread(tid, name) => {
+                            threads.push((tid, name.clone()));
+                            Label::Thread(threads.len() as u32 - 1)
+                        }
+                        Named::Unknown => Label::Unknown,
+                        Named::Mode(m) => Label::Mode(m),
+                    };
                     nodes.push(Node::new(label));
                     last_child.push(NONE);
                     match last_child[at as usize] {
-                        NONE => nodes[at as usize].first_child = new,
+                        NONE => nodes[at as usize].first = new,
                         prev => nodes[prev as usize].next_sibling = new,
                     }
                     last_child[at as usize] = new;
@@ -184,8 +218,8 @@ impl CellTree {
             let i = counts.len() as u32;
             counts.push(c.events.clone());
             let mode = &mut nodes[at as usize];
-            if mode.counts == NONE {
-                mode.counts = i;
+            if mode.first == NONE {
+                mode.first = i;
             } else {
                 more_counts.entry(at).or_default().push(i);
             }
@@ -201,6 +235,8 @@ impl CellTree {
             counts,
             more_counts,
             trace_labels,
+            pids,
+            threads,
             names,
             columns: ["events".to_string(), "CPU time".to_string()],
         }
@@ -213,17 +249,18 @@ impl CellTree {
 
     /// Writes node `i`'s label into `out`.
     fn write_label(&self, i: u32, out: &mut String) {
-        match &self.nodes[i as usize].label {
+        match self.nodes[i as usize].label {
             Label::Traceset => out.push_str("traceset"),
-            Label::Trace(t) => out.push_str(&self.trace_labels[*t as usize]),
+            Label::Trace(t) => out.push_str(&self.trace_labels[t as usize]),
             Label::Cpu(NO_CPU) => out.push_str("CPU ?"),
             Label::Cpu(cpu) => {
                 let _ = write!(out, "CPU {cpu}");
             }
-            Label::Process(pid) => {
-                let _ = write!(out, "process {pid}");
+            Label::Process(p) => {
+                let _ = write!(out, "process {}", self.pids[p as usize]);
             }
-            Label::Thread(tid, name) => {
+            Label::Thread(t) => {
+                let (tid, name) = &self.threads[t as usize];
                 let _ = write!(out, "{name} [{tid}]");
             }
             Label::Unknown => out.push_str("(unknown)"),
@@ -233,7 +270,8 @@ impl CellTree {
 
     /// The children of node `i`, in order.
     fn child_nodes(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
-        let first = self.nodes[i as usize].first_child;
+        let n = &self.nodes[i as usize];
+        let first = if n.is_mode() { NONE } else { n.first };
         std::iter::successors((first != NONE).then_some(first), move |&c| {
             let next = self.nodes[c as usize].next_sibling;
             (next != NONE).then_some(next)
@@ -243,8 +281,9 @@ impl CellTree {
     /// The event-name leaves of mode node `i`, in the order the names
     /// first appear in its cells, each name's counts summed.
     fn for_each_leaf(&self, i: u32, mut f: impl FnMut(&str, u64)) {
-        let first = self.nodes[i as usize].counts;
-        if first == NONE {
+        let n = &self.nodes[i as usize];
+        let first = n.first;
+        if !n.is_mode() || first == NONE {
             return;
         }
         let Some(more) = self.more_counts.get(&i) else {
@@ -286,13 +325,15 @@ impl CellTree {
     fn has_children(&self, i: u32) -> bool {
         let n = &self.nodes[i as usize];
         let counted = |c: u32| !self.counts[c as usize].is_empty();
-        n.first_child != NONE
-            || (n.counts != NONE
-                && (counted(n.counts)
-                    || self
-                        .more_counts
-                        .get(&i)
-                        .is_some_and(|more| more.iter().any(|&c| counted(c)))))
+        if !n.is_mode() {
+            return n.first != NONE;
+        }
+        n.first != NONE
+            && (counted(n.first)
+                || self
+                    .more_counts
+                    .get(&i)
+                    .is_some_and(|more| more.iter().any(|&c| counted(c))))
     }
 
     /// Every row, depth first: the summary by event name, then the tree.
@@ -377,10 +418,14 @@ impl Node {
             label,
             events: 0,
             cpu_time: 0,
-            first_child: NONE,
+            first: NONE,
             next_sibling: NONE,
-            counts: NONE,
         }
+    }
+
+    /// Whether it is a mode node, whose `first` is its first cell's counts.
+    fn is_mode(&self) -> bool {
+        matches!(self.label, Label::Mode(_))
     }
 
     /// Counts a cell's `events` and `cpu_time` under this node. Damaged
