@@ -130,9 +130,15 @@ impl CellTree {
                 None => format!("trace {i}"),
             })
             .collect();
-        let mut nodes = vec![Node::new(Label::Traceset)];
+        // Room for every node at once: grown by doubling, the nodes of an
+        // 8 GB trace's tree took up to twice their size, and the old and
+        // the new buffer were alive together at each growth.
+        let room = nodes_at_most(&cells);
+        let mut nodes = Vec::with_capacity(room);
+        nodes.push(Node::new(Label::Traceset));
         // The last child of each node, while children are appended.
-        let mut last_child: Vec<u32> = vec![NONE];
+        let mut last_child: Vec<u32> = Vec::with_capacity(room);
+        last_child.push(NONE);
         // The node of each (parent, key) met: traces and CPUs in `upper`,
         // processes, threads and modes in `lower`. With distinct trace
         // labels, the cells under a CPU node are consecutive, so `lower` is
@@ -229,6 +235,7 @@ impl CellTree {
         names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         // They borrow the labels moved below.
         drop((upper, lower));
+        debug_assert!(nodes.len() <= room);
         nodes.shrink_to_fit();
         CellTree {
             nodes,
@@ -410,6 +417,34 @@ impl CellTree {
         }
         node(self, 0, 0)
     }
+}
+
+/// At least as many as the nodes of the tree of `cells` (sorted as
+/// [`CellTree::new`] sorts them): the root, and for each cell a node at
+/// every level from the first where its path differs from the previous
+/// cell's. Nodes met again further on are counted again.
+fn nodes_at_most(cells: &[&StatCell]) -> usize {
+    // The first level at which `c`'s path leaves `p`'s.
+    let level = |p: &StatCell, c: &StatCell| {
+        if p.trace != c.trace {
+            0
+        } else if p.cpu != c.cpu {
+            1
+        } else if p.pid != c.pid {
+            2
+        } else if p.tid != c.tid || p.name != c.name {
+            3
+        } else {
+            4
+        }
+    };
+    let mut n = 1;
+    let mut prev: Option<&StatCell> = None;
+    for &c in cells {
+        n += 5 - prev.map_or(0, |p| level(p, c));
+        prev = Some(c);
+    }
+    n
 }
 
 impl Node {
