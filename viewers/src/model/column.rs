@@ -459,6 +459,32 @@ impl<T: Item> Default for ColumnBuilder<T> {
     }
 }
 
+/// Items of a [`ColumnBuilder`] by index, the last packed block met kept
+/// decoded ([`ColumnBuilder::cursor`]).
+pub struct BuilderCursor<'a, T: Item> {
+    column: &'a ColumnBuilder<T>,
+    /// The block `items` holds (`usize::MAX`: none yet).
+    block: usize,
+    items: Vec<T>,
+}
+
+impl<T: Item> BuilderCursor<'_, T> {
+    /// Item `k` (panics when out of bounds).
+    #[inline]
+    pub fn get(&mut self, k: usize) -> T {
+        let p = self.column.packed();
+        if k >= p {
+            return self.column.tail[k - p];
+        }
+        let b = k / BLOCK;
+        if b != self.block {
+            self.items = self.column.unpack(b);
+            self.block = b;
+        }
+        self.items[k % BLOCK]
+    }
+}
+
 impl<T: Item> ColumnBuilder<T> {
     /// An empty builder.
     pub fn new() -> Self {
@@ -495,6 +521,18 @@ impl<T: Item> ColumnBuilder<T> {
         let mut v = vec![T::zeroed(); BLOCK];
         T::decode(&bytes, &mut v);
         v
+    }
+
+    /// A reader of items by index that decodes each packed block it
+    /// meets once: what a walk over items no longer unpacked wants (the
+    /// summaries of blocks closed by a bulk append), where
+    /// [`get`](Self::get) decodes a block per item.
+    pub fn cursor(&self) -> BuilderCursor<'_, T> {
+        BuilderCursor {
+            column: self,
+            block: usize::MAX,
+            items: Vec::new(),
+        }
     }
 
     /// Item `k` (panics when out of bounds; decodes its block unless it
@@ -853,5 +891,20 @@ mod tests {
         let mut bad = c.parts();
         bad.firsts = Series::default();
         assert!(Column::from_parts(bad).is_none());
+    }
+
+    #[test]
+    fn a_cursor_reads_what_get_reads() {
+        let mut b = ColumnBuilder::<u32>::new();
+        // Appended in bulk: most items are packed at once.
+        let v: Vec<u32> = (0..1000u32).map(|k| k * 7 % 13).collect();
+        b.extend_from_slice(&v);
+        assert!(b.packed() > 0);
+        let mut c = b.cursor();
+        // In order, backwards (a block again), and in the tail.
+        for k in (0..v.len()).chain((0..v.len()).rev()) {
+            assert_eq!(c.get(k), v[k], "{k}");
+            assert_eq!(b.get(k), v[k], "{k}");
+        }
     }
 }

@@ -847,7 +847,10 @@ impl ThreadSeries {
 
     pub(super) fn sync(&mut self) {
         let codes = &self.codes;
-        self.blocks.sync(&self.times, |k| codes.get(k));
+        self.blocks.sync(&self.times, || {
+            let mut codes = codes.cursor();
+            move |k| codes.get(k)
+        });
     }
 
     /// Records that the thread's state code is `code` at `t`: a change
@@ -895,8 +898,10 @@ impl CpuSeries {
 
     pub(super) fn sync(&mut self) {
         let (threads, modes) = (&self.threads, &self.modes);
-        self.blocks
-            .sync(&self.times, |k| cpu_class(threads.get(k), modes.get(k)));
+        self.blocks.sync(&self.times, || {
+            let (mut threads, mut modes) = (threads.cursor(), modes.cursor());
+            move |k| cpu_class(threads.get(k), modes.get(k))
+        });
     }
 
     /// Records that the CPU runs thread record `thread` in mode `mode` at
@@ -948,9 +953,12 @@ impl LineSeries {
 
     pub(super) fn sync(&mut self) {
         let codes = &self.codes;
-        self.blocks.sync(&self.times, |k| match codes.get(k) {
-            0 => NO_CLASS,
-            c => c,
+        self.blocks.sync(&self.times, || {
+            let mut codes = codes.cursor();
+            move |k| match codes.get(k) {
+                0 => NO_CLASS,
+                c => c,
+            }
         });
     }
 

@@ -377,12 +377,15 @@ impl LaneBuilder {
                 classes.push(code);
             }
             let codes = &self.codes;
-            self.blocks.sync(&self.times, |k| match codes.get(k) {
-                NONE => NO_CLASS,
-                c => classes
-                    .iter()
-                    .position(|&x| x == c)
-                    .map_or(NO_CLASS, |i| i as u8),
+            self.blocks.sync(&self.times, || {
+                let mut codes = codes.cursor();
+                move |k| match codes.get(k) {
+                    NONE => NO_CLASS,
+                    c => classes
+                        .iter()
+                        .position(|&x| x == c)
+                        .map_or(NO_CLASS, |i| i as u8),
+                }
             });
         }
     }

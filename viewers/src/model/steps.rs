@@ -194,19 +194,24 @@ pub struct BlocksBuilder {
 
 impl BlocksBuilder {
     /// Brings the summary up to date with the change list `times`, after
-    /// any push or pop; `class(k)` is the class of interval `k`
-    /// ([`NO_CLASS`]: not drawn). Costs O(1) unless a block was closed (or
-    /// reopened by a pop).
+    /// any push or pop; `class()` makes, when a block closes, the function
+    /// giving the class of interval `k` ([`NO_CLASS`]: not drawn), which
+    /// can keep what it decoded (a [`ColumnBuilder::cursor`]). Costs O(1)
+    /// unless a block was closed (or reopened by a pop).
     ///
     /// Inline, and the work kept apart: the kernel pass calls this at
     /// every change of every row, and a block closes once in [`BLOCK`]
     /// calls.
     #[inline]
-    pub fn sync(&mut self, times: &ColumnBuilder<Time>, class: impl Fn(usize) -> u8) {
+    pub fn sync<F: FnMut(usize) -> u8>(
+        &mut self,
+        times: &ColumnBuilder<Time>,
+        class: impl FnOnce() -> F,
+    ) {
         // Block b is closed once change (b + 1) × BLOCK exists.
         let closed = times.len().saturating_sub(1) / BLOCK;
         if self.blocks.len() != closed {
-            self.close_blocks(times, closed, class);
+            self.close_blocks(times, closed, class());
         }
     }
 
@@ -217,7 +222,7 @@ impl BlocksBuilder {
         &mut self,
         times: &ColumnBuilder<Time>,
         closed: usize,
-        class: impl Fn(usize) -> u8,
+        mut class: impl FnMut(usize) -> u8,
     ) {
         while self.blocks.len() > closed {
             self.blocks.pop();
@@ -270,7 +275,11 @@ impl BlocksBuilder {
 /// the time of the change after it, `class(i)` is the class of its
 /// interval `i`; `tally` is scratch.
 #[inline]
-fn summarize(ts: &[Time], class: impl Fn(usize) -> u8, tally: &mut Vec<(u8, u64)>) -> BlockSummary {
+fn summarize(
+    ts: &[Time],
+    mut class: impl FnMut(usize) -> u8,
+    tally: &mut Vec<(u8, u64)>,
+) -> BlockSummary {
     let ts = &ts[..BLOCK + 1];
     tally.clear();
     let mut longest = 0u64;
@@ -298,13 +307,13 @@ fn summarize(ts: &[Time], class: impl Fn(usize) -> u8, tally: &mut Vec<(u8, u64)
 }
 
 /// A summary of `times`, computed at once (for change lists built whole).
-pub fn blocks_of(times: &[Time], class: impl Fn(usize) -> u8) -> Blocks {
+pub fn blocks_of(times: &[Time], class: impl FnMut(usize) -> u8) -> Blocks {
     let mut t = ColumnBuilder::new();
     let mut b = BlocksBuilder::default();
     for &x in times {
         t.push(x);
     }
-    b.sync(&t, class);
+    b.sync(&t, || class);
     b.snapshot()
 }
 
