@@ -934,48 +934,88 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         w.thread_series.push(lists);
         w.placeholder.push((false, true));
     }
-    // 2. Continued records: their changes appended (the first by the
-    //    single pass's rules), the wake-ups pending at the boundary
-    //    completed, their marks appended; on every core, a share of the
-    //    records each.
+    // 2. The changes the part appends to the records it continues: the
+    //    continued thread records (their first change by the single
+    //    pass's rules, the wake-ups pending at the boundary completed,
+    //    their marks appended), the CPU and line records (new ones
+    //    created in `w` first), and the switch arrows, renumbered; all on
+    //    every core at once, the CPUs' long lists first, so that no core
+    //    waits on another's share.
     let arena = w.arena.clone();
     // The join spills as often as the pass did: every `spill_every`
     // changes or arrows (blocks of 64 changes).
     let spill_items = usize::try_from(w.spill_every).unwrap_or(usize::MAX).max(1);
     let spill_chunks = (spill_items / 64).max(1);
-    let mut jobs: Vec<ThreadJob<'_>> = Vec::with_capacity(continued.len());
+    let cpu_targets: Vec<usize> = p.cpus.iter().map(|c| cpu_record(w, c)).collect();
+    let line_targets: Vec<usize> = p.lines.iter().map(|l| line_record(w, l)).collect();
+    let mut cpu_srcs: Vec<Option<CpuSeries>> = std::mem::take(&mut p.cpu_series)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let mut line_srcs: Vec<Option<LineSeries>> = std::mem::take(&mut p.line_series)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let switches = src_column(std::mem::take(&mut p.switches));
+    let mut jobs: Vec<JoinJob<'_>> = Vec::new();
     {
-        let mut of_record: FastMap<u32, (usize, bool)> = FastMap::default();
-        for &(i, g, touched) in &continued {
-            of_record.insert(g, (i, touched));
+        let KernelCollector {
+            thread_series,
+            cpu_series,
+            line_series,
+            switches: w_switches,
+            pending_wakeups,
+            ..
+        } = &mut *w;
+        for (g, dst) in cpu_series.iter_mut().enumerate() {
+            if let Some(k) = cpu_targets.iter().position(|&t| t == g) {
+                if let Some(src) = cpu_srcs[k].take() {
+                    jobs.push(JoinJob::Cpu(dst, src));
+                }
+            }
         }
-        for (g, dst) in w.thread_series.iter_mut().enumerate() {
-            if let Some(&(i, _)) = of_record.get(&(g as u32)) {
-                jobs.push(ThreadJob {
+        jobs.push(JoinJob::Switches(w_switches, switches));
+        let mut of_record: FastMap<u32, usize> = FastMap::default();
+        for &(i, g, _) in &continued {
+            of_record.insert(g, i);
+        }
+        for (g, dst) in thread_series.iter_mut().enumerate() {
+            if let Some(&i) = of_record.get(&(g as u32)) {
+                jobs.push(JoinJob::Thread(ThreadJob {
                     g: g as u32,
                     dst,
                     src: continued_series
                         .remove(&i)
                         .expect("each continued record's lists are kept once"),
-                    pending: w
-                        .pending_wakeups
+                    pending: pending_wakeups
                         .remove(&(g as u32))
                         .filter(|l| !l.is_empty()),
                     arrows: Vec::new(),
                     arena: arena.clone(),
                     spill_chunks,
-                });
+                }));
+            }
+        }
+        for (g, dst) in line_series.iter_mut().enumerate() {
+            if let Some(k) = line_targets.iter().position(|&t| t == g) {
+                if let Some(src) = line_srcs[k].take() {
+                    jobs.push(JoinJob::Line(dst, src));
+                }
             }
         }
     }
-    on_cores(&mut jobs, ThreadJob::run);
+    on_cores(&mut jobs, |j| j.run(&map, arena.as_ref(), spill_items));
     let mut carried_arrows = Vec::new();
+    let mut pending_back = Vec::new();
     for j in jobs {
-        carried_arrows.extend(j.arrows);
-        if let Some(list) = j.pending {
-            w.pending_wakeups.insert(j.g, list);
+        if let JoinJob::Thread(j) = j {
+            carried_arrows.extend(j.arrows);
+            if let Some(list) = j.pending {
+                pending_back.push((j.g, list));
+            }
         }
     }
+    w.pending_wakeups.extend(pending_back);
     for a in &carried_arrows {
         w.max_wakeup_span = w.max_wakeup_span.max(a.to_time.saturating_sub(a.from_time));
     }
@@ -1025,85 +1065,94 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         let v = w.pending_wakeups.entry(g).or_default();
         v.extend(list.into_iter().map(|(t, waker)| (t, map[waker as usize])));
     }
-    // 4. CPUs and lines: continue theirs (on every core too).
-    let cpu_series = std::mem::take(&mut p.cpu_series);
-    let targets: Vec<usize> = p.cpus.iter().map(|c| cpu_record(w, c)).collect();
-    let mut srcs: Vec<Option<CpuSeries>> = cpu_series.into_iter().map(Some).collect();
-    let mut cpu_jobs: Vec<(&mut CpuSeries, CpuSeries)> = Vec::new();
-    for (g, dst) in w.cpu_series.iter_mut().enumerate() {
-        if let Some(k) = targets.iter().position(|&t| t == g) {
-            if let Some(src) = srcs[k].take() {
-                cpu_jobs.push((dst, src));
-            }
-        }
-    }
-    let map_ref = &map;
-    let arena_ref = arena.as_ref();
-    let renumber = |threads: &mut [u32]| {
-        for x in threads {
-            if *x != NO_THREAD {
-                *x = map_ref[*x as usize];
-            }
-        }
-    };
-    on_cores(&mut cpu_jobs, |(dst, src)| {
-        append_changes(&mut **dst, src, renumber, arena_ref)
-    });
-    let line_series = std::mem::take(&mut p.line_series);
-    let targets: Vec<usize> = p.lines.iter().map(|l| line_record(w, l)).collect();
-    for (g, mut src) in targets.into_iter().zip(line_series) {
-        append_changes(&mut w.line_series[g], &mut src, |_| {}, arena.as_ref());
-    }
-    // 5. Arrows: renumbered; the wake-ups completed at the join come
-    //    first among those of their instant, as the single pass finds them.
-    let renumber = |a: ArrowRecord| ArrowRecord {
-        from: map[a.from as usize],
-        to: map[a.to as usize],
-        ..a
-    };
-    // The joined arrow columns spill as the pass's do: millions of arrows
-    // pushed at once otherwise stayed on the heap (112 MB at the join of
-    // an 8 GB trace).
-    let spill_arrows = |w: &mut KernelCollector, pushed: usize| {
-        if pushed.is_multiple_of(spill_items) {
-            if let Some(a) = &arena {
-                w.switches.spill(a);
-                w.wakeups.spill(a);
-            }
-        }
-    };
-    for (k, a) in src_column(std::mem::take(&mut p.switches))
-        .iter()
-        .enumerate()
-    {
-        w.switches.push(renumber(a));
-        spill_arrows(w, k + 1);
-    }
-    // The part's wake-ups are merged as they are read: unpacked at once
-    // they were the join's peak (about 40 bytes each, 7 M in the second
-    // half of an 8 GB trace).
+    // 4. The part's wake-ups, renumbered, merged with those completed at
+    //    the join, which come first among those of their instant, as the
+    //    single pass finds them; merged as they are read: unpacked at once
+    //    they were the join's peak (about 40 bytes each, 7 M in the second
+    //    half of an 8 GB trace). They spill as the pass's do: millions of
+    //    arrows pushed at once otherwise stayed on the heap (112 MB at the
+    //    join of an 8 GB trace).
     let local = src_column(std::mem::take(&mut p.wakeups));
     carried_arrows.sort_by_key(|a| a.to_time);
     let mut carried = carried_arrows.into_iter().peekable();
-    for (k, a) in local.iter().map(renumber).enumerate() {
+    for (k, a) in local.iter().map(|a| renumber_arrow(&map, a)).enumerate() {
         while let Some(c) = carried.next_if(|c| c.to_time <= a.to_time) {
             w.wakeups.push(c);
         }
         w.wakeups.push(a);
-        spill_arrows(w, k + 1);
+        if let (Some(ar), true) = (&arena, (k + 1).is_multiple_of(spill_items)) {
+            w.wakeups.spill(ar);
+        }
     }
     for c in carried {
         w.wakeups.push(c);
     }
-    spill_arrows(w, 0);
+    if let Some(ar) = &arena {
+        w.wakeups.spill(ar);
+    }
     w.max_wakeup_span = w.max_wakeup_span.max(p.max_wakeup_span);
     w.wakeup_events += p.wakeup_events;
-    // 6. Counts.
+    // 5. Counts.
     for (a, b) in w.histogram.counts.iter_mut().zip(&p.histogram.counts) {
         *a += b;
     }
     w.events += p.events;
     w.last_time = w.last_time.max(p.last_time);
+}
+
+/// What the join appends to one record of what precedes the part.
+enum JoinJob<'a> {
+    /// A CPU record's changes, their thread records renumbered.
+    Cpu(&'a mut CpuSeries, CpuSeries),
+    /// The switch arrows, renumbered.
+    Switches(&'a mut ColumnBuilder<ArrowRecord>, Column<ArrowRecord>),
+    /// A continued thread record's changes.
+    Thread(ThreadJob<'a>),
+    /// An IRQ or soft IRQ line's changes.
+    Line(&'a mut LineSeries, LineSeries),
+}
+
+impl JoinJob<'_> {
+    /// Appends, renumbering thread records by `map`, spilling to `arena`
+    /// as the pass did (arrows every `spill_items`).
+    fn run(&mut self, map: &[u32], arena: Option<&Arc<Arena>>, spill_items: usize) {
+        match self {
+            JoinJob::Cpu(dst, src) => append_changes(
+                &mut **dst,
+                src,
+                |threads: &mut [u32]| {
+                    for x in threads {
+                        if *x != NO_THREAD {
+                            *x = map[*x as usize];
+                        }
+                    }
+                },
+                arena,
+            ),
+            JoinJob::Switches(dst, src) => {
+                for (k, a) in src.iter().enumerate() {
+                    dst.push(renumber_arrow(map, a));
+                    if let (Some(ar), true) = (arena, (k + 1).is_multiple_of(spill_items)) {
+                        dst.spill(ar);
+                    }
+                }
+                if let Some(ar) = arena {
+                    dst.spill(ar);
+                }
+            }
+            JoinJob::Thread(j) => j.run(),
+            JoinJob::Line(dst, src) => append_changes(&mut **dst, src, |_| {}, arena),
+        }
+    }
+}
+
+/// Arrow `a` of a part, its thread records renumbered by `map`.
+fn renumber_arrow(map: &[u32], a: ArrowRecord) -> ArrowRecord {
+    ArrowRecord {
+        from: map[a.from as usize],
+        to: map[a.to as usize],
+        ..a
+    }
 }
 
 /// The continuation of one thread record by a part.
