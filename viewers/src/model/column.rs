@@ -517,7 +517,8 @@ impl<T: Item> ColumnBuilder<T> {
         } else {
             self.bytes.len()
         };
-        let bytes: Vec<u8> = (start..end).map(|i| self.bytes.get(i)).collect();
+        let mut bytes = Vec::with_capacity(end - start);
+        self.bytes.copy_range(start, end - start, &mut bytes);
         let mut v = vec![T::zeroed(); BLOCK];
         T::decode(&bytes, &mut v);
         v

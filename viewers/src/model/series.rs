@@ -644,6 +644,24 @@ impl<T: Copy> SeriesBuilder<T> {
         }
     }
 
+    /// Appends items `start..start + len` to `out`, a slice of a chunk at
+    /// a time (panics when out of bounds).
+    pub fn copy_range(&self, start: usize, len: usize, out: &mut Vec<T>) {
+        let end = start + len;
+        let in_chunks = self.full.len() << Chunk::<T>::SHIFT;
+        let mut k = start;
+        while k < end.min(in_chunks) {
+            let chunk = self.full.chunk(k >> Chunk::<T>::SHIFT);
+            let from = k & Chunk::<T>::MASK;
+            let n = (chunk.len() - from).min(end - k);
+            out.extend_from_slice(&chunk[from..from + n]);
+            k += n;
+        }
+        if k < end {
+            out.extend_from_slice(&self.tail[k - in_chunks..end - in_chunks]);
+        }
+    }
+
     /// The last item.
     #[inline]
     pub fn last(&self) -> Option<T> {
@@ -946,6 +964,11 @@ mod tests {
                 if !v.is_empty() {
                     let k = x as usize % v.len();
                     prop_assert_eq!(b.get(k), v[k]);
+                    // A range from there, across chunk edges.
+                    let n = (x as usize / 7) % (v.len() - k + 1);
+                    let mut out = vec![7];
+                    b.copy_range(k, n, &mut out);
+                    prop_assert_eq!(&out[1..], &v[k..k + n]);
                 }
             }
             snaps.push((b.snapshot(), v.clone()));
