@@ -25,6 +25,7 @@ pub mod render;
 pub mod store;
 pub mod style;
 pub mod time;
+mod varint;
 
 pub use render::{
     ArrangedStatistics, Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent,

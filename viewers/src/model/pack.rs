@@ -21,6 +21,7 @@
 use super::gallop::count_holding;
 use crate::model::kernel::{ArrowRecord, Mark};
 use crate::model::paje_analysis::{EventItem, LinkItem, VarItem};
+use crate::varint::{put as put_varint, unzigzag, zigzag};
 use traceloom_base::Time;
 
 /// Items per packed block (a power of two).
@@ -127,25 +128,6 @@ fn squeeze(x: u64) -> u64 {
     let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
     let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
     (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
-}
-
-#[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-#[inline]
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-#[inline]
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 /// Times as the zigzag varint of their difference with the previous one

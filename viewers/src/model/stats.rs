@@ -26,6 +26,7 @@
 //! single pass's (the tests compare them); a single pass is the merge of
 //! one part.
 
+use crate::varint::{put as put_varint, unzigzag, zigzag};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -577,39 +578,13 @@ impl StatsCollector {
     }
 }
 
-/// Appends `v` to `out` as a varint (7 bits a byte, low bits first).
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// The varint at `*at` in `bytes` (made by [`put_varint`]); `*at` moves
 /// past it.
 fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let b = bytes[*at];
-        *at += 1;
-        v |= u64::from(b & 0x7F) << shift;
-        if b < 0x80 {
-            return v;
-        }
-        shift += 7;
-    }
-}
-
-/// `v` as an unsigned number small when `v` is near 0 (-1 is 1).
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-/// The inverse of [`zigzag`].
-fn unzigzag(u: u64) -> i64 {
-    ((u >> 1) as i64) ^ -((u & 1) as i64)
+    let mut rest = &bytes[*at..];
+    let v = crate::varint::take(&mut rest).expect("a whole varint, as sealed");
+    *at = bytes.len() - rest.len();
+    v
 }
 
 /// A cell as [`SealedCells`] keeps it, decoded.

@@ -138,35 +138,16 @@ impl Properties {
     }
 }
 
-/// Appends `text` as its length (LEB128) and its bytes.
+/// Appends `text` as its length (a varint) and its bytes.
 fn put_text(out: &mut Vec<u8>, text: &str) {
-    let mut n = text.len();
-    loop {
-        let low = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(low);
-            break;
-        }
-        out.push(low | 0x80);
-    }
+    crate::varint::put(out, text.len() as u64);
     out.extend_from_slice(text.as_bytes());
 }
 
 /// The text [`put_text`] wrote at the start of `bytes`, which then start
 /// after it; `None` at the end.
 fn take_text<'a>(bytes: &mut &'a [u8]) -> Option<&'a str> {
-    let mut n = 0usize;
-    let mut shift = 0;
-    loop {
-        let (&b, rest) = bytes.split_first()?;
-        *bytes = rest;
-        n |= usize::from(b & 0x7f).checked_shl(shift)?;
-        if b & 0x80 == 0 {
-            break;
-        }
-        shift += 7;
-    }
+    let n = usize::try_from(crate::varint::take(bytes)?).ok()?;
     let (text, rest) = bytes.split_at_checked(n)?;
     *bytes = rest;
     // Written from `&str`s by `put_text`: always UTF-8.
