@@ -523,6 +523,20 @@ impl<T> Series<T> {
         self.len().checked_sub(1).map(|k| self.at(k))
     }
 
+    /// Asks for the spilled chunks holding items `start .. start + len`
+    /// ahead of a reader going through them in order (see
+    /// [`Arena::prefetch`]).
+    pub(crate) fn prefetch(&self, start: usize, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let first = start >> Chunk::<T>::SHIFT;
+        let last = start.saturating_add(len - 1) >> Chunk::<T>::SHIFT;
+        if first < self.full.len() {
+            self.full.prefetch(first, last + 1 - first);
+        }
+    }
+
     /// The chunks, in order (all full but the last).
     pub fn chunks(&self) -> impl Iterator<Item = &[T]> {
         self.full
