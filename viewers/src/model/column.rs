@@ -246,9 +246,8 @@ impl<T: Item> Column<T> {
     /// Before block `b` of a reader going through the blocks in order:
     /// every [`PREFETCH_BLOCKS`], asks for the spilled bytes of the next
     /// as many blocks ahead (and at the start, of the first ones too), as
-    /// [`Series::chunks`] does: the join decoding a part's columns from
-    /// a spill file that memory pressure evicted otherwise waits for one
-    /// page at a time.
+    /// [`Series::chunks`] does: the join decodes a part's columns so,
+    /// from a spill file that memory pressure may have evicted.
     fn prefetch_blocks(&self, b: usize) {
         let Some(p) = self.blocks.as_deref() else {
             return;
