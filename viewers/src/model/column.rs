@@ -235,12 +235,17 @@ impl<T: Item> Column<T> {
 
     /// The items, in order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
-        (0..self.block_count())
-            .flat_map(|b| {
-                self.prefetch_blocks(b);
-                self.block_vec(b)
-            })
+        self.blocks_in_order()
+            .flatten()
             .chain(self.tail.iter().copied())
+    }
+
+    /// The packed blocks decoded, in order, asked for ahead.
+    fn blocks_in_order(&self) -> impl Iterator<Item = Vec<T>> + '_ {
+        (0..self.block_count()).map(|b| {
+            self.prefetch_blocks(b);
+            self.block_vec(b)
+        })
     }
 
     /// Before block `b` of a reader going through the blocks in order:
@@ -271,11 +276,7 @@ impl<T: Item> Column<T> {
     /// holding it all. Columns of the same length built in step (the
     /// change lists of one record) give chunks of the same lengths.
     pub fn chunks(&self) -> impl Iterator<Item = Vec<T>> + '_ {
-        (0..self.block_count())
-            .map(|b| {
-                self.prefetch_blocks(b);
-                self.block_vec(b)
-            })
+        self.blocks_in_order()
             .chain(std::iter::once_with(|| self.tail.iter().copied().collect()))
     }
 
