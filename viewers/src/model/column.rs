@@ -52,6 +52,26 @@ struct PackedBlocks<T: Item> {
     firsts: Series<T>,
 }
 
+impl<T: Item> Column<T> {
+    /// See [`Series::settle`].
+    pub fn settle(&mut self) -> bool {
+        let packed = self
+            .blocks
+            .as_deref_mut()
+            .is_some_and(|b| b.bytes.settle() | b.locs.settle() | b.firsts.settle());
+        self.tail.settle() | packed
+    }
+
+    /// See [`Series::queued`].
+    pub fn queued(&self) -> bool {
+        self.tail.queued()
+            || self
+                .blocks
+                .as_deref()
+                .is_some_and(|b| b.bytes.queued() || b.locs.queued() || b.firsts.queued())
+    }
+}
+
 impl<T: Item> Default for Column<T> {
     fn default() -> Self {
         Column {

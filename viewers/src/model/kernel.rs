@@ -38,7 +38,7 @@ use super::column::{Column, ColumnBuilder, ColumnParts};
 use super::damage::{GapTracker, StreamDamage};
 use super::histogram::FineHistogram;
 use super::pack::Item;
-use super::series::{SealBatch, SealedBatch, Series};
+use super::series::{SealBatch, SealedBatch, Series, Words};
 use super::session::{KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
@@ -579,6 +579,19 @@ pub(super) struct ThreadLists {
     pub(super) marks: Column<Mark>,
 }
 
+impl ThreadLists {
+    /// See [`Series::settle`].
+    fn settle(&mut self) -> bool {
+        // Not short-circuited: each list settles.
+        self.times.settle() | self.codes.settle() | self.blocks.settle() | self.marks.settle()
+    }
+
+    /// Whether any full chunk is still being written to the arena.
+    fn queued(&self) -> bool {
+        self.times.queued() || self.codes.queued() || self.blocks.queued() || self.marks.queued()
+    }
+}
+
 /// The change lists of a thread record in the collector.
 ///
 /// A trace can have tens of thousands of thread records, most of them
@@ -719,6 +732,27 @@ impl RecordLists {
             s.spill(arena);
         }
     }
+
+    /// Final lists read what their arena wrote since there, off the heap;
+    /// whether nothing of them is left to be written.
+    pub(super) fn settle(&mut self) -> bool {
+        let (settled, shown, left) = match self {
+            RecordLists::Growing(_) => return true,
+            RecordLists::Sealed(s, shown) => {
+                let settled = s.settle();
+                (settled, shown, s.pending.is_some())
+            }
+            RecordLists::Done(l, shown) => {
+                let settled = l.settle();
+                (settled, shown, l.queued())
+            }
+        };
+        if settled {
+            // The record shown holds the heap copies: made again.
+            *shown = None;
+        }
+        !left
+    }
 }
 
 /// The parts of a thread record's lists, in the order [`SealedLists`]
@@ -737,6 +771,9 @@ pub(super) struct SealedLists {
     bytes: u32,
     /// Items in each part.
     lens: [u32; SEALED_PARTS],
+    /// The copy on the heap while the arena's is being written
+    /// ([`SealBatch::submit`]).
+    pending: Option<Arc<Words>>,
 }
 
 impl std::fmt::Debug for SealedLists {
@@ -772,18 +809,37 @@ impl SealedLists {
         column(&l.codes, &mut batch, &mut lens);
         column(&l.marks, &mut batch, &mut lens);
         lens.push(batch.push_series(&l.blocks));
-        let written = batch.write(arena)?;
+        // Not waited for: the window's pass seals on the main loop.
+        let written = batch.submit(arena)?;
         Some(SealedLists {
             arena: arena.clone(),
             at: written.offset() as u64,
             bytes: u32::try_from(batch.len()).ok()?,
             lens: lens.try_into().ok()?,
+            pending: written.pending().cloned(),
         })
     }
 
-    /// The lists, read in place in the arena (no copy, no heap).
+    /// Drops the copy on the heap once the arena's is written; whether it
+    /// did.
+    fn settle(&mut self) -> bool {
+        let end = self.at as usize + self.bytes as usize;
+        let done = self.pending.is_some() && self.arena.written() >= end;
+        if done {
+            self.pending = None;
+        }
+        done
+    }
+
+    /// The lists, read in place in the arena (no copy, no heap), or on
+    /// the heap while the arena's copy is being written.
     fn lists(&self) -> ThreadLists {
-        let mut parts = SealedBatch::reopen(&self.arena, self.at as usize, self.bytes as usize);
+        let mut parts = SealedBatch::reopen(
+            &self.arena,
+            self.at as usize,
+            self.bytes as usize,
+            self.pending.clone(),
+        );
         let mut lens = self.lens.iter().map(|&n| n as usize);
         // The parts in the order `copy` queued them.
         fn part<T: bytemuck::Pod>(
@@ -1031,6 +1087,10 @@ pub struct KernelCollector {
     gaps: GapTracker,
     /// Where full chunks go every `spill_every` events, if anywhere.
     pub(super) arena: Option<Arc<Arena>>,
+    /// The records sealed since their lists were last found written in
+    /// the arena ([`RecordLists::settle`]): looked at each spill round,
+    /// rather than every record.
+    unsettled: Vec<u32>,
     pub(super) spill_every: u64,
     /// The event count at which to spill next (a multiple of
     /// `spill_every`).
@@ -1095,6 +1155,7 @@ impl KernelCollector {
             damage: Vec::new(),
             gaps: GapTracker::new(traceset),
             arena,
+            unsettled: Vec::new(),
             spill_every,
             next_spill: spill_every,
             seed_pending: None,
@@ -1142,6 +1203,8 @@ impl KernelCollector {
         for s in &mut self.thread_series {
             s.spill(a);
         }
+        let series = &mut self.thread_series;
+        self.unsettled.retain(|&r| !series[r as usize].settle());
         for s in &mut self.cpu_series {
             s.spill(a);
         }
@@ -1150,6 +1213,7 @@ impl KernelCollector {
         }
         self.wakeups.spill(a);
         self.switches.spill(a);
+        a.flush();
     }
 
     /// What is known of class `class`, that of event `e` (classified
@@ -1275,6 +1339,9 @@ impl KernelCollector {
                 self.pending_wakeups.remove(&rec);
                 // Its lists will not change again, nor its statistics.
                 self.thread_series[rec as usize].seal(self.arena.as_ref());
+                if self.arena.is_some() {
+                    self.unsettled.push(rec);
+                }
                 if let Some(s) = &mut self.stats {
                     let h = &self.threads[rec as usize];
                     s.thread_gone(trace, h.pid, h.tid);
@@ -1601,6 +1668,17 @@ impl KernelCollector {
     /// builders as it goes (on a trace of 80,000 thread records the copies
     /// doubled the heap at the end of the pass).
     pub fn into_data(mut self) -> KernelData {
+        // What is on its way to the spill file is read there, not kept
+        // on the heap with the result.
+        if let Some(a) = self.arena.clone() {
+            self.spill();
+            a.wait_written(a.used());
+            self.spill();
+            // Those of the parts a parallel pass absorbed too.
+            for s in &mut self.thread_series {
+                s.settle();
+            }
+        }
         // The statistics first: their merge holds the collector's cells
         // and the merged ones at once, which would otherwise come on top
         // of the records built below.
@@ -2040,6 +2118,10 @@ event {
         let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
         let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
         session.set_spill_dir(Some(dir.path().to_path_buf()));
+        // Spill rounds, which find the sealed records written: those
+        // sealed after the last one are read on the heap until the end,
+        // when the result reads them in the arena, made again.
+        session.set_spill_every(1000);
         let owner = session.new_owner();
         let req = KernelAnalysis::request(&mut session, owner);
         let id = session.add(req);
@@ -2108,12 +2190,22 @@ event {
         let arena = Arc::new(Arena::create(dir.path()).unwrap());
         let mut s = RecordLists::default();
         replay(&mut s, &[(1, 3), (2, 4), (7, 1), (3, 2)], &mut 0);
+        arena.hold_writes(true);
         s.seal(Some(&arena));
         assert!(matches!(s, RecordLists::Sealed(..)));
         assert!(std::mem::size_of::<RecordLists>() <= 96);
+        // Read on the heap while the arena's copy is being written, then
+        // there, once a spill round finds it written.
+        let queued = s.lists();
+        arena.hold_writes(false);
+        assert!(arena.wait_written(arena.used()));
+        assert!(s.settle());
         let l = s.lists();
-        assert_eq!(l.times.len(), 3);
-        assert_eq!(l.marks.len(), 1);
+        for l in [&queued, &l] {
+            assert_eq!(l.times.len(), 3);
+            assert_eq!(l.marks.len(), 1);
+            assert_eq!(l.times.to_vec(), queued.times.to_vec());
+        }
         assert_eq!(
             l.times.heap_bytes() + l.codes.heap_bytes() + l.marks.heap_bytes(),
             0

@@ -553,6 +553,7 @@ impl PajeCollector {
         for l in &mut self.links {
             l.items.spill(a);
         }
+        a.flush();
     }
 
     /// Copies the types and values the model defined since the last call.

@@ -248,10 +248,15 @@ impl TailPart {
         let progress = Arc::new(PartProgress::default());
         let traceset = Arc::new(session.traceset().with_decode_threads(0));
         let span = session.time_span().unwrap_or((0, 0));
+        // Off the main loop, and sharing the cores with the pass's first
+        // part: written here (see `Arena::write_through`).
         let arena = session
             .spill_dir()
             .and_then(|d| Arena::create(d).ok())
-            .map(|a| (Arc::new(a), session.spill_every()));
+            .map(|a| {
+                a.write_through();
+                (Arc::new(a), session.spill_every())
+            });
         let (p, r) = (plan.clone(), progress.clone());
         let thread = std::thread::Builder::new()
             .name("kernel pass tail".into())
@@ -668,8 +673,13 @@ fn run(
         let read = &read;
         let handles: Vec<_> = (0..plan.parts())
             .map(|k| {
+                // The parts keep every core busy: each writes its spill
+                // file itself (see `Arena::write_through`).
                 let arena = spill.as_ref().and_then(|(dir, every)| {
-                    Arena::create(dir).ok().map(|a| (Arc::new(a), *every))
+                    Arena::create(dir).ok().map(|a| {
+                        a.write_through();
+                        (Arc::new(a), *every)
+                    })
                 });
                 // Each part decodes its events itself: the parts already
                 // keep every core busy (as the parallel statistics do).
@@ -942,6 +952,9 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
     //    every core at once, the CPUs' long lists first, so that no core
     //    waits on another's share.
     let arena = w.arena.clone();
+    if let Some(a) = &arena {
+        a.write_through();
+    }
     // The join spills as often as the pass did: every `spill_every`
     // changes or arrows (blocks of 64 changes).
     let spill_items = usize::try_from(w.spill_every).unwrap_or(usize::MAX).max(1);

@@ -74,18 +74,32 @@ pub struct Series<T> {
 struct Chunks<T>(Option<Arc<ChunkList<T>>>);
 
 /// Full chunks: the spilled ones first, each by its start alone, then
-/// those on the heap. A pass over a large trace spills hundreds of
-/// thousands of chunks and keeps their descriptors on the heap to its
-/// end: 8 bytes each, where a descriptor with its own length and owner
-/// ([`Tail`]) took 40 and made the heap grow with the trace.
+/// those being written to the arena, then those on the heap. A pass over
+/// a large trace spills hundreds of thousands of chunks and keeps their
+/// descriptors on the heap to its end: 8 bytes each, where a descriptor
+/// with its own length and owner ([`Tail`]) took 40 and made the heap
+/// grow with the trace.
 struct ChunkList<T> {
     /// The arena holding the spilled chunks (kept alive by the list).
     arena: Option<Arc<Arena>>,
     /// Where each spilled chunk starts in `arena` ([`Chunk::ITEMS`]
     /// items from there).
     spilled: Vec<ChunkStart<T>>,
-    /// The chunks after the spilled ones.
+    /// Chunks handed to `arena`'s writer, read on the heap until written
+    /// ([`Arena::written`]): their offsets in the arena and items.
+    queued: Vec<(usize, Arc<[T]>)>,
+    /// The chunks after those.
     owned: Vec<Arc<[T]>>,
+}
+
+/// A full chunk as the bytes [`Arena::submit`] writes.
+struct ChunkBytes<T>(Arc<[T]>);
+
+// SAFETY: behind the `Arc`, the items cannot be mutated.
+unsafe impl<T: bytemuck::Pod + Send + Sync> StableBytes for ChunkBytes<T> {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.0)
+    }
 }
 
 /// The start of a spilled chunk.
@@ -110,6 +124,7 @@ impl<T> Clone for ChunkList<T> {
         ChunkList {
             arena: self.arena.clone(),
             spilled: self.spilled.clone(),
+            queued: self.queued.clone(),
             owned: self.owned.clone(),
         }
     }
@@ -121,6 +136,7 @@ impl<T> Chunks<T> {
             Arc::new(ChunkList {
                 arena: None,
                 spilled: Vec::new(),
+                queued: Vec::new(),
                 owned,
             })
         }))
@@ -131,7 +147,7 @@ impl<T> Chunks<T> {
     fn len(&self) -> usize {
         self.0
             .as_ref()
-            .map_or(0, |l| l.spilled.len() + l.owned.len())
+            .map_or(0, |l| l.spilled.len() + l.queued.len() + l.owned.len())
     }
 
     /// Chunk `c` (panics when out of bounds).
@@ -142,7 +158,13 @@ impl<T> Chunks<T> {
             // SAFETY: a spilled chunk is `Chunk::<T>::ITEMS` items from
             // its start in `l.arena`, which `l` keeps alive.
             Some(p) => unsafe { std::slice::from_raw_parts(p.0, Chunk::<T>::ITEMS) },
-            None => &l.owned[c - l.spilled.len()],
+            None => {
+                let c = c - l.spilled.len();
+                match l.queued.get(c) {
+                    Some((_, items)) => items,
+                    None => &l.owned[c - l.queued.len()],
+                }
+            }
         }
     }
 
@@ -213,9 +235,42 @@ impl<T> Chunks<T> {
             Arc::new(ChunkList {
                 arena: None,
                 spilled: Vec::new(),
+                queued: Vec::new(),
                 owned: Vec::new(),
             })
         }))
+    }
+
+    /// Reads the chunks handed to the arena's writer that it wrote since
+    /// in the arena (they are written in order); their heap copies are
+    /// freed when no snapshot shares them.
+    fn settle(&mut self) -> bool {
+        let Some(l) = self.0.as_deref() else {
+            return false;
+        };
+        let (Some(arena), Some(&(first, _))) = (&l.arena, l.queued.first()) else {
+            return false;
+        };
+        let bytes = Chunk::<T>::ITEMS * std::mem::size_of::<T>();
+        let written = arena.written();
+        if first + bytes > written {
+            return false;
+        }
+        let l = self.make_mut();
+        let arena = l.arena.clone().expect("checked above");
+        let done = l
+            .queued
+            .iter()
+            .take_while(|(at, _)| at + bytes <= written)
+            .count();
+        for (at, _) in l.queued.drain(..done) {
+            l.spilled.push(ChunkStart(arena.ptr_at(at)));
+        }
+        if l.queued.is_empty() {
+            // Most lists stop growing: no room kept for the next round.
+            l.queued = Vec::new();
+        }
+        true
     }
 
     /// Appends a full chunk.
@@ -235,6 +290,10 @@ impl<T> Chunks<T> {
         if let Some(c) = l.owned.pop() {
             return Some(c.to_vec());
         }
+        if let Some((_, c)) = l.queued.pop() {
+            // Its range stays handed out, written or not, never read.
+            return Some(c.to_vec());
+        }
         let p = l.spilled.pop()?;
         // SAFETY: as in `chunk`; `l.arena` still holds it.
         Some(unsafe { std::slice::from_raw_parts(p.0, Chunk::<T>::ITEMS) }.to_vec())
@@ -245,9 +304,11 @@ impl<T> Chunks<T> {
         self.0.as_ref().map_or(0, |l| {
             l.owned
                 .iter()
+                .chain(l.queued.iter().map(|(_, c)| c))
                 .map(|c| std::mem::size_of_val(&c[..]))
                 .sum::<usize>()
                 + l.owned.capacity() * std::mem::size_of::<Arc<[T]>>()
+                + l.queued.capacity() * std::mem::size_of::<(usize, Arc<[T]>)>()
                 + l.spilled.capacity() * std::mem::size_of::<ChunkStart<T>>()
         })
     }
@@ -443,6 +504,21 @@ impl<T> Series<T> {
                 keep: Keep::Spilled(arena.clone()),
             },
         }
+    }
+}
+
+impl<T> Series<T> {
+    /// Reads the full chunks that were being written to their arena when
+    /// this was made and are written now there, off the heap (see
+    /// [`SeriesBuilder::settle`]); whether there were any.
+    pub fn settle(&mut self) -> bool {
+        self.full.settle()
+    }
+
+    /// Whether any full chunk is still being written to the arena (read
+    /// on the heap until [`settle`](Self::settle)).
+    pub fn queued(&self) -> bool {
+        self.full.0.as_ref().is_some_and(|l| !l.queued.is_empty())
     }
 }
 
@@ -796,36 +872,59 @@ impl<T: Copy> SeriesBuilder<T> {
         }
     }
 
-    /// Moves the full chunks still on the heap to `arena` (as many as fit):
-    /// the snapshots taken since share the copies, those taken before keep
-    /// the heap chunks until they are dropped.
+    /// Moves the full chunks still on the heap to `arena` (as many as
+    /// fit): handed to its writer ([`Arena::submit`]) and read on the heap
+    /// until written, then in the arena from the next `spill` or
+    /// [`settle`](Self::settle) on. The snapshots taken since share the
+    /// copies, those taken before keep the heap chunks until they are
+    /// dropped.
     pub fn spill(&mut self, arena: &Arc<Arena>)
     where
-        T: bytemuck::Pod,
+        T: bytemuck::Pod + Send + Sync,
     {
+        self.full.settle();
         match self.full.0.as_deref() {
-            Some(l) if !l.owned.is_empty() => {
-                // A series spills to one arena (a chunk's start does not
-                // say which).
-                if l.arena.as_ref().is_some_and(|a| !Arc::ptr_eq(a, arena)) {
-                    return;
-                }
-            }
+            // A series spills to one arena (a chunk's start does not say
+            // which).
+            Some(l) if l.arena.as_ref().is_some_and(|a| !Arc::ptr_eq(a, arena)) => return,
+            Some(l) if !l.owned.is_empty() => {}
             _ => return,
         }
         let l = self.full.make_mut();
+        l.arena.get_or_insert_with(|| arena.clone());
         let mut moved = 0;
         for c in &l.owned {
-            let Some(ptr) = arena.copy(c) else {
+            let Some(at) = arena.submit(Arc::new(ChunkBytes(c.clone()))) else {
                 break;
             };
-            l.spilled.push(ChunkStart(ptr));
+            l.queued.push((at, c.clone()));
             moved += 1;
         }
-        if moved > 0 {
-            l.arena.get_or_insert_with(|| arena.clone());
-            l.owned.drain(..moved);
+        l.owned.drain(..moved);
+        // Those written already (all of them when the arena writes
+        // through) are read in the arena at once.
+        self.full.settle();
+    }
+
+    /// Reads the chunks [`spill`](Self::spill) handed to the arena and
+    /// that are written since in the arena, off the heap; whether there
+    /// were any.
+    pub fn settle(&mut self) -> bool {
+        self.full.settle()
+    }
+
+    /// [`spill`](Self::spill), then waits for the chunks to be written
+    /// and reads them there: for a builder about to be sealed, which
+    /// will not spill again.
+    pub(crate) fn spill_written(&mut self, arena: &Arc<Arena>)
+    where
+        T: bytemuck::Pod + Send + Sync,
+    {
+        self.spill(arena);
+        if let Some((at, _)) = self.full.0.as_deref().and_then(|l| l.queued.last()) {
+            arena.wait_written(at + Chunk::<T>::ITEMS * std::mem::size_of::<T>());
         }
+        self.full.settle();
     }
 
     /// The first half of sealing a builder that will never change again
@@ -833,9 +932,9 @@ impl<T: Copy> SeriesBuilder<T> {
     /// its partial last chunk in `batch`.
     pub(crate) fn seal_push(&mut self, arena: &Arc<Arena>, batch: &mut SealBatch)
     where
-        T: bytemuck::Pod,
+        T: bytemuck::Pod + Send + Sync,
     {
-        self.spill(arena);
+        self.spill_written(arena);
         // The builder is dropped once sealed: its list of chunks, shared
         // by the sealed series, keeps no spare room.
         if let Some(l) = self.full.0.as_mut().and_then(Arc::get_mut) {
@@ -921,8 +1020,8 @@ impl SealBatch {
         self.buf.len()
     }
 
-    /// Writes what was queued to `arena`; `None` when it cannot take it
-    /// (the caller keeps its items on the heap).
+    /// Writes what was queued to `arena`, waiting for it; `None` when it
+    /// cannot take it (the caller keeps its items on the heap).
     pub(crate) fn write(&self, arena: &Arc<Arena>) -> Option<SealedBatch> {
         let ptr = arena.copy(&self.buf[..])?;
         Some(SealedBatch {
@@ -930,13 +1029,44 @@ impl SealBatch {
             at: arena.offset_of(ptr),
             len: self.buf.len(),
             off: 0,
+            pending: None,
         })
+    }
+
+    /// Hands what was queued to `arena`'s writer: the batch, read on the
+    /// heap ([`SealedBatch::pending`]) until written; `None` when the
+    /// arena cannot take it.
+    pub(crate) fn submit(&self, arena: &Arc<Arena>) -> Option<SealedBatch> {
+        // Whole words: the heap copy is read in place as items of up to
+        // 8 bytes, as the arena's copy is.
+        let mut words = vec![0u64; self.buf.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..self.buf.len()]
+            .copy_from_slice(&self.buf);
+        let heap = Arc::new(Words(words, self.buf.len()));
+        let at = arena.submit(heap.clone())?;
+        Some(SealedBatch {
+            arena: arena.clone(),
+            at,
+            len: self.buf.len(),
+            off: 0,
+            pending: Some(heap),
+        })
+    }
+}
+
+/// The first `.1` bytes of words (8-byte aligned): a [`SealBatch`] on
+/// the heap.
+pub(crate) struct Words(Vec<u64>, usize);
+
+// SAFETY: behind the `Arc` it is kept in, the vector cannot be mutated.
+unsafe impl StableBytes for Words {
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.0)[..self.1]
     }
 }
 
 /// A [`SealBatch`] written to its arena: hands the slices back in the
 /// order they were queued.
-#[derive(Debug)]
 pub(crate) struct SealedBatch {
     arena: Arc<Arena>,
     /// Offset of the batch in the arena.
@@ -945,19 +1075,50 @@ pub(crate) struct SealedBatch {
     len: usize,
     /// Offset in the batch of the next slice.
     off: usize,
+    /// The batch on the heap, while its write may not be done.
+    pending: Option<Arc<Words>>,
+}
+
+impl std::fmt::Debug for SealedBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let on = if self.pending.is_some() {
+            "heap"
+        } else {
+            "arena"
+        };
+        write!(
+            f,
+            "SealedBatch({} bytes at {}, on the {on})",
+            self.len, self.at
+        )
+    }
 }
 
 impl SealedBatch {
     /// The batch of `len` bytes at offset `at` in `arena`, written before
     /// ([`offset`](Self::offset) of what [`SealBatch::write`] gave), to
     /// read again from its first slice.
-    pub(crate) fn reopen(arena: &Arc<Arena>, at: usize, len: usize) -> SealedBatch {
+    pub(crate) fn reopen(
+        arena: &Arc<Arena>,
+        at: usize,
+        len: usize,
+        pending: Option<Arc<Words>>,
+    ) -> SealedBatch {
         SealedBatch {
             arena: arena.clone(),
             at,
             len,
             off: 0,
+            pending: pending.filter(|_| arena.written() < at + len),
         }
+    }
+
+    /// The batch on the heap while its write is not done (`None` once
+    /// it is, or when it was written at once).
+    pub(crate) fn pending(&self) -> Option<&Arc<Words>> {
+        self.pending
+            .as_ref()
+            .filter(|_| self.arena.written() < self.at + self.len)
     }
 
     /// Offset of the batch in its arena.
@@ -976,8 +1137,14 @@ impl SealedBatch {
             self.off + size <= self.len && std::mem::align_of::<T>() <= 8,
             "a sealed slice past its batch"
         );
-        let ptr = self.arena.ptr_at::<u8>(self.at + self.off) as *const T;
+        let off = self.off;
         self.off += size;
+        if let Some(heap) = &self.pending {
+            // Read on the heap: a series made now keeps reading there.
+            let heap: Arc<dyn StableBytes> = heap.clone();
+            return Series::mapped(heap, off, len).expect("a slice inside the batch");
+        }
+        let ptr = self.arena.ptr_at::<u8>(self.at + off) as *const T;
         // SAFETY: the `len` items lie inside the batch's copy in the arena
         // (checked above), at a multiple of 8 bytes from its start, itself
         // a multiple of 8: aligned for `T`; the arena never writes them
@@ -1077,6 +1244,42 @@ mod tests {
         assert_eq!(s.chunks().count(), 3 * PREFETCH_CHUNKS + 1);
         assert!(s.chunks().flatten().copied().eq(v.iter().copied()));
         assert_eq!(s.iter().copied().collect::<Vec<_>>(), v);
+    }
+
+    #[test]
+    fn chunks_being_written_are_read_on_the_heap_then_in_the_arena() {
+        let dir = tempfile::tempdir().unwrap();
+        let arena = Arc::new(Arena::create(dir.path()).unwrap());
+        let n = chunk_items::<u64>();
+        let full = 3 * n * std::mem::size_of::<u64>();
+        let v: Vec<u64> = (0..(3 * n + 5) as u64).collect();
+        let mut b = SeriesBuilder::new();
+        b.extend_from_slice(&v);
+        arena.hold_writes(true);
+        b.spill(&arena);
+        let queued = b.snapshot();
+        assert_eq!(queued.to_vec(), v);
+        assert!(queued.heap_bytes() >= full, "on the heap until written");
+        assert!(!b.settle(), "nothing written yet");
+        arena.hold_writes(false);
+        assert!(arena.wait_written(arena.used()));
+        assert!(b.settle());
+        let settled = b.snapshot();
+        assert!(settled.heap_bytes() < full / 3, "{}", settled.heap_bytes());
+        assert_eq!(settled.to_vec(), v);
+        // The older snapshot keeps its heap copies, and reads the same.
+        assert_eq!(queued.to_vec(), v);
+        // A chunk taken back: the last one, whatever its state.
+        b.extend_from_slice(&[1, 2, 3]);
+        arena.hold_writes(true);
+        b.spill(&arena);
+        let mut w = v.clone();
+        w.extend_from_slice(&[1, 2, 3]);
+        for _ in 0..n + 8 {
+            assert_eq!(b.pop(), w.pop());
+        }
+        assert_eq!(b.snapshot().to_vec(), w);
+        arena.hold_writes(false);
     }
 
     #[test]
