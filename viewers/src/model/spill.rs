@@ -143,9 +143,16 @@ impl Arena {
     /// passes the range's end. Waits while more than [`BACKLOG_MAX`] bytes
     /// are queued.
     pub fn submit(&self, bytes: Arc<dyn StableBytes>) -> Option<usize> {
+        self.hand_out(bytes, false)
+    }
+
+    /// [`submit`](Self::submit), or with `here`, written on the calling
+    /// thread once what is queued is written.
+    fn hand_out(&self, bytes: Arc<dyn StableBytes>, here: bool) -> Option<usize> {
         let len = bytes.bytes().len();
         let mut st = self.lock();
-        let busy = |st: &State| st.backlog > BACKLOG_MAX || st.write_through && st.backlog > 0;
+        let here = here || st.write_through;
+        let busy = |st: &State| st.backlog > BACKLOG_MAX || here && st.backlog > 0;
         while busy(&st) && !st.failed {
             st = self.shared.wait_for_writer(st);
         }
@@ -160,10 +167,10 @@ impl Arena {
         st.used = end;
         st.backlog += len;
         let job = Job { at: start, bytes };
-        if !st.write_through && !st.writer {
+        if !here && !st.writer {
             st.writer = Shared::start_writer(&self.shared);
         }
-        if st.write_through || !st.writer {
+        if here || !st.writer {
             // Written here, at once, under the lock (so that no later
             // range is published before it).
             let ok = self.shared.write(&job);
@@ -225,34 +232,8 @@ impl Arena {
             return None;
         }
         let bytes: &[u8] = bytemuck::cast_slice(items);
-        let mut st = self.lock();
-        if st.queue.is_empty() && !st.in_flight {
-            // Nothing before it is being written: written here (no hand
-            // over to the writer and back), under the lock so that no
-            // later range is published before it.
-            if st.failed {
-                return None;
-            }
-            let start = st.used.next_multiple_of(8);
-            let end = start.checked_add(bytes.len())?;
-            if end > self.map.len() {
-                return None;
-            }
-            st.used = end;
-            use std::os::unix::fs::FileExt;
-            let ok = self.shared.file.write_all_at(bytes, start as u64).is_ok();
-            if ok {
-                self.shared.written.store(end, Ordering::Release);
-            } else {
-                st.failed = true;
-            }
-            drop(st);
-            return ok.then(|| self.ptr_at::<T>(start));
-        }
-        drop(st);
-        let start = self.submit(Arc::new(bytes.to_vec()))?;
-        self.wait_written(start + bytes.len())
-            .then(|| self.ptr_at::<T>(start))
+        let start = self.hand_out(Arc::new(bytes.to_vec()), true)?;
+        Some(self.ptr_at::<T>(start))
     }
 
     /// Tests: holds the writer thread (`true`) or lets it go on, to read
