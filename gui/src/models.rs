@@ -9,8 +9,9 @@
 //!   longer than a frame stalls the main loop); while the pass runs,
 //!   partial snapshots are taken on the main thread (a few ms each, at
 //!   most one per [`SNAPSHOT_INTERVAL`], none while a graph job runs) so
-//!   the views fill in progressively; on two cores the pass's second half
-//!   is read on a thread and joined at its end ([`crate::pass_split`]);
+//!   the views fill in progressively; with more than one core the rest of
+//!   the pass is read on threads and joined at its end
+//!   ([`crate::pass_split`]);
 //! * the histogram of the whole trace: re-binned from the kernel pass's
 //!   fine bins, so it grows with the pass and follows the view's width
 //!   without reading the trace again;

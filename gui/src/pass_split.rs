@@ -1,28 +1,32 @@
-//! The window's whole-trace pass on two cores: the pass stays a LOW
+//! The window's whole-trace pass on every core: the pass stays a LOW
 //! request of the tab's scheduler (read on the idle loop, interrupted by
 //! input, snapshotted as it reads, behind the user's HIGH requests), but
 //! only up to a checkpoint past its share of the trace, its *head*; the
-//! rest, its *tail*, is read from that checkpoint on a thread of its own
-//! ([`TailPart`]) and joined to the head once both are done, exactly as
-//! the command line's parts are.
+//! rest, its *tail*, is read from that checkpoint on threads of its own
+//! ([`TailPart`]), one part per other core, and joined to the head once
+//! all are done, exactly as the command line's parts are.
 //!
-//! How fast each half goes depends on what else the window does (frames,
-//! renders): when the head is done first and much of the tail is left,
-//! with a cache's checkpoints ahead of the tail, the tail is ended at a
-//! checkpoint halfway through what it has left,
-//! and the scheduler reads on from there ([`TailPart::after_request`]),
-//! so that neither core idles long at the end.
+//! How fast each part goes depends on what else the window does (frames,
+//! renders): when the head is done first and much of a tail read in one
+//! part is left, with a cache's checkpoints ahead of the tail, the tail
+//! is ended at a checkpoint halfway through what it has left, and the
+//! scheduler reads on from there ([`TailPart::after_request`]), so that
+//! neither core idles long at the end.
 //!
 //! The split is made once, when the checkpoint pass reading ahead
 //! ([`traceloom_viewers::model::checkpoint_pass::CheckpointsAhead`])
-//! reaches the head's share (`head_share`: both halves end together at
-//! the pace they read); with one core, or `TRACELOOM_JOBS=1`, or a
-//! damaged stream met before, there is none. The checkpoint pass stops
-//! there and the tail carries its build on, as the command line's last
-//! part does: read beside the tail on the second core, it made the 1 GB
-//! trace's analysis complete about 1 s later. Its checkpoints past the
-//! split then come as the tail reads; a tail that gives up takes them
-//! with it, and the checkpoint pass is read again with the single pass.
+//! reaches the head's share (`head_share`: all parts end together at the
+//! pace they read); with one core, or `TRACELOOM_JOBS=1`, or a damaged
+//! stream met before, there is none. The checkpoint pass stops there and
+//! the tail carries its build on, as the command line's last part does:
+//! read beside the tail on the second core, it made the 1 GB trace's
+//! analysis complete about 1 s later. With more than two cores a
+//! splitter carries it on and starts the tail's parts as it gets to
+//! their shares, then hands it over to the last part
+//! ([`TailSplit::Carrying`]); with a cache's checkpoints the parts start
+//! at once ([`TailSplit::At`]). The checkpoints past the split then come
+//! as the tail reads; a tail that gives up takes them with it, and the
+//! checkpoint pass is read again with the single pass.
 //!
 //! The tail takes its turn after the user's requests as the head does:
 //! it waits while the scheduler has other requests than the pass to read
@@ -31,8 +35,9 @@
 //! from the checkpoint pass, or past the split from a read of its own
 //! from the last checkpoint up to the zoom (the tail makes them at a
 //! third of the checkpoint pass's pace). There is no steal from a tail
-//! that carries the build: no checkpoint lies ahead of it, and its build
-//! must reach the end.
+//! that carries the build (no checkpoint lies ahead of it, and its build
+//! must reach the end), nor from one in parts (their shares make them end
+//! with the head).
 
 use traceloom_base::{Time, TimeRange};
 use traceloom_engine::request::{OwnerId, RequestId};
@@ -40,7 +45,7 @@ use traceloom_engine::source::CtfPosition;
 use traceloom_engine::state::TracesetState;
 use traceloom_viewers::model::checkpoint_pass::CheckpointsAhead;
 use traceloom_viewers::model::kernel::KernelCollector;
-use traceloom_viewers::model::parallel_pass::{self, TailControl, TailPart};
+use traceloom_viewers::model::parallel_pass::{self, TailControl, TailPart, TailSplit};
 use traceloom_viewers::model::{KernelData, Session};
 
 /// How fast the head reads against the checkpoint pass before both have
@@ -89,6 +94,8 @@ pub struct PassSplit {
     decided: bool,
     /// The split was made.
     made: bool,
+    /// The parts to read the pass in: the head and the tail's.
+    parts: usize,
 }
 
 impl PassSplit {
@@ -96,16 +103,18 @@ impl PassSplit {
     /// head's share, unless the pass is to run in one part (one core, or
     /// `TRACELOOM_JOBS=1`).
     pub fn wanted() -> PassSplit {
-        PassSplit::decided(parallel_pass::parts_wanted() < 2)
+        let parts = parallel_pass::parts_wanted();
+        PassSplit::decided(parts < 2, parts)
     }
 
     /// A pass that is not split.
     pub fn none() -> PassSplit {
-        PassSplit::decided(true)
+        PassSplit::decided(true, 1)
     }
 
-    fn decided(decided: bool) -> PassSplit {
+    fn decided(decided: bool, parts: usize) -> PassSplit {
         PassSplit {
+            parts,
             tail: None,
             control: None,
             head: None,
@@ -137,23 +146,33 @@ impl PassSplit {
         let Some((ahead, _)) = checkpoints.last() else {
             return;
         };
-        let share = head_share(span, head_reached, ahead.time);
+        let share = head_share(self.parts, span, head_reached, ahead.time);
         let split = span.start + (span.span() as f64 * share) as Time;
-        let Some((at, state)) = checkpoints.iter().find(|(p, _)| p.time >= split) else {
+        let Some(first) = checkpoints.iter().position(|(p, _)| p.time >= split) else {
             return;
         };
+        let (at, state) = &checkpoints[first];
         self.decided = true;
         if !session.errors().is_empty() {
             return;
         }
+        let tail_parts = self.parts - 1;
+        let tail_split = match checkpoint_pass {
+            Some(a) => TailSplit::Carrying(a.hand_over(*at), tail_parts),
+            None => {
+                let later = &checkpoints[first + 1..];
+                let at = parallel_pass::spread(later.len(), tail_parts);
+                TailSplit::At(at.into_iter().map(|i| later[i].clone()).collect())
+            }
+        };
         // Started before the head's end is set: a thread that cannot be
         // made leaves the head reading to the end.
         let tail = match TailPart::start(
             session,
             *at,
             state.clone(),
+            tail_split,
             paused,
-            checkpoint_pass.map(|a| a.hand_over(*at)),
             crate::worker::lower_priority,
         ) {
             Ok(t) => t,
@@ -207,7 +226,8 @@ impl PassSplit {
         let control = self.control.as_ref()?;
         // Carrying the checkpoint build, it makes the only checkpoints
         // past it, and must read to the end to complete the build.
-        if control.is_finished() || control.carries_checkpoints() {
+        // In parts, it ends with the head by its shares.
+        if control.is_finished() || control.carries_checkpoints() || control.in_parts() {
             return None;
         }
         let reached = control.progress().1.max(control.start_position().time);
@@ -276,12 +296,12 @@ impl PassSplit {
             return request.map_or(span.end - start, |r| r.max(start) - start);
         };
         let middle = c.start_position().time;
-        let tail = c.progress().1.max(middle);
+        let tail = c.span_read().clamp(0, span.end - middle);
         match self.after {
-            None => (request.unwrap_or(middle).clamp(start, middle) - start) + (tail - middle),
+            None => (request.unwrap_or(middle).clamp(start, middle) - start) + tail,
             Some(a) => {
                 let after = request.unwrap_or(span.end).clamp(a.time, span.end);
-                (middle - start) + (tail.min(a.time) - middle) + (after - a.time)
+                (middle - start) + tail.min(a.time - middle) + (after - a.time)
             }
         }
     }
@@ -309,23 +329,25 @@ impl PassSplit {
 }
 
 /// The share of `span` the head reads, when it reads at `head` while the
-/// checkpoint pass is at `ahead`: where both halves end together. The
-/// tail starts only when the checkpoint pass gets to the split `s`, the
-/// head reading since the start: split in the middle, the head of the
+/// checkpoint pass is at `ahead`, for the pass's `parts` to end together.
+/// The tail starts only when the checkpoint pass gets to the split `s`,
+/// the head reading since the start: split in the middle, the head of the
 /// 1 GB generated trace had read its half long before the tail had. With
 /// the head's pace `p` against the checkpoint pass and the tail's `r`
-/// against the head ([`TAIL_PACE`]), the head ends at `s / p` and the
-/// tail at `s + (1 - s) / (r p)` (in the checkpoint pass's time to read
-/// the whole trace), so `s = 1 / (1 + r (1 - p))`; a cache's
-/// checkpoints, all there at once, split a little past the middle.
-fn head_share(span: TimeRange, head: Option<Time>, ahead: Time) -> f64 {
+/// against the head ([`TAIL_PACE`]), in two parts the head ends at `s / p`
+/// and the tail at `s + (1 - s) / (r p)` (in the checkpoint pass's time
+/// to read the whole trace), so `s = 1 / (1 + r (1 - p))`; in more, the
+/// tail's parts start as its splitter gets to them, as the command line's
+/// do ([`parallel_pass::part_shares`]). A cache's checkpoints, all there
+/// at once, split a little past the middle of two parts.
+fn head_share(parts: usize, span: TimeRange, head: Option<Time>, ahead: Time) -> f64 {
     let read = |t: Time| t.saturating_sub(span.start).max(0) as f64;
     let pace = if read(ahead) <= 0.0 {
         PACE_GUESS
     } else {
         read(head.unwrap_or(span.start)) / read(ahead)
     };
-    1.0 / (1.0 + TAIL_PACE * (1.0 - pace.clamp(0.05, 0.9)))
+    parallel_pass::part_shares(parts.max(2), pace, TAIL_PACE)[0]
 }
 
 impl Drop for PassSplit {
@@ -342,24 +364,24 @@ mod tests {
     fn the_head_reads_more_the_later_the_tail_starts() {
         let span = TimeRange::new(1_000, 11_000);
         // A cache's checkpoints: the tail can start at once.
-        let cached = head_share(span, None, span.end);
+        let cached = head_share(2, span, None, span.end);
         assert!((0.5..0.6).contains(&cached), "{cached}");
         // The head a third as fast as the checkpoint pass: the tail
         // starts at the split, when the head is a third of the way there,
         // and reads the rest at `TAIL_PACE` times the head's pace.
-        let third = head_share(span, Some(2_000), 4_000);
+        let third = head_share(2, span, Some(2_000), 4_000);
         let head_ends = third * 3.0;
         let tail_ends = third + (1.0 - third) * 3.0 / TAIL_PACE;
         assert!((head_ends - tail_ends).abs() < 1e-9, "{third}");
         assert!((0.6..0.7).contains(&third), "{third}");
         // The closer the head's pace to the checkpoint pass's, the later
         // the tail starts, and the more the head reads.
-        let slower = head_share(span, Some(1_500), 4_000);
-        let faster = head_share(span, Some(3_500), 4_000);
+        let slower = head_share(2, span, Some(1_500), 4_000);
+        let faster = head_share(2, span, Some(3_500), 4_000);
         assert!(0.5 < slower && slower < third, "{slower}");
         assert!(third < faster && faster < 1.0, "{faster}");
         // Nothing read yet: a guess, still a split past the middle.
-        let guess = head_share(span, None, span.start);
+        let guess = head_share(2, span, None, span.start);
         assert!((0.5..1.0).contains(&guess), "{guess}");
     }
 }

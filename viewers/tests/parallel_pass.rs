@@ -8,7 +8,7 @@ use std::sync::Arc;
 use traceloom_engine::checkpoint::{self, Checkpoints};
 use traceloom_engine::request::Budget;
 use traceloom_viewers::model::kernel::{KernelCollector, KernelData};
-use traceloom_viewers::model::parallel_pass::TailPart;
+use traceloom_viewers::model::parallel_pass::{TailPart, TailSplit};
 use traceloom_viewers::model::{checkpoint_pass, parallel_pass, KernelAnalysis, Session};
 
 fn generated(dir: &Path, seed: u64, fork_rate: f64) -> PathBuf {
@@ -142,8 +142,15 @@ fn check(paths: &[PathBuf]) {
         );
         // Paused while the head reads, as the window does while the
         // user's requests are read.
-        let tail = TailPart::start(&session, c.position, c.state.clone(), true, None, || {})
-            .expect("tail");
+        let tail = TailPart::start(
+            &session,
+            c.position,
+            c.state.clone(),
+            TailSplit::one(),
+            true,
+            || {},
+        )
+        .expect("tail");
         let control = tail.control();
         while !session.is_complete(id) {
             session.service(Budget::events(1000), || false);
@@ -189,8 +196,20 @@ fn check(paths: &[PathBuf]) {
     // once, and the whole set with the seek index at the end. The pass
     // is asked before it reads (its thread waits for `go`), so that it
     // cannot be over first, however small the trace.
-    for k in [1, m / 2, m - 1] {
+    // With more cores, the tail reads in parts itself: a splitter carries
+    // the build on and hands it over to the last part.
+    for (k, parts) in [
+        (1, 1),
+        (m / 2, 1),
+        (m - 1, 1),
+        (1, 3),
+        (m / 3, 2),
+        (m - 1, 3),
+    ] {
         let mut session = Session::open(paths).expect("open");
+        let spill = tempfile::tempdir().expect("tempdir");
+        session.set_spill_dir(Some(spill.path().to_path_buf()));
+        session.set_spill_every(500);
         let (go, wait) = std::sync::mpsc::channel::<()>();
         let mut ahead =
             checkpoint_pass::CheckpointsAhead::start(session.traceset(), 200, move || {
@@ -208,19 +227,26 @@ fn check(paths: &[PathBuf]) {
             &session,
             c.position,
             c.state.clone(),
+            TailSplit::Carrying(handover, parts),
             false,
-            Some(handover),
             || {},
         )
         .expect("tail");
         let control = tail.control();
+        assert_eq!(control.in_parts(), parts > 1);
         while !session.is_complete(id) {
             session.service(Budget::events(1000), || false);
         }
         let head = session.take::<KernelCollector>(id).expect("the head");
         let joined = tail.join(head, None).expect("joined");
-        assert_same(&single, &joined, &format!("{what}, tail carrying from {k}"));
-        let what = format!("{what}, checkpoints handed over at {k}");
+        let what = format!("{what}, tail in {parts} parts carrying from {k}");
+        assert_same(&single, &joined, &what);
+        assert_eq!(
+            control.span_read(),
+            single.span.1 - c.position.time,
+            "{what}: the time read"
+        );
+        let what = format!("{what}, checkpoints handed over");
         assert!(control.carries_checkpoints(), "{what}: not handed over");
         let mut seen = Vec::new();
         let mut done = None;
@@ -238,6 +264,50 @@ fn check(paths: &[PathBuf]) {
             assert!(*s == c.state, "{what}: state at rank {}", c.rank);
         }
     }
+    // The tail in parts at checkpoints known at once (a cache's), each
+    // part on a thread of its own.
+    for splits in [
+        vec![m / 4, m / 2, 3 * m / 4],
+        vec![1, 2],
+        vec![m / 2, m - 1],
+    ] {
+        let mut session = Session::open(paths).expect("open");
+        let owner = session.new_owner();
+        let req = KernelAnalysis::request(&mut session, owner);
+        let id = session.add(req);
+        let c = &checkpoints.states[splits[0]];
+        assert!(session.scheduler().set_end_position(id, c.position));
+        let later = splits[1..]
+            .iter()
+            .map(|&i| {
+                let c = &checkpoints.states[i];
+                (c.position, c.state.clone())
+            })
+            .collect();
+        let tail = TailPart::start(
+            &session,
+            c.position,
+            c.state.clone(),
+            TailSplit::At(later),
+            false,
+            || {},
+        )
+        .expect("tail");
+        let control = tail.control();
+        assert!(control.in_parts());
+        assert!(!control.end_at(checkpoints.states[m - 1].position));
+        while !session.is_complete(id) {
+            session.service(Budget::events(1000), || false);
+        }
+        let head = session.take::<KernelCollector>(id).expect("the head");
+        let joined = tail.join(head, None).expect("joined");
+        assert_eq!(control.progress().0 + c.rank, single.events);
+        assert_same(
+            &single,
+            &joined,
+            &format!("{what}, tail split at {splits:?}"),
+        );
+    }
     // The tail ended early, at a later checkpoint, and what follows read
     // on the session's scheduler once the head is done (the window does
     // so when the head ends first).
@@ -250,8 +320,15 @@ fn check(paths: &[PathBuf]) {
         let (c1, c2) = (&checkpoints.states[k1], &checkpoints.states[k2]);
         assert!(session.scheduler().set_end_position(id, c1.position));
         // Paused from its start: it ends at c2, which it has not passed.
-        let tail = TailPart::start(&session, c1.position, c1.state.clone(), true, None, || {})
-            .expect("tail");
+        let tail = TailPart::start(
+            &session,
+            c1.position,
+            c1.state.clone(),
+            TailSplit::one(),
+            true,
+            || {},
+        )
+        .expect("tail");
         let control = tail.control();
         assert!(control.end_at(c2.position), "{what}: ended twice");
         assert!(!control.end_at(c2.position), "{what}: ended twice");
@@ -338,8 +415,15 @@ fn a_tail_meeting_damage_gives_up() {
     let id = session.add(req);
     let c = &checkpoints.states[checkpoints.states.len() / 4];
     assert!(session.scheduler().set_end_position(id, c.position));
-    let tail =
-        TailPart::start(&session, c.position, c.state.clone(), false, None, || {}).expect("tail");
+    let tail = TailPart::start(
+        &session,
+        c.position,
+        c.state.clone(),
+        TailSplit::one(),
+        false,
+        || {},
+    )
+    .expect("tail");
     let control = tail.control();
     while !session.is_complete(id) {
         session.service(Budget::events(1000), || false);

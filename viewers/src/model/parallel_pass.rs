@@ -36,7 +36,7 @@ use traceloom_engine::source::CtfPosition;
 use traceloom_engine::state::{CpuMap, ThreadKey, ThreadStatus, TracesetState};
 use traceloom_hooks::{Flow, Priority};
 
-use super::checkpoint_pass::{BuildHandOver, CheckpointSink};
+use super::checkpoint_pass::{BuildHandOver, CarriedBuild, CheckpointSink};
 use super::column::{Column, ColumnBuilder};
 use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
@@ -71,17 +71,22 @@ pub fn parts_wanted() -> usize {
 /// that the parts hold about as many events; fewer when there are fewer
 /// checkpoints.
 pub fn split_at(checkpoints: &Checkpoints, parts: usize) -> Vec<(CtfPosition, TracesetState)> {
-    let m = checkpoints.states.len();
-    let p = parts.clamp(1, m + 1);
-    let mut picked: Vec<usize> = (1..p).map(|i| i * m / p).collect();
-    picked.dedup();
-    picked
+    spread(checkpoints.states.len(), parts)
         .into_iter()
         .map(|i| {
             let c = &checkpoints.states[i];
             (c.position, c.state.clone())
         })
         .collect()
+}
+
+/// Which of `m` checkpoints to split `parts` parts at: `parts - 1` of
+/// them, evenly spread (fewer when there are fewer), as indices in order.
+pub fn spread(m: usize, parts: usize) -> Vec<usize> {
+    let p = parts.clamp(1, m + 1);
+    let mut picked: Vec<usize> = (1..p).map(|i| i * m / p).collect();
+    picked.dedup();
+    picked
 }
 
 /// The kernel pass of `session` ([`KernelAnalysis::run_with_progress`])
@@ -175,7 +180,9 @@ pub fn analyse_cold_handing(
             let plan = &plan;
             let splitter = std::thread::Builder::new()
                 .name("kernel pass splitter".into())
-                .spawn_scoped(scope, move || split_ahead(traceset, span, every, plan));
+                .spawn_scoped(scope, move || {
+                    split_ahead(traceset, span, SplitFrom::start(every), plan)
+                });
             if splitter.is_err() {
                 plan.close();
             }
@@ -199,20 +206,52 @@ pub fn analyse_cold_handing(
     super::checkpoint_pass::analyse_handing_checkpoints(session, progress, done)
 }
 
-/// The second part of a whole-trace pass, from a checkpoint to the
-/// traces' end, read on a thread of its own while the caller's scheduler
-/// reads the first part, its *head*, up to that checkpoint: a window's
-/// pass stays a request of its scheduler (interruptible, snapshotted as it
-/// reads, behind the user's requests) and gets a second core.
+/// The rest of a whole-trace pass, from a checkpoint to the traces' end,
+/// read on threads of its own while the caller's scheduler reads the
+/// first part, its *head*, up to that checkpoint: a window's pass stays a
+/// request of its scheduler (interruptible, snapshotted as it reads,
+/// behind the user's requests) and gets the other cores. The tail is
+/// itself read in parts, one per thread ([`TailSplit`]).
 ///
 /// The head is the request of [`KernelAnalysis::request`], its end
-/// position set to the part's start before it read past it
+/// position set to the tail's start before it read past it
 /// ([`traceloom_engine::request::Scheduler::set_end_position`]);
 /// [`join`](Self::join) makes both the single pass's result. Dropping the
-/// part before the join stops its thread.
+/// tail before the join stops its threads.
 pub struct TailPart {
     control: TailControl,
-    thread: Option<std::thread::JoinHandle<Option<Part>>>,
+    thread: Option<std::thread::JoinHandle<Option<Vec<Part>>>>,
+}
+
+/// How a [`TailPart`] is split into parts read in parallel.
+pub enum TailSplit {
+    /// At these later checkpoints, in order (a cache's, all known at
+    /// once): one part more than there are; none, one part.
+    At(Vec<(CtfPosition, TracesetState)>),
+    /// The window's checkpoint pass, handed over at the tail's start, is
+    /// carried on by the tail, in this many parts: with one, the part
+    /// carries the build on; with more, a splitter reads on with it and
+    /// splits the tail as the command line's cold pass is split
+    /// ([`analyse_cold`]), handing the build over to the last part.
+    /// Either way the checkpoints go where the checkpoint pass's went
+    /// ([`CheckpointsAhead::hand_over`]).
+    ///
+    /// [`CheckpointsAhead::hand_over`]: super::checkpoint_pass::CheckpointsAhead::hand_over
+    Carrying(BuildHandOver, usize),
+}
+
+impl TailSplit {
+    /// One part, carrying nothing.
+    pub fn one() -> TailSplit {
+        TailSplit::At(Vec::new())
+    }
+
+    fn parts(&self) -> usize {
+        match self {
+            TailSplit::At(later) => later.len() + 1,
+            TailSplit::Carrying(_, parts) => (*parts).max(1),
+        }
+    }
 }
 
 /// What the reader of a [`TailPart`]'s head controls of it while the part
@@ -226,37 +265,30 @@ pub struct TailControl {
 
 impl TailPart {
     /// Starts reading `session`'s traceset from `at`, a checkpoint's
-    /// position, with `state`, the checkpoint's state, on a thread that
-    /// first runs `on_thread` (a window lowers its priority there);
-    /// `paused`, it waits before its first read. It decodes its events
-    /// itself, and spills as the session's pass does. With `checkpoints`,
-    /// it first waits for the checkpoint pass's build rewound to `at`, and
-    /// carries it on to the end, its checkpoints going where the pass's
-    /// went ([`CheckpointsAhead::hand_over`]).
-    ///
-    /// [`CheckpointsAhead::hand_over`]: super::checkpoint_pass::CheckpointsAhead::hand_over
+    /// position, with `state`, the checkpoint's state, in the parts
+    /// `split` says, on threads of which the first runs `on_thread` (a
+    /// window lowers its priority there, which the others inherit);
+    /// `paused`, they wait before their first read. Each part decodes its
+    /// events itself, and spills as the session's pass does.
     pub fn start(
         session: &Session,
         at: CtfPosition,
         state: TracesetState,
+        split: TailSplit,
         paused: bool,
-        checkpoints: Option<BuildHandOver>,
         on_thread: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<TailPart> {
-        let plan = Arc::new(Plan::new(2));
+        let plan = Arc::new(Plan::new(split.parts()));
         plan.paused.store(paused, Ordering::Release);
         let progress = Arc::new(PartProgress::default());
         let traceset = Arc::new(session.traceset().with_decode_threads(0));
         let span = session.time_span().unwrap_or((0, 0));
-        // Off the main loop, and sharing the cores with the pass's first
-        // part: written here (see `Arena::write_through`).
-        let arena = session
+        // Off the main loop, and sharing the cores with the head: the
+        // parts write their spill files themselves (see
+        // `Arena::write_through`).
+        let spill = session
             .spill_dir()
-            .and_then(|d| Arena::create(d).ok())
-            .map(|a| {
-                a.write_through();
-                (Arc::new(a), session.spill_every())
-            });
+            .map(|d| (d.to_path_buf(), session.spill_every()));
         let (p, r) = (plan.clone(), progress.clone());
         let thread = std::thread::Builder::new()
             .name("kernel pass tail".into())
@@ -265,14 +297,7 @@ impl TailPart {
                 // window stops waiting for it.
                 let _finished = Finished(r.clone());
                 on_thread();
-                let (build, rank, sink) = match checkpoints.and_then(BuildHandOver::wait) {
-                    Some(c) => (Some(c.build), c.rank, Some(c.sink)),
-                    None => (None, 0, None),
-                };
-                r.carries.store(sink.is_some(), Ordering::Release);
-                p.split(1, (at, state, rank, build));
-                p.close();
-                run_part(traceset, span, &p, 1, arena, &r, sink)
+                read_tail(&traceset, span, spill, &p, &r, (at, state), split)
             })?;
         Ok(TailPart {
             control: TailControl {
@@ -308,14 +333,12 @@ impl TailPart {
             return None;
         }
         let stats = head.closed_stats.take()?.without_end();
-        let mut parts = vec![
-            Part {
-                collector: head,
-                stats,
-                checkpoints: None,
-            },
-            tail,
-        ];
+        let mut parts = vec![Part {
+            collector: head,
+            stats,
+            checkpoints: None,
+        }];
+        parts.extend(tail);
         match after {
             Some(mut a) if a.damage.is_empty() => {
                 let stats = a.closed_stats.take()?;
@@ -327,7 +350,7 @@ impl TailPart {
             }
             Some(_) => return None,
             // The part read to the end, unless it was ended early.
-            None if self.control.plan.ends[1].get().is_some() => return None,
+            None if self.control.plan.ends.last()?.get().is_some() => return None,
             None => {}
         }
         Some(join(parts))
@@ -340,6 +363,62 @@ impl TailPart {
     pub fn after_request(session: &mut Session, owner: OwnerId, at: CtfPosition) -> KernelRequest {
         KernelAnalysis::request_from(session, owner, Start::Position(at), true)
     }
+}
+
+/// The thread of a [`TailPart`]: reads its parts as `split` says, the
+/// first from `from`, and gives them in order; `None` when a part met a
+/// damaged stream, could not stop where the next starts, or was stopped.
+fn read_tail(
+    traceset: &Arc<Traceset>,
+    span: (Time, Time),
+    spill: Option<(std::path::PathBuf, u64)>,
+    plan: &Plan,
+    progress: &PartProgress,
+    (at, state): (CtfPosition, TracesetState),
+    split: TailSplit,
+) -> Option<Vec<Part>> {
+    let mut quiet = |_, _| {};
+    let carried = match split {
+        TailSplit::At(later) => {
+            for (k, (p, s)) in later.into_iter().enumerate() {
+                plan.split(k + 1, (p, s, 0, None));
+            }
+            None
+        }
+        // None: the checkpoint pass was over first, nothing to carry.
+        TailSplit::Carrying(handover, _) => handover.wait(),
+    };
+    let Some(CarriedBuild { build, rank, sink }) = carried else {
+        plan.start_first((at, state, 0, None));
+        plan.close();
+        return run_parts(traceset, span, spill, plan, progress, &mut quiet).map(|(p, _)| p);
+    };
+    progress.carries.store(true, Ordering::Release);
+    if plan.parts() == 1 {
+        *plan.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(sink);
+        plan.start_first((at, state, rank, Some(build)));
+        plan.close();
+        return run_parts(traceset, span, spill, plan, progress, &mut quiet).map(|(p, _)| p);
+    }
+    plan.start_first((at, state.clone(), rank, None));
+    let from = SplitFrom {
+        from: Some((at, state)),
+        build,
+        rank,
+        sink: Some(sink),
+    };
+    let splitter = Arc::new(traceset.with_decode_threads(0));
+    std::thread::scope(|scope| {
+        let split = std::thread::Builder::new()
+            .name("kernel pass splitter".into())
+            .spawn_scoped(scope, move || {
+                split_ahead(splitter, (at.time, span.1), from, plan);
+            });
+        if split.is_err() {
+            plan.fail();
+        }
+        run_parts(traceset, span, spill, plan, progress, &mut quiet).map(|(p, _)| p)
+    })
 }
 
 /// Marks a part finished when dropped.
@@ -371,7 +450,14 @@ impl TailControl {
         self.start
     }
 
-    /// Events read so far, and the time of the last one.
+    /// How much of the traces' time span the tail's parts have read
+    /// (ns), each from its start.
+    pub fn span_read(&self) -> Time {
+        self.progress.span_read.load(Ordering::Relaxed)
+    }
+
+    /// Events read so far, and the time of the last one (of the part
+    /// that read last, when there are several).
     pub fn progress(&self) -> (u64, Time) {
         (
             self.progress.events.load(Ordering::Relaxed),
@@ -389,13 +475,18 @@ impl TailControl {
         self.plan.paused.load(Ordering::Relaxed)
     }
 
-    /// Ends the part at `at`, a checkpoint's position well ahead of where
+    /// Ends the tail at `at`, a checkpoint's position well ahead of where
     /// it reads, so that another reader goes on from there
-    /// ([`TailPart::after_request`]); `false` if it was ended already. Were
-    /// the part past `at` when it looks (between two chunks), it would
-    /// give up ([`failed`](Self::failed)).
+    /// ([`TailPart::after_request`]); `false` if it was ended already, or
+    /// is read in several parts. Were the part past `at` when it looks
+    /// (between two chunks), it would give up ([`failed`](Self::failed)).
     pub fn end_at(&self, at: CtfPosition) -> bool {
-        self.plan.ends[1].set(at).is_ok()
+        self.plan.parts() == 1 && self.plan.ends[0].set(at).is_ok()
+    }
+
+    /// Whether it is read in several parts.
+    pub fn in_parts(&self) -> bool {
+        self.plan.parts() > 1
     }
 
     /// Whether it waits, paused (its chunk under way read).
@@ -461,6 +552,9 @@ struct Plan {
     /// The time of the first part's last event read ([`Time::MIN`]
     /// before any): how fast the analysis goes against the splitter.
     first_reached: AtomicI64,
+    /// Where the checkpoints of the build a part carries on go, as they
+    /// are made (a window's), taken by that part.
+    sink: Mutex<Option<CheckpointSink>>,
 }
 
 /// How far a part has read: its events, and the time of its last one.
@@ -474,6 +568,23 @@ struct PartProgress {
     waiting: AtomicBool,
     /// It carries a checkpoint pass's build on.
     carries: AtomicBool,
+    /// The time span read (ns), summed over the parts that count here:
+    /// each from its start to its last event.
+    span_read: AtomicI64,
+}
+
+impl PartProgress {
+    /// A part read `events` more, up to `last` (the time of its last
+    /// event); `reached` is where it was.
+    fn advance(&self, events: u64, last: Time, reached: &mut Time) {
+        self.events.fetch_add(events, Ordering::Relaxed);
+        self.reached.store(last, Ordering::Relaxed);
+        if last > *reached {
+            self.span_read
+                .fetch_add(last.saturating_sub(*reached), Ordering::Relaxed);
+            *reached = last;
+        }
+    }
 }
 
 /// Where a part starts: a checkpoint's position, its state, the number of
@@ -492,7 +603,14 @@ impl Plan {
             split_up_to: AtomicU64::new(0),
             paused: AtomicBool::new(false),
             first_reached: AtomicI64::new(Time::MIN),
+            sink: Mutex::new(None),
         }
+    }
+
+    /// The first part starts at `start` (a window's tail), not at the
+    /// traces' start.
+    fn start_first(&self, start: Start_) {
+        *self.starts[0].lock().unwrap_or_else(|e| e.into_inner()) = Some(start);
     }
 
     fn parts(&self) -> usize {
@@ -539,27 +657,71 @@ impl Plan {
     }
 }
 
-/// The checkpoint pass of the splitter: reads `traceset` with its state,
-/// keeping a checkpoint every `every` events, and splits `plan` at the
-/// first checkpoint past each part's share of `span`. At the last split
-/// it stops: after there only the checkpoints and the seek index are
-/// wanted of it, and the last part's read has the state anyway, so its
-/// build is rewound to the split and handed over to the last part. The
-/// checkpoints when it read the whole trace (it found fewer splits);
-/// `None` when it handed them over (or failed).
+/// Where a splitter's checkpoint pass starts: at the traces' start with a
+/// new build, or at a checkpoint with a build rewound there (a window's
+/// tail, which carries the window's checkpoint pass on from its start),
+/// then with where the build's checkpoints go as they are made.
+struct SplitFrom {
+    from: Option<(CtfPosition, TracesetState)>,
+    build: CheckpointBuild,
+    /// The events before `from`.
+    rank: u64,
+    sink: Option<CheckpointSink>,
+}
+
+impl SplitFrom {
+    /// From the traces' start, a checkpoint every `every` events.
+    fn start(every: u64) -> SplitFrom {
+        SplitFrom {
+            from: None,
+            build: CheckpointBuild::new(every),
+            rank: 0,
+            sink: None,
+        }
+    }
+}
+
+/// The checkpoint pass of the splitter: reads `traceset` with its state
+/// from `from`, and splits `plan` at the first checkpoint past each part's
+/// share of `span`. At the last split it stops: after there only the
+/// checkpoints and the seek index are wanted of it, and the last part's
+/// read has the state anyway, so its build is rewound to the split and
+/// handed over to the last part, with its sink. The checkpoints when it
+/// read the whole trace (it found fewer splits) and has no sink; `None`
+/// when it handed them over, sent them, or failed. It waits while the
+/// plan's parts are paused, and stops when the pass is abandoned.
 fn split_ahead(
     traceset: Arc<Traceset>,
     span: (Time, Time),
-    every: u64,
+    from: SplitFrom,
     plan: &Plan,
 ) -> Option<Checkpoints> {
-    let mut sched = part_scheduler(traceset, None);
-    let id = sched.add(super::checkpoint_pass::request(OwnerId(0), every));
+    let SplitFrom {
+        from,
+        build,
+        rank,
+        mut sink,
+    } = from;
+    let start = from
+        .as_ref()
+        .map_or(Start::Time(Time::MIN), |(p, _)| Start::Position(*p));
+    let mut sched = part_scheduler(traceset, from);
+    let id = sched.add(super::checkpoint_pass::request_from(
+        OwnerId(0),
+        start,
+        build,
+    ));
     let parts = plan.parts();
     let mut next = 1;
     let mut seen = 0;
     let mut read = 0;
     let built = loop {
+        while plan.paused.load(Ordering::Acquire) && !plan.failed.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        if plan.failed.load(Ordering::Relaxed) {
+            break None;
+        }
         let report = sched.service(Budget::events(1 << 14), || false);
         read += report.events_read;
         if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
@@ -597,14 +759,34 @@ fn split_ahead(
             };
             // The batch read past the split: back to it, exactly.
             let c = b.rewind(i);
+            if let Some(mut s) = sink {
+                // Nobody receives them any more: the window closed.
+                if !s.forward(&b) {
+                    plan.fail();
+                    return None;
+                }
+                *plan.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+            }
             plan.split(next, (c.position, c.state, c.rank, Some(*b)));
             plan.close();
             return None;
         }
-        plan.split_up_to.store(read, Ordering::Release);
+        if let Some(s) = &mut sink {
+            if !s.forward(b) {
+                plan.fail();
+                return None;
+            }
+        }
+        plan.split_up_to.store(rank + read, Ordering::Release);
     };
     plan.close();
-    built.map(CheckpointBuild::finish)
+    match (built, sink) {
+        (Some(b), Some(s)) => {
+            s.done(b);
+            None
+        }
+        (built, _) => built.map(CheckpointBuild::finish),
+    }
 }
 
 /// How fast the analysis reads against the splitter's checkpoint pass
@@ -641,7 +823,7 @@ const CARRY_PACE: f64 = 0.9;
 /// q^(n-1)) (1 - last × pace) / pace + last)`. Even shares would leave the
 /// first part done long before the last (the 1 GB generated trace, two
 /// parts: 6.3 s against 9.3 s, one core idle meanwhile).
-fn part_shares(parts: usize, pace: f64, last: f64) -> Vec<f64> {
+pub fn part_shares(parts: usize, pace: f64, last: f64) -> Vec<f64> {
     let pace = pace.clamp(0.05, 0.9);
     let q = 1.0 - pace;
     let n = parts as i32;
@@ -663,14 +845,31 @@ fn run(
     plan: &Plan,
     progress: &mut dyn FnMut(u64, Time),
 ) -> Option<(Vec<Part>, Option<CheckpointBuild>)> {
-    let traceset = session.traceset();
-    let span = session.time_span().unwrap_or((0, 0));
     let spill = session
         .spill_dir()
         .map(|d| (d.to_path_buf(), session.spill_every()));
+    let span = session.time_span().unwrap_or((0, 0));
     let read = PartProgress::default();
+    run_parts(session.traceset(), span, spill, plan, &read, progress)
+}
+
+/// Runs the parts of `plan` over `traceset` (whose time span is `span`),
+/// each on its own thread, spilling to files in `spill` (a directory and
+/// the events between two spills) when given; `read` counts what they
+/// read, and `progress` is called on this thread with the events read by
+/// all parts together. The parts that ran, in order (those given a
+/// start), with the checkpoint build the last one carried on if it has
+/// it; `None` when a part met a damaged stream or could not stop where
+/// the next one starts.
+fn run_parts(
+    traceset: &Traceset,
+    span: (Time, Time),
+    spill: Option<(std::path::PathBuf, u64)>,
+    plan: &Plan,
+    read: &PartProgress,
+    progress: &mut dyn FnMut(u64, Time),
+) -> Option<(Vec<Part>, Option<CheckpointBuild>)> {
     let parts: Vec<Option<Part>> = std::thread::scope(|scope| {
-        let read = &read;
         let handles: Vec<_> = (0..plan.parts())
             .map(|k| {
                 // The parts keep every core busy: each writes its spill
@@ -687,7 +886,7 @@ fn run(
                 std::thread::Builder::new()
                     .name(format!("kernel pass {k}"))
                     .spawn_scoped(scope, move || {
-                        run_part(traceset, span, plan, k, arena, read, None)
+                        run_part(traceset, span, plan, k, arena, read)
                     })
             })
             .collect();
@@ -717,9 +916,11 @@ fn run(
 
 /// Analyses part `k` of `plan` on a scheduler of its own; `None` when it
 /// has no start, or when it met damage or could not stop where the next
-/// part starts (then `plan` is marked failed). The checkpoints of a
-/// build it carries on go to `sink` as they are made, and the whole set
-/// once complete, when given; otherwise they are the part's.
+/// part starts (then `plan` is marked failed). The first part starts
+/// where the plan says ([`Plan::start_first`]), or at the traces' start.
+/// The checkpoints of a build it carries on go to the plan's sink as
+/// they are made, and the whole set once complete, when it has one;
+/// otherwise they are the part's.
 fn run_part(
     traceset: Arc<Traceset>,
     span: (Time, Time),
@@ -727,14 +928,25 @@ fn run_part(
     k: usize,
     arena: Option<(Arc<Arena>, u64)>,
     progress: &PartProgress,
-    mut sink: Option<CheckpointSink>,
 ) -> Option<Part> {
-    let (from, rank, build) = if k == 0 {
-        (None, 0, None)
+    let start = if k == 0 {
+        plan.starts[0]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     } else {
-        let (p, s, rank, build) = plan.wait_start(k)?;
-        (Some((p, s)), rank, build)
+        Some(plan.wait_start(k)?)
     };
+    let (from, rank, build) = match start {
+        Some((p, s, rank, build)) => (Some((p, s)), rank, build),
+        None => (None, 0, None),
+    };
+    let mut sink = match build {
+        Some(_) => plan.sink.lock().unwrap_or_else(|e| e.into_inner()).take(),
+        None => None,
+    };
+    // How much of the traces' time span it has read, from its start.
+    let mut reached = from.as_ref().map_or(span.0, |(p, _)| p.time);
     let mut collector = KernelCollector::new(&traceset, span, arena);
     collector.placeholders_pending = from.is_some();
     let start = match &from {
@@ -826,12 +1038,11 @@ fn run_part(
         }
         if let Some(data) = done {
             let mut collector = *data.downcast::<KernelCollector>().ok()?;
-            progress
-                .events
-                .fetch_add(collector.events - seen, Ordering::Relaxed);
-            progress
-                .reached
-                .store(collector.last_time, Ordering::Relaxed);
+            progress.advance(collector.events - seen, collector.last_time, &mut reached);
+            if let Some(end) = plan.ends[k].get().filter(|_| end_set) {
+                // Read up to the next part's start.
+                progress.advance(0, end.time, &mut reached);
+            }
             let stats = collector.closed_stats.take()?;
             let stats = if end_set {
                 stats.without_end()
@@ -862,10 +1073,7 @@ fn run_part(
             .and_then(|d| d.downcast_mut::<KernelCollector>())
         {
             Some(c) => {
-                progress
-                    .events
-                    .fetch_add(c.events - seen, Ordering::Relaxed);
-                progress.reached.store(c.last_time, Ordering::Relaxed);
+                progress.advance(c.events - seen, c.last_time, &mut reached);
                 if k == 0 {
                     plan.first_reached.store(c.last_time, Ordering::Relaxed);
                 }
