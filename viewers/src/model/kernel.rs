@@ -2150,6 +2150,55 @@ event {
     }
 
     #[test]
+    fn a_spill_file_that_stops_taking_writes_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
+        let mut plain = Session::open(std::slice::from_ref(&trace)).unwrap();
+        let want = KernelAnalysis::run(&mut plain);
+        // The disk fills up part way: the writer thread's write of a
+        // chunk fails, and so would every later one.
+        for full_at in [0, 16 << 10, 64 << 10] {
+            let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
+            session.set_spill_dir(Some(dir.path().to_path_buf()));
+            session.set_spill_every(1000);
+            let owner = session.new_owner();
+            let req = KernelAnalysis::request(&mut session, owner);
+            let id = session.add(req);
+            let arena = session
+                .peek::<KernelCollector>(id)
+                .and_then(|c| c.arena.clone())
+                .expect("a spill file");
+            arena.fail_writes_from(full_at);
+            let budget = traceloom_engine::request::Budget::events(12_000);
+            session.service(budget, || false);
+            let partial = session
+                .peek::<KernelCollector>(id)
+                .expect("reading")
+                .snapshot();
+            let mut alone = Session::open(std::slice::from_ref(&trace)).unwrap();
+            let owner = alone.new_owner();
+            let req = KernelAnalysis::request(&mut alone, owner);
+            let alone_id = alone.add(req);
+            alone.service(budget, || false);
+            let want_partial = alone
+                .peek::<KernelCollector>(alone_id)
+                .expect("reading")
+                .snapshot();
+            let mut collector: KernelCollector = session.wait(id).unwrap();
+            assert!(arena.failed(), "full at {full_at}: no write failed");
+            assert!(arena.written() <= full_at, "full at {full_at}");
+            // What was read before and after the failure reads the same
+            // as without a spill file: the chunks not written stay on
+            // the heap, and the arena takes nothing more.
+            assert!(partial.events > 0, "full at {full_at}");
+            assert_eq!(partial, want_partial, "full at {full_at}: part way");
+            assert_eq!(collector.snapshot(), *want, "full at {full_at}: snapshot");
+            let got = collector.into_data();
+            assert_eq!(got, *want, "full at {full_at}: result");
+        }
+    }
+
+    #[test]
     fn a_shared_record_follows_its_head_and_lists() {
         let dir = tempfile::tempdir().unwrap();
         let arena = Arc::new(Arena::create(dir.path()).unwrap());

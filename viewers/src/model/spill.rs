@@ -59,6 +59,9 @@ struct Shared {
     changed: Condvar,
     /// Bytes from the start of the file written (see [`Arena::written`]).
     written: AtomicUsize,
+    /// Tests: writes ending past this offset fail, as on a full disk.
+    #[cfg(test)]
+    fail_from: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -114,6 +117,8 @@ impl Arena {
                 state: Mutex::new(State::default()),
                 changed: Condvar::new(),
                 written: AtomicUsize::new(0),
+                #[cfg(test)]
+                fail_from: AtomicUsize::new(usize::MAX),
             }),
         })
     }
@@ -236,6 +241,19 @@ impl Arena {
         Some(self.ptr_at::<T>(start))
     }
 
+    /// Tests: writes ending past `offset` fail from now on, as on a full
+    /// disk.
+    #[cfg(test)]
+    pub(crate) fn fail_writes_from(&self, offset: usize) {
+        self.shared.fail_from.store(offset, Ordering::Relaxed);
+    }
+
+    /// Tests: whether a write failed.
+    #[cfg(test)]
+    pub(crate) fn failed(&self) -> bool {
+        self.lock().failed
+    }
+
     /// Tests: holds the writer thread (`true`) or lets it go on, to read
     /// what is queued before it is written.
     #[cfg(test)]
@@ -353,6 +371,10 @@ impl Shared {
     /// Writes `job`; whether it was.
     fn write(&self, job: &Job) -> bool {
         use std::os::unix::fs::FileExt;
+        #[cfg(test)]
+        if job.at + job.bytes.bytes().len() > self.fail_from.load(Ordering::Relaxed) {
+            return false;
+        }
         self.file
             .write_all_at(job.bytes.bytes(), job.at as u64)
             .is_ok()
