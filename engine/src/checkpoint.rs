@@ -33,7 +33,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -239,72 +239,79 @@ fn fit_payload(checkpoints: &mut Checkpoints, max_bytes: u64) -> (Vec<u8>, bool)
     }
 }
 
-/// The cache payload before compression: each checkpoint's rank as a step
-/// from the previous one and its state as a delta from the previous one.
-/// Written by [`Streamed`] and read by [`Thinned`], which make and apply
-/// the deltas one at a time; the tests read it whole.
-#[derive(Serialize, Deserialize)]
-#[cfg_attr(not(test), allow(dead_code))]
-struct StoredCheckpoints {
-    states: Vec<(u64, CtfPosition, StateDelta)>,
-    seek_index: SeekIndex,
-}
-
-/// The compressed payload of a cache file holding `checkpoints`.
+/// The cache payload before compression: the number of checkpoints, then
+/// per checkpoint a frame (its length as a LEB128 varint, then the
+/// postcard encoding of its rank as a step from the previous one, its
+/// position and its state as a delta from the previous one), then the
+/// seek index (postcard) to the end. Written and read a frame at a time
+/// ([`encode_payload`], [`decode_payload_from`]): neither the deltas nor
+/// the inflated payload are ever held whole (a dense cache of the 8 GB
+/// generated trace inflates to 146 MB).
 pub fn encode_payload(checkpoints: &Checkpoints) -> Vec<u8> {
     // Fast deflate: the deltas of neighbouring checkpoints still share most
     // thread entries, which a 32 KB window finds; higher levels save little.
     let z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Buffered: postcard writes a varint at a time, and each write to the
-    // encoder readies its whole 32 KB output buffer (a memset), which took
-    // a tenth of `traceloom index`'s CPU unbuffered.
+    // Buffered: each write to the encoder readies its whole 32 KB output
+    // buffer (a memset), which took a tenth of `traceloom index`'s CPU
+    // when postcard wrote to it a varint at a time.
     let mut w = std::io::BufWriter::with_capacity(64 << 10, z);
-    postcard::to_io(&Streamed(checkpoints), &mut w).expect("writing to a Vec cannot fail");
-    let z = w.into_inner().expect("writing to a Vec cannot fail");
-    z.finish().expect("writing to a Vec cannot fail")
+    let fail = "writing to a Vec cannot fail";
+    write_varint(&mut w, checkpoints.states.len() as u64).expect(fail);
+    let mut frame = Vec::new();
+    let mut prev: Option<&Checkpoint> = None;
+    for c in &checkpoints.states {
+        let step = c.rank - prev.map_or(0, |p| p.rank);
+        let delta = StateDelta::diff(prev.map(|p| &p.state), &c.state);
+        frame.clear();
+        frame = postcard::to_extend(&(step, c.position, delta), frame).expect(fail);
+        write_varint(&mut w, frame.len() as u64).expect(fail);
+        w.write_all(&frame).expect(fail);
+        prev = Some(c);
+    }
+    postcard::to_io(&checkpoints.seek_index, &mut w).expect(fail);
+    let z = w.into_inner().expect(fail);
+    z.finish().expect(fail)
 }
 
-/// `checkpoints` serialized as their [`StoredCheckpoints`], each delta
-/// made as it is written: the deltas of a large trace's checkpoints and
-/// their encoding, held all at once, weighed more than the checkpoints'
-/// compressed payload several times over (15 MB against 8 MB on a 1 GB
-/// trace, growing with it).
-struct Streamed<'a>(&'a Checkpoints);
+/// The largest frame or seek index a payload may hold once inflated: a
+/// damaged or hostile cache cannot make a read take more memory than this
+/// (a whole state of 80,000 threads takes a few MB).
+const FRAME_MAX: u64 = 1 << 30;
 
-impl Serialize for Streamed<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeSeq, SerializeStruct};
-        /// The states as `StoredCheckpoints::states` holds them.
-        struct States<'a>(&'a [Checkpoint]);
-        impl Serialize for States<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-                let mut prev: Option<&Checkpoint> = None;
-                for c in self.0 {
-                    let step = c.rank - prev.map_or(0, |p| p.rank);
-                    let delta = StateDelta::diff(prev.map(|p| &p.state), &c.state);
-                    seq.serialize_element(&(step, c.position, delta))?;
-                    prev = Some(c);
-                }
-                seq.end()
-            }
+/// Writes `v` as a LEB128 varint ([`seek_index::put_varint`]).
+fn write_varint(w: &mut impl Write, v: u64) -> std::io::Result<()> {
+    let mut bytes = Vec::with_capacity(10);
+    seek_index::put_varint(&mut bytes, v);
+    w.write_all(&bytes)
+}
+
+/// Reads a varint [`write_varint`] wrote, a byte at a time.
+fn read_varint(r: &mut impl Read) -> Result<u64, PayloadError> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let mut b = [0u8; 1];
+        r.read_exact(&mut b).map_err(PayloadError::Inflate)?;
+        v |= u64::from(b[0] & 0x7f) << shift;
+        if b[0] & 0x80 == 0 {
+            return Ok(v);
         }
-        let mut s = serializer.serialize_struct("StoredCheckpoints", 2)?;
-        s.serialize_field("states", &States(&self.0.states))?;
-        s.serialize_field("seek_index", &self.0.seek_index)?;
-        s.end()
     }
+    Err(PayloadError::Frame("a length past 64 bits"))
 }
 
 /// Why a checkpoint payload does not decode.
 #[derive(Debug, thiserror::Error)]
 pub enum PayloadError {
-    /// The deflate stream is damaged.
+    /// The deflate stream is damaged, or ends early.
     #[error("cannot inflate: {0}")]
     Inflate(#[source] std::io::Error),
-    /// The inflated bytes are not the checkpoints' encoding.
+    /// A frame is not a checkpoint's encoding, or the rest not a seek
+    /// index's.
     #[error("cannot decode: {0}")]
     Decode(#[source] postcard::Error),
+    /// The frames are not laid out as written.
+    #[error("bad frame: {0}")]
+    Frame(&'static str),
     /// The checkpoints' ranks add up past `u64::MAX`.
     #[error("checkpoint rank overflow")]
     RankOverflow,
@@ -320,124 +327,65 @@ pub fn decode_payload(payload: &[u8]) -> Result<Checkpoints, PayloadError> {
 /// first: each checkpoint in memory is a whole state, so a cache of
 /// dense checkpoints (100,505 for the 8 GB generated trace at the
 /// engine's default interval) would hold gigabytes once decoded. Every
-/// delta is still applied, one state at a time, as the inflated
-/// payload is read ([`Thinned`]): decoded whole first, that cache's
-/// deltas took 1.3 GB, where its inflated payload takes 146 MB.
+/// delta is still applied, one state at a time, as its frame is read.
 pub fn decode_payload_at_most(payload: &[u8], max: usize) -> Result<Checkpoints, PayloadError> {
-    let mut raw = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(payload), &mut raw)
-        .map_err(PayloadError::Inflate)?;
-    let overflow = std::cell::Cell::new(false);
-    let thinned = Thinned {
-        max,
-        overflow: &overflow,
-    };
-    serde::de::DeserializeSeed::deserialize(thinned, &mut postcard::Deserializer::from_bytes(&raw))
-        .map_err(|e| {
-            if overflow.get() {
-                PayloadError::RankOverflow
-            } else {
-                PayloadError::Decode(e)
-            }
-        })
+    decode_payload_from(payload, max)
 }
 
-/// Reads a [`StoredCheckpoints`] as its elements come, keeping every
-/// checkpoint of a stride that leaves at most `max` of them (the number
-/// of states comes first in the encoding); sets `overflow` when the
-/// ranks add up past `u64::MAX`.
-struct Thinned<'a> {
-    max: usize,
-    overflow: &'a std::cell::Cell<bool>,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Thinned<'_> {
-    type Value = Checkpoints;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Checkpoints, D::Error> {
-        d.deserialize_struct("StoredCheckpoints", &["states", "seek_index"], self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Thinned<'_> {
-    type Value = Checkpoints;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("stored checkpoints")
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checkpoints, A::Error> {
-        use serde::de::Error;
-        let states = seq
-            .next_element_seed(ThinnedStates {
-                max: self.max,
-                overflow: self.overflow,
-            })?
-            .ok_or_else(|| A::Error::invalid_length(0, &self))?;
-        let seek_index: SeekIndex = seq
-            .next_element()?
-            .ok_or_else(|| A::Error::invalid_length(1, &self))?;
-        Ok(Checkpoints { states, seek_index })
-    }
-}
-
-/// The states of [`Thinned`].
-struct ThinnedStates<'a> {
-    max: usize,
-    overflow: &'a std::cell::Cell<bool>,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for ThinnedStates<'_> {
-    type Value = Vec<Checkpoint>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Checkpoint>, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for ThinnedStates<'_> {
-    type Value = Vec<Checkpoint>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("checkpoint deltas")
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut seq: A,
-    ) -> Result<Vec<Checkpoint>, A::Error> {
-        use serde::de::Error;
-        // The length read: a damaged one reserves no more than a few
-        // thousand states, and the data ends early.
-        let len = seq.size_hint().unwrap_or(0);
-        let every = len.div_ceil(self.max.max(1)).max(1);
-        let mut states = Vec::with_capacity(len.div_ceil(every).min(self.max).min(4096));
-        let mut last: Option<(u64, TracesetState)> = None;
-        let mut i = 0usize;
-        while let Some((step, position, delta)) =
-            seq.next_element::<(u64, CtfPosition, StateDelta)>()?
-        {
-            let rank = last
-                .as_ref()
-                .map_or(0, |(r, _)| *r)
-                .checked_add(step)
-                .ok_or_else(|| {
-                    self.overflow.set(true);
-                    A::Error::custom("checkpoint rank overflow")
-                })?;
-            let state = delta.apply(last.as_ref().map(|(_, s)| s));
-            if i.is_multiple_of(every) {
-                states.push(Checkpoint {
-                    rank,
-                    position,
-                    state: state.clone(),
-                });
-            }
-            last = Some((rank, state));
-            i += 1;
+/// [`decode_payload_at_most`] of the payload `compressed` reads, a frame
+/// at a time: what is held is the checkpoints kept, the state the next
+/// delta applies to and one frame.
+pub fn decode_payload_from(compressed: impl Read, max: usize) -> Result<Checkpoints, PayloadError> {
+    let mut z =
+        std::io::BufReader::with_capacity(64 << 10, flate2::read::DeflateDecoder::new(compressed));
+    let n = read_varint(&mut z)?;
+    let every = n.div_ceil(max.max(1) as u64).max(1);
+    // A damaged count reserves no more than a few thousand states, and
+    // the frames end early.
+    let mut states = Vec::with_capacity(n.div_ceil(every).min(max as u64).min(4096) as usize);
+    let mut last: Option<(u64, TracesetState)> = None;
+    let mut frame = Vec::new();
+    for i in 0..n {
+        let len = read_varint(&mut z)?;
+        if len > FRAME_MAX {
+            return Err(PayloadError::Frame("a checkpoint larger than any state"));
         }
-        Ok(states)
+        frame.clear();
+        (&mut z)
+            .take(len)
+            .read_to_end(&mut frame)
+            .map_err(PayloadError::Inflate)?;
+        if frame.len() as u64 != len {
+            return Err(PayloadError::Frame("the payload ends inside a checkpoint"));
+        }
+        let (step, position, delta): (u64, CtfPosition, StateDelta) =
+            postcard::from_bytes(&frame).map_err(PayloadError::Decode)?;
+        let rank = last
+            .as_ref()
+            .map_or(0, |(r, _)| *r)
+            .checked_add(step)
+            .ok_or(PayloadError::RankOverflow)?;
+        let state = delta.apply(last.as_ref().map(|(_, s)| s));
+        if i % every == 0 {
+            states.push(Checkpoint {
+                rank,
+                position,
+                state: state.clone(),
+            });
+        }
+        last = Some((rank, state));
     }
+    drop(last);
+    frame.clear();
+    (&mut z)
+        .take(FRAME_MAX + 1)
+        .read_to_end(&mut frame)
+        .map_err(PayloadError::Inflate)?;
+    if frame.len() as u64 > FRAME_MAX {
+        return Err(PayloadError::Frame("a seek index larger than any"));
+    }
+    let seek_index = postcard::from_bytes(&frame).map_err(PayloadError::Decode)?;
+    Ok(Checkpoints { states, seek_index })
 }
 
 /// The event rank of `position` (the number of events before it): the
@@ -512,7 +460,8 @@ const MAGIC: &[u8; 8] = b"TLCKPT\r\n";
 /// 5: a system call entered from an unknown mode sets user mode beneath
 /// it (states computed by version 4 differ).
 /// 6: the seek index stored compact (varint deltas in blocks).
-const VERSION: u32 = 6;
+/// 7: each checkpoint in a frame of its own, read one at a time.
+const VERSION: u32 = 7;
 /// magic, version, fingerprint, payload length, crc32 of the payload.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
 
@@ -614,42 +563,55 @@ pub fn load(path: &Path, fingerprint: u64) -> Result<Checkpoints, CacheError> {
 /// [`decode_payload_at_most`]): what a window keeps in memory whatever
 /// interval the cache was written with.
 pub fn load_at_most(path: &Path, fingerprint: u64, max: usize) -> Result<Checkpoints, CacheError> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
+    let io = |source| CacheError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = match fs::File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(CacheError::Missing(path.to_path_buf()))
         }
-        Err(source) => {
-            return Err(CacheError::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+        Err(source) => return Err(io(source)),
     };
     let damaged = |reason: &str| CacheError::Damaged {
         path: path.to_path_buf(),
         reason: reason.to_string(),
     };
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+    let size = file.metadata().map_err(io)?.len();
+    let mut header = [0u8; HEADER_LEN];
+    if size < HEADER_LEN as u64 {
         return Err(damaged("not a checkpoint cache (bad header)"));
     }
-    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
-    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    file.read_exact(&mut header).map_err(io)?;
+    if &header[..8] != MAGIC {
+        return Err(damaged("not a checkpoint cache (bad header)"));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(header[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap());
     if u32_at(8) != VERSION || u64_at(12) != fingerprint {
         return Err(CacheError::Stale(path.to_path_buf()));
     }
     let len = u64_at(20);
-    let payload = &bytes[HEADER_LEN..];
-    if payload.len() as u64 != len {
+    let payload = size - HEADER_LEN as u64;
+    if payload != len {
         return Err(damaged(&format!(
-            "payload is {} bytes, header says {len}",
-            payload.len()
+            "payload is {payload} bytes, header says {len}"
         )));
     }
-    if crc32fast::hash(payload) != u32_at(28) {
+    // Inflated and decoded as it is read, its checksum summed on the way
+    // and checked once all of it is read: a damaged payload is told by
+    // its checksum even when it decodes.
+    let mut summed = Summed {
+        inner: std::io::BufReader::with_capacity(64 << 10, file.take(len)),
+        hasher: crc32fast::Hasher::new(),
+    };
+    let decoded = decode_payload_from(&mut summed, max);
+    std::io::copy(&mut summed, &mut std::io::sink()).map_err(io)?;
+    if summed.hasher.finalize() != u32_at(28) {
         return Err(damaged("checksum mismatch"));
     }
-    let checkpoints = decode_payload_at_most(payload, max).map_err(|e| damaged(&e.to_string()))?;
+    let checkpoints = decoded.map_err(|e| damaged(&e.to_string()))?;
     if checkpoints
         .states
         .windows(2)
@@ -658,6 +620,20 @@ pub fn load_at_most(path: &Path, fingerprint: u64, max: usize) -> Result<Checkpo
         return Err(damaged("checkpoints out of order"));
     }
     Ok(checkpoints)
+}
+
+/// A reader summing the CRC-32 of what it reads.
+struct Summed<R> {
+    inner: R,
+    hasher: crc32fast::Hasher,
+}
+
+impl<R: Read> Read for Summed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
 }
 
 /// Where the checkpoints of [`load_or_build`] came from.
@@ -765,12 +741,12 @@ mod tests {
         }
     }
 
-    /// The payload is [`StoredCheckpoints`] deflated, which the streamed
-    /// writer and reader make and read a delta at a time; a damaged
-    /// deflate stream, an encoding cut short and ranks past `u64::MAX`
-    /// are told apart.
+    /// The payload is the checkpoints' count, a frame per checkpoint
+    /// and the seek index, deflated; a damaged deflate stream, frames cut
+    /// short, a frame that does not decode and ranks past `u64::MAX` are
+    /// told apart.
     #[test]
-    fn a_payload_is_its_stored_checkpoints_and_its_damage_is_named() {
+    fn a_payload_is_its_frames_and_its_damage_is_named() {
         let path = traceloom_testdata::sample_kernel();
         let ts = Arc::new(Traceset::open(std::slice::from_ref(&path)).unwrap());
         let built = build(ts, 97);
@@ -782,40 +758,74 @@ mod tests {
             &mut raw,
         )
         .unwrap();
-        let stored: StoredCheckpoints = postcard::from_bytes(&raw).unwrap();
-        assert_eq!(stored.states.len(), built.states.len());
-        assert_eq!(stored.seek_index, built.seek_index);
-        let steps: Vec<u64> = stored.states.iter().map(|s| s.0).collect();
-        let ranks: Vec<u64> = built.states.iter().map(|c| c.rank).collect();
-        let summed: Vec<u64> = steps
+        let mut r = &raw[..];
+        let n = read_varint(&mut r).unwrap();
+        assert_eq!(n as usize, built.states.len());
+        let mut frames: Vec<(u64, CtfPosition, StateDelta)> = Vec::new();
+        for _ in 0..n {
+            let len = read_varint(&mut r).unwrap() as usize;
+            frames.push(postcard::from_bytes(&r[..len]).unwrap());
+            r = &r[len..];
+        }
+        let seek_index: SeekIndex = postcard::from_bytes(r).unwrap();
+        assert_eq!(seek_index, built.seek_index);
+        let summed: Vec<u64> = frames
             .iter()
-            .scan(0, |r, s| {
-                *r += s;
-                Some(*r)
+            .scan(0, |rank, f| {
+                *rank += f.0;
+                Some(*rank)
             })
             .collect();
+        let ranks: Vec<u64> = built.states.iter().map(|c| c.rank).collect();
         assert_eq!(summed, ranks);
+        let encode = |frames: &[(u64, CtfPosition, StateDelta)], rest: &[u8]| {
+            let mut raw = Vec::new();
+            write_varint(&mut raw, frames.len() as u64).unwrap();
+            for f in frames {
+                let bytes = postcard::to_stdvec(f).unwrap();
+                write_varint(&mut raw, bytes.len() as u64).unwrap();
+                raw.extend_from_slice(&bytes);
+            }
+            raw.extend_from_slice(rest);
+            raw
+        };
+        assert_eq!(encode(&frames, r), raw, "frames as written");
 
         // Not deflate at all.
         assert!(matches!(
             decode_payload(&[0xff; 64]),
             Err(PayloadError::Inflate(_))
         ));
-        // Deflated, but cut short.
         let deflate = |raw: &[u8]| {
             let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
             std::io::Write::write_all(&mut z, raw).unwrap();
             z.finish().unwrap()
         };
+        // Deflated, but cut short inside a frame.
         let cut = deflate(&raw[..raw.len() / 2]);
-        assert!(matches!(decode_payload(&cut), Err(PayloadError::Decode(_))));
-        // Steps adding up past u64::MAX.
-        let mut over = stored;
-        over.states[1].0 = u64::MAX;
-        over.states[2].0 = u64::MAX;
-        let over = deflate(&postcard::to_stdvec(&over).unwrap());
+        assert!(matches!(decode_payload(&cut), Err(PayloadError::Frame(_))));
+        // A frame that is not a checkpoint.
+        let mut garbled = raw.clone();
+        let first = 1 + 3;
+        garbled[first..first + 32].fill(0xff);
         assert!(matches!(
-            decode_payload(&over),
+            decode_payload(&deflate(&garbled)),
+            Err(PayloadError::Decode(_) | PayloadError::Frame(_))
+        ));
+        // A length past any state.
+        let mut huge = Vec::new();
+        write_varint(&mut huge, 1).unwrap();
+        write_varint(&mut huge, FRAME_MAX + 1).unwrap();
+        assert!(matches!(
+            decode_payload(&deflate(&huge)),
+            Err(PayloadError::Frame(_))
+        ));
+        // Steps adding up past u64::MAX.
+        let mut over = frames;
+        over[1].0 = u64::MAX;
+        over[2].0 = u64::MAX;
+        assert!(matches!(
+            decode_payload(&deflate(&encode(&over, r))),
             Err(PayloadError::RankOverflow)
         ));
     }

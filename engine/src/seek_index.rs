@@ -263,7 +263,7 @@ impl Delta {
 }
 
 /// Appends `v` as a LEB128 varint (7 bits a byte, low first).
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
