@@ -383,5 +383,11 @@ mod tests {
         // Nothing read yet: a guess, still a split past the middle.
         let guess = head_share(2, span, None, span.start);
         assert!((0.5..1.0).contains(&guess), "{guess}");
+        // More cores: the head reads less, about its share of the parts
+        // when a cache's checkpoints start them all at once.
+        let four = head_share(4, span, Some(2_000), 4_000);
+        assert!(0.0 < four && four < third, "{four}");
+        let cached_three = head_share(3, span, None, span.end);
+        assert!((0.3..0.45).contains(&cached_three), "{cached_three}");
     }
 }

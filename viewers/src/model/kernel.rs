@@ -2112,19 +2112,29 @@ event {
         assert_eq!(plain, data.stats);
     }
 
-    #[test]
-    fn snapshots_share_the_records_of_exited_threads() {
-        let dir = tempfile::tempdir().unwrap();
-        let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
-        let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
-        session.set_spill_dir(Some(dir.path().to_path_buf()));
-        // Spill rounds, which find the sealed records written: those
-        // sealed after the last one are read on the heap until the end,
-        // when the result reads them in the arena, made again.
+    /// A session on `trace` spilling to `dir` every 1,000 events, and
+    /// its kernel pass's request.
+    fn spilling_pass(
+        trace: &std::path::Path,
+        dir: &std::path::Path,
+    ) -> (Session, traceloom_engine::request::RequestId) {
+        let mut session = Session::open(&[trace.to_path_buf()]).unwrap();
+        session.set_spill_dir(Some(dir.to_path_buf()));
         session.set_spill_every(1000);
         let owner = session.new_owner();
         let req = KernelAnalysis::request(&mut session, owner);
         let id = session.add(req);
+        (session, id)
+    }
+
+    #[test]
+    fn snapshots_share_the_records_of_exited_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
+        // Spill rounds, which find the sealed records written: those
+        // sealed after the last one are read on the heap until the end,
+        // when the result reads them in the arena, made again.
+        let (mut session, id) = spilling_pass(&trace, dir.path());
         let mut collector: KernelCollector = session.wait(id).unwrap();
         let (a, b) = (collector.snapshot(), collector.snapshot());
         assert_eq!(a, b);
@@ -2158,12 +2168,7 @@ event {
         // The disk fills up part way: the writer thread's write of a
         // chunk fails, and so would every later one.
         for full_at in [0, 16 << 10, 64 << 10] {
-            let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
-            session.set_spill_dir(Some(dir.path().to_path_buf()));
-            session.set_spill_every(1000);
-            let owner = session.new_owner();
-            let req = KernelAnalysis::request(&mut session, owner);
-            let id = session.add(req);
+            let (mut session, id) = spilling_pass(&trace, dir.path());
             let arena = session
                 .peek::<KernelCollector>(id)
                 .and_then(|c| c.arena.clone())
