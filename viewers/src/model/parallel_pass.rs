@@ -377,7 +377,6 @@ fn read_tail(
     (at, state): (CtfPosition, TracesetState),
     split: TailSplit,
 ) -> Option<Vec<Part>> {
-    let mut quiet = |_, _| {};
     let carried = match split {
         TailSplit::At(later) => {
             for (k, (p, s)) in later.into_iter().enumerate() {
@@ -388,36 +387,44 @@ fn read_tail(
         // None: the checkpoint pass was over first, nothing to carry.
         TailSplit::Carrying(handover, _) => handover.wait(),
     };
-    let Some(CarriedBuild { build, rank, sink }) = carried else {
-        plan.start_first((at, state, 0, None));
-        plan.close();
-        return run_parts(traceset, span, spill, plan, progress, &mut quiet).map(|(p, _)| p);
-    };
-    progress.carries.store(true, Ordering::Release);
-    if plan.parts() == 1 {
-        *plan.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(sink);
-        plan.start_first((at, state, rank, Some(build)));
-        plan.close();
-        return run_parts(traceset, span, spill, plan, progress, &mut quiet).map(|(p, _)| p);
-    }
-    plan.start_first((at, state.clone(), rank, None));
-    let from = SplitFrom {
-        from: Some((at, state)),
-        build,
-        rank,
-        sink: Some(sink),
-    };
-    let splitter = Arc::new(traceset.with_decode_threads(0));
-    std::thread::scope(|scope| {
-        let split = std::thread::Builder::new()
-            .name("kernel pass splitter".into())
-            .spawn_scoped(scope, move || {
-                split_ahead(splitter, (at.time, span.1), from, plan);
-            });
-        if split.is_err() {
-            plan.fail();
+    // What reads on with the carried build to split the tail, if any.
+    let splitter = match carried {
+        None => {
+            plan.start_first((at, state, 0, None));
+            plan.close();
+            None
         }
-        run_parts(traceset, span, spill, plan, progress, &mut quiet).map(|(p, _)| p)
+        Some(CarriedBuild { build, rank, sink }) if plan.parts() == 1 => {
+            progress.carries.store(true, Ordering::Release);
+            *plan.sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(sink);
+            plan.start_first((at, state, rank, Some(build)));
+            plan.close();
+            None
+        }
+        Some(CarriedBuild { build, rank, sink }) => {
+            progress.carries.store(true, Ordering::Release);
+            plan.start_first((at, state.clone(), rank, None));
+            Some(SplitFrom {
+                from: Some((at, state)),
+                build,
+                rank,
+                sink: Some(sink),
+            })
+        }
+    };
+    std::thread::scope(|scope| {
+        if let Some(from) = splitter {
+            let traceset = Arc::new(traceset.with_decode_threads(0));
+            let split = std::thread::Builder::new()
+                .name("kernel pass splitter".into())
+                .spawn_scoped(scope, move || {
+                    split_ahead(traceset, (at.time, span.1), from, plan);
+                });
+            if split.is_err() {
+                plan.fail();
+            }
+        }
+        run_parts(traceset, span, spill, plan, progress, &mut |_, _| {}).map(|(p, _)| p)
     })
 }
 
