@@ -1,6 +1,7 @@
 //! The kernel models on real and generated traces: statistics against
 //! plain counting, CPU time adding up, control-flow intervals tiling each
-//! thread's life, wake-up arrows joining a `sched_wakeup` to the next run.
+//! thread's life, wake-up arrows joining a `sched_wakeup` to the next run,
+//! CPU rows agreeing with the rows of the threads they run.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use traceloom_base::TimeRange;
 
 use traceloom_ctf::{Message, Traceset};
-use traceloom_engine::state::ThreadStatus;
+use traceloom_engine::state::{CpuMode, ThreadStatus};
 use traceloom_tsdl::ir::Scope;
 use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData, NO_THREAD};
 use traceloom_viewers::model::pack::BLOCK;
@@ -309,6 +310,7 @@ fn check_trace(path: &PathBuf) {
             );
         }
     }
+    cpu_rows_agree_with_thread_rows(&data, &name);
     // Resources: every CPU row has intervals, none overlapping.
     let res = ResourcesModel::new(data.clone());
     let rr = res.render(full, 1920);
@@ -342,6 +344,63 @@ fn check_trace(path: &PathBuf) {
         data.stats.total_events,
         "{name}"
     );
+}
+
+/// The resources view and the control flow agree: from each change of a
+/// CPU row on, the thread it runs is running in the mode the CPU shows
+/// (the idle thread's user mode being the CPU's idle), and changes mode
+/// only where the CPU row changes. The one exception: a thread that has
+/// exited shows so at once, while its CPU goes on in its exit path (in
+/// the system call) until the next switch.
+fn cpu_rows_agree_with_thread_rows(data: &KernelData, name: &str) {
+    let mut checked = 0u64;
+    // Each thread's change list, decoded once.
+    let mut lists: HashMap<u32, (Vec<i64>, Vec<u8>)> = HashMap::new();
+    for c in &data.cpus {
+        let (times, threads, modes) = (c.times.to_vec(), c.threads.to_vec(), c.modes.to_vec());
+        for k in 0..times.len() {
+            let r = threads[k];
+            if r == NO_THREAD {
+                continue;
+            }
+            let th = &data.threads[r as usize];
+            let (tt, tc) = lists
+                .entry(r)
+                .or_insert_with(|| (th.times.to_vec(), th.codes.to_vec()));
+            let shown = traceloom_viewers::model::kernel::CPU_MODES[modes[k] as usize];
+            let agrees = |code: u8| match decode_thread_code(code) {
+                (ThreadStatus::Run, mode) => CpuMode::of(mode, th.tid) == shown,
+                (ThreadStatus::Exit, _) => true,
+                _ => false,
+            };
+            let from = tt.partition_point(|&x| x <= times[k]);
+            assert!(
+                from > 0 && agrees(tc[from - 1]),
+                "{name}: CPU {} shows {shown:?} at {} with thread {} [{}] in {:?}",
+                c.cpu,
+                times[k],
+                th.name,
+                th.tid,
+                tc.get(from.wrapping_sub(1)).map(|&x| decode_thread_code(x))
+            );
+            let end = times.get(k + 1).copied().unwrap_or(i64::MAX);
+            let to = tt.partition_point(|&x| x < end);
+            for i in from..to {
+                assert!(
+                    agrees(tc[i]),
+                    "{name}: CPU {} shows {shown:?} from {} to {end}, thread {} [{}] changes to {:?} at {}",
+                    c.cpu,
+                    times[k],
+                    th.name,
+                    th.tid,
+                    decode_thread_code(tc[i]),
+                    tt[i]
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "{name}: no CPU ran a known thread");
 }
 
 /// The statistics table is the summary by event name (most frequent

@@ -155,15 +155,7 @@ impl Thread {
     /// What a CPU running this thread is doing (the idle thread's user
     /// mode is idle).
     pub fn cpu_mode(&self) -> CpuMode {
-        match self.mode() {
-            ExecMode::User if self.tid == 0 => CpuMode::Idle,
-            ExecMode::User => CpuMode::User,
-            ExecMode::Syscall => CpuMode::Syscall,
-            ExecMode::Trap => CpuMode::Trap,
-            ExecMode::Irq => CpuMode::Irq,
-            ExecMode::SoftIrq => CpuMode::SoftIrq,
-            ExecMode::Unknown => CpuMode::Unknown,
-        }
+        CpuMode::of(self.mode(), self.tid)
     }
 
     fn new(tid: i64, time: i64) -> Self {
@@ -227,6 +219,20 @@ impl CpuMode {
         CpuMode::SoftIrq,
         CpuMode::Unknown,
     ];
+
+    /// What a CPU running thread `tid` in `mode` is doing (the idle
+    /// thread's user mode is idle).
+    pub fn of(mode: ExecMode, tid: i64) -> CpuMode {
+        match mode {
+            ExecMode::User if tid == 0 => CpuMode::Idle,
+            ExecMode::User => CpuMode::User,
+            ExecMode::Syscall => CpuMode::Syscall,
+            ExecMode::Trap => CpuMode::Trap,
+            ExecMode::Irq => CpuMode::Irq,
+            ExecMode::SoftIrq => CpuMode::SoftIrq,
+            ExecMode::Unknown => CpuMode::Unknown,
+        }
+    }
 
     /// The mode's index in [`ALL`](Self::ALL) (how stores and tables
     /// encode it).
