@@ -74,7 +74,8 @@ pub struct TraceConfig {
     /// Bookmarks.
     #[serde(default)]
     pub bookmarks: Vec<Bookmark>,
-    /// Positions of the tab's panes, in pixels (see `layout::Layout`).
+    /// Positions of the tab's panes, in pixels, 0 where the layout places
+    /// them (see `layout::SavedLayout`).
     #[serde(default)]
     pub panes: Vec<i32>,
 }

@@ -47,7 +47,8 @@ pub struct SavedLayout {
     /// Names of the viewers shown.
     pub shown: Vec<String>,
     /// Pane positions (graphs split, main split, bottom split, lower
-    /// split), in pixels.
+    /// split), in pixels; 0 for a pane the user did not place, which the
+    /// layout places for the window it opens in.
     pub positions: Vec<i32>,
 }
 
@@ -257,7 +258,16 @@ impl Layout {
                 .filter(|(i, _)| !hidden.contains(i))
                 .map(|(_, (id, _))| id.to_string())
                 .collect(),
-            positions: self.panes.iter().map(|p| p.position()).collect(),
+            // Only where the user put a handle: the default places are
+            // fractions of the window, and a pixel position kept for them
+            // would fit only a window of the same size (reopened in a
+            // smaller one, the histogram kept a few pixels).
+            positions: self
+                .panes
+                .iter()
+                .zip(self.placed_by_user.iter())
+                .map(|(p, by_user)| if by_user.get() { p.position() } else { 0 })
+                .collect(),
         }
     }
 

@@ -177,6 +177,9 @@ pub(crate) fn layout_maximize_and_view_menu(out: &mut Outcome, tab: &Tab) {
             && !saved.shown.iter().any(|s| s == "histogram")
             && saved.shown.len() == 4
             && saved.positions.len() == 4
+            // No handle was dragged: each pane is left for the layout to
+            // place in the window it reopens in.
+            && saved.positions.iter().all(|&p| p == 0)
             && layout.frame(4).is_visible(),
         || format!("hidden {hidden}, saved {saved:?}"),
     );
