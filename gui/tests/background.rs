@@ -361,18 +361,8 @@ fn damaged_store_rebuilt(out: &mut Outcome, dir: &Path, traceset: &Traceset, eve
     // The pass done (its parts joined), every event counted.
     let done = tab.run_until_idle(Duration::from_secs(300));
     let analysed = done && stats_total(&tab) == events && histogram_total(&tab) == events;
-    // Once laid out and painted (between a layout and its frame the
-    // window draws nothing).
     let shot = screenshots_dir().join("damaged-store.png");
-    let mut saved = Err(String::new());
-    for _ in 0..6 {
-        pump(50);
-        saved = traceloom_gui::screenshot::save_png(&window, &shot);
-        if saved.is_ok() {
-            break;
-        }
-    }
-    if let Err(e) = saved {
+    if let Err(e) = super::rows::save_when_drawn(&window, &shot) {
         println!("damaged store: no screenshot: {e}");
     }
     // The trace was shown before in a window without the application's

@@ -276,7 +276,7 @@ fn find_button(root: &impl IsA<gtk::Widget>, label: &str) -> gtk::Button {
 /// after a resize the window may not have painted its new size yet, and
 /// its paintable then has nothing to show; the main loop is pumped and
 /// the screenshot tried again, for up to 3 s.
-fn save_when_drawn(window: &gtk::Window, path: &Path) -> Result<(), String> {
+pub(crate) fn save_when_drawn(window: &gtk::Window, path: &Path) -> Result<(), String> {
     let mut r = traceloom_gui::screenshot::save_png(window, path);
     for _ in 0..30 {
         if r.is_ok() {
