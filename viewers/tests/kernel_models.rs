@@ -11,10 +11,13 @@ use traceloom_base::TimeRange;
 use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::state::{CpuMode, ThreadStatus};
 use traceloom_tsdl::ir::Scope;
-use traceloom_viewers::model::kernel::{decode_thread_code, KernelAnalysis, KernelData, NO_THREAD};
+use traceloom_viewers::model::cpu_row::CpuRecord;
+use traceloom_viewers::model::kernel::{
+    decode_thread_code, KernelAnalysis, KernelCollector, KernelData, ThreadRecord, NO_THREAD,
+};
 use traceloom_viewers::model::pack::BLOCK;
 use traceloom_viewers::model::stats::{range_request, StatNode, Statistics, EVENT_TYPES};
-use traceloom_viewers::model::steps::{blocks_of, NO_CLASS};
+use traceloom_viewers::model::steps::{blocks_of, Times, NO_CLASS};
 use traceloom_viewers::model::{ControlFlowModel, HistogramModel, ResourcesModel, Session};
 use traceloom_viewers::style::control_flow as cf;
 use traceloom_viewers::{DataConfig, StatRow, StatValue, StatisticsRender};
@@ -98,9 +101,64 @@ fn analyze(path: &PathBuf) -> (Session, Arc<KernelData>) {
     (session, data)
 }
 
+/// [`analyze`], with the data as the pass's last snapshot has it too:
+/// its CPU records list every change of their rows.
+fn analyze_keeping_whole_rows(path: &PathBuf) -> (Session, Arc<KernelData>, KernelData) {
+    let mut session = Session::open(std::slice::from_ref(path)).unwrap();
+    let owner = session.new_owner();
+    let req = KernelAnalysis::request(&mut session, owner);
+    let id = session.add(req);
+    while !session.is_complete(id) {
+        session.service(traceloom_engine::request::Budget::events(1 << 20), || false);
+    }
+    let mut collector = session.take::<KernelCollector>(id).expect("complete");
+    let whole = collector.snapshot();
+    (session, Arc::new(collector.into_data()), whole)
+}
+
+/// Every change of CPU record `c`'s row, read in place.
+fn cpu_changes(c: &CpuRecord, threads: &[Arc<ThreadRecord>]) -> Vec<(i64, u32, u8)> {
+    let row = c.row(threads);
+    (0..row.len()).map(|k| row.at(k)).collect()
+}
+
+/// The analysis' CPU records list only the changes their threads' rows
+/// do not imply (`cpu_row`), and give back, read in place, the rows the
+/// pass recorded: each change, the changes up to a time, the summaries.
+fn cpu_rows_listed_explicit(whole: &KernelData, data: &KernelData, name: &str) {
+    assert_eq!(whole.cpus.len(), data.cpus.len(), "{name}");
+    let (mut all, mut listed) = (0, 0);
+    for (w, c) in whole.cpus.iter().zip(&data.cpus) {
+        assert!(w.implied.is_none() && c.implied.is_some(), "{name}");
+        let want = cpu_changes(w, &whole.threads);
+        assert_eq!(want.len(), w.times.len(), "{name}");
+        let got = cpu_changes(c, &data.threads);
+        assert!(got == want, "{name}: CPU {} not given back", c.cpu);
+        assert_eq!(c.blocks, w.blocks, "{name}: CPU {}", c.cpu);
+        let row = c.row(&data.threads);
+        let step = (want.len() / 500).max(1);
+        for k in (0..want.len()).step_by(step) {
+            let t = want[k].0;
+            for t in [t - 1, t, t + 1] {
+                assert_eq!(
+                    row.count_until(t),
+                    want.partition_point(|x| x.0 <= t),
+                    "{name}: CPU {} until {t}",
+                    c.cpu
+                );
+            }
+        }
+        all += want.len();
+        listed += c.times.len();
+    }
+    assert!(listed < all, "{name}: every CPU change listed");
+    eprintln!("{name}: CPU rows list {listed} of their {all} changes");
+}
+
 fn check_trace(path: &PathBuf) {
     let name = path.display().to_string();
-    let (mut session, data) = analyze(path);
+    let (mut session, data, whole) = analyze_keeping_whole_rows(path);
+    cpu_rows_listed_explicit(&whole, &data, &name);
     // 1. Statistics counts equal plain counts.
     let counts = plain_counts(path);
     assert_eq!(data.stats.per_name, counts, "{name}");
@@ -132,7 +190,7 @@ fn check_trace(path: &PathBuf) {
         let fresh = blocks_of(&t.times.to_vec(), |k| codes[k]);
         assert_eq!(t.blocks.to_vec(), fresh.to_vec(), "{name}: {}", t.tid);
     }
-    for c in &data.cpus {
+    for c in &whole.cpus {
         let (threads, modes) = (c.threads.to_vec(), c.modes.to_vec());
         let fresh = blocks_of(&c.times.to_vec(), |k| {
             if threads[k] == NO_THREAD && modes[k] == 6 {
@@ -357,7 +415,10 @@ fn cpu_rows_agree_with_thread_rows(data: &KernelData, name: &str) {
     // Each thread's change list, decoded once.
     let mut lists: HashMap<u32, (Vec<i64>, Vec<u8>)> = HashMap::new();
     for c in &data.cpus {
-        let (times, threads, modes) = (c.times.to_vec(), c.threads.to_vec(), c.modes.to_vec());
+        let changes = cpu_changes(c, &data.threads);
+        let times: Vec<i64> = changes.iter().map(|x| x.0).collect();
+        let threads: Vec<u32> = changes.iter().map(|x| x.1).collect();
+        let modes: Vec<u8> = changes.iter().map(|x| x.2).collect();
         for k in 0..times.len() {
             let r = threads[k];
             if r == NO_THREAD {

@@ -183,6 +183,8 @@ pub fn run(
     for c in &data.cpus {
         times += c.times.packed_bytes();
         codes += c.threads.packed_bytes() + c.modes.packed_bytes();
+        // The counts of changes before each listed one go with the times.
+        times += c.implied.as_ref().map_or(0, |i| i.before.packed_bytes());
         summaries += c.blocks.len() * std::mem::size_of::<BlockSummary>();
     }
     for l in &data.lines {

@@ -210,7 +210,11 @@ pub fn run(args: &ViewersBenchArgs, out: &mut dyn Write) -> Result<(), BenchErro
     let pass_cpu = process_cpu() - c0;
     let rss1 = rss_anon_bytes();
     let changes: usize = data.threads.iter().map(|t| t.times.len()).sum::<usize>()
-        + data.cpus.iter().map(|c| c.times.len()).sum::<usize>()
+        + data
+            .cpus
+            .iter()
+            .map(|c| c.row(&data.threads).len())
+            .sum::<usize>()
         + data.lines.iter().map(|l| l.times.len()).sum::<usize>();
     writeln!(
         out,

@@ -342,7 +342,9 @@ impl ControlFlowModel {
 
     /// CPU time of each thread in `range`, by row, from what each CPU ran
     /// (the idle threads weigh nothing: their running is idleness).
-    /// O(CPUs × log changes + thread switches in the range).
+    /// O(CPUs × log changes + thread switches in the range): the thread a
+    /// CPU runs changes only at the changes its record lists (a change it
+    /// does not list, `cpu_row`, keeps the thread).
     pub fn cpu_time(&self, range: TimeRange) -> HashMap<RowId, u64> {
         let mut by_rec: FastMap<u32, u64> = FastMap::default();
         for cpu in &self.data.cpus {

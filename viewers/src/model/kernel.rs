@@ -42,12 +42,12 @@ use super::series::{SealBatch, SealedBatch, Series, Words};
 use super::session::{KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
-use super::steps::{BlockSummary, Blocks, BlocksBuilder, NO_CLASS};
+use super::steps::{BlockSummary, Blocks, BlocksBuilder, Times, NO_CLASS};
 use crate::render::RowId;
 use traceloom_base::FastMap;
 
-/// Marks "no thread" in CPU records.
-pub const NO_THREAD: u32 = u32::MAX;
+use super::cpu_row::{explicit_of, CpuChange, Implied, ThreadRow};
+pub use super::cpu_row::{CpuRecord, NO_THREAD};
 
 /// State code of a thread: `status << 3 | mode` (the mode only while
 /// running, other statuses are drawn the same whatever the mode).
@@ -176,22 +176,45 @@ pub struct ThreadRecord {
     pub marks: Column<Mark>,
 }
 
-/// What one CPU ran over time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CpuRecord {
-    /// Trace index.
-    pub trace: u32,
-    /// CPU number.
-    pub cpu: u32,
-    /// Change times, increasing.
-    pub times: Column<Time>,
-    /// Thread record running from each change on ([`NO_THREAD`]: unknown).
-    pub threads: Column<u32>,
-    /// CPU mode code from each change on (index in [`CPU_MODES`]).
-    pub modes: Column<u8>,
-    /// Summary of the changes (class: the mode code, [`NO_CLASS`] while
-    /// neither the thread nor the mode is known).
-    pub blocks: Blocks,
+impl ThreadRow for ThreadRecord {
+    fn times(&self) -> &Column<Time> {
+        &self.times
+    }
+    fn codes(&self) -> &Column<u8> {
+        &self.codes
+    }
+    fn running_mode(&self, code: u8) -> Option<u8> {
+        running_cpu_mode(code, self.tid)
+    }
+}
+
+/// The CPU mode code a thread `tid` in state code `code` shows on its CPU,
+/// when it is running.
+fn running_cpu_mode(code: u8, tid: i64) -> Option<u8> {
+    match decode_thread_code(code) {
+        (ThreadStatus::Run, mode) => Some(CpuMode::of(mode, tid).code()),
+        _ => None,
+    }
+}
+
+/// Whether CPU change `last` is implied by the row of the thread it runs
+/// (`series[last.1]`, whose head is `heads[last.1]`), `prev` being the
+/// change before it, as `cpu_row` defines it: that thread's first change
+/// after `prev` is at `last`'s time, to running in `last`'s mode.
+#[inline]
+pub(super) fn implied_by_thread(
+    series: &[RecordLists],
+    heads: &[ThreadHead],
+    prev: CpuChange,
+    last: CpuChange,
+) -> bool {
+    let r = last.1 as usize;
+    let (Some(s), Some(h)) = (series.get(r), heads.get(r)) else {
+        return false;
+    };
+    s.first_change_after(prev.0, last.0)
+        .and_then(|code| running_cpu_mode(code, h.tid))
+        == Some(last.2)
 }
 
 /// An interrupt line or softirq vector.
@@ -284,12 +307,12 @@ impl KernelData {
             .cpus
             .binary_search_by_key(&(trace, cpu), |c| (c.trace, c.cpu))
             .ok()?;
-        let c = &self.cpus[i];
-        let k = c.times.partition_point(|t| *t < time).checked_sub(1)?;
+        let row = self.cpus[i].row(&self.threads);
+        let k = row.count_until(time.saturating_sub(1)).checked_sub(1)?;
         if time > self.span.1 {
             return None;
         }
-        match c.threads.get(k)? {
+        match row.at(k).1 {
             NO_THREAD => None,
             rec => self.threads.get(rec as usize).map(|t| &**t),
         }
@@ -313,16 +336,7 @@ impl KernelData {
                     + t.marks.heap_bytes()
             })
             .sum();
-        let cpus: usize = self
-            .cpus
-            .iter()
-            .map(|c| {
-                c.times.heap_bytes()
-                    + c.threads.heap_bytes()
-                    + c.modes.heap_bytes()
-                    + c.blocks.heap_bytes()
-            })
-            .sum();
+        let cpus: usize = self.cpus.iter().map(CpuRecord::heap_bytes).sum();
         let lines: usize = self
             .lines
             .iter()
@@ -676,6 +690,62 @@ impl RecordLists {
         }
     }
 
+    /// The state code of the thread's first change after `after`, when
+    /// that change is at `t` and among the thread's last few changes
+    /// (`None` otherwise: a CPU row then lists its change, `cpu_row`).
+    pub(super) fn first_change_after(&self, after: Time, t: Time) -> Option<u8> {
+        match self {
+            RecordLists::Growing(s) => {
+                // The last changes are unpacked (the last BLOCK at least):
+                // searched as slices, at every change of every CPU row.
+                // The search passes over SCAN_BACK changes at most, so the
+                // change before the one it finds is in these too.
+                let n = s.times.len();
+                let from = n.saturating_sub(SCAN_BACK + 2);
+                if let (Some(ts), Some(cs)) = (s.times.unpacked(from, n), s.codes.unpacked(from, n))
+                {
+                    return first_change_after(|k| ts[k], |k| cs[k], ts.len(), after, t);
+                }
+                first_change_after(|k| s.times.get(k), |k| s.codes.get(k), n, after, t)
+            }
+            RecordLists::Sealed(l, _) => {
+                let l = l.lists();
+                first_change_after(
+                    |k| l.times.at(k),
+                    |k| l.codes.at(k),
+                    l.times.len(),
+                    after,
+                    t,
+                )
+            }
+            RecordLists::Done(l, _) => first_change_after(
+                |k| l.times.at(k),
+                |k| l.codes.at(k),
+                l.times.len(),
+                after,
+                t,
+            ),
+        }
+    }
+
+    /// The time of the first change.
+    pub(super) fn first_time(&self) -> Option<Time> {
+        match self {
+            RecordLists::Growing(s) => (!s.times.is_empty()).then(|| s.times.get(0)),
+            RecordLists::Sealed(l, _) => l.lists().times.first(),
+            RecordLists::Done(l, _) => l.times.first(),
+        }
+    }
+
+    /// The time of the last change.
+    pub(super) fn last_time(&self) -> Option<Time> {
+        match self {
+            RecordLists::Growing(s) => s.times.last(),
+            RecordLists::Sealed(l, _) => l.lists().times.last(),
+            RecordLists::Done(l, _) => l.times.last(),
+        }
+    }
+
     /// The growing lists, to change. Only the records of living threads
     /// change, and those are not sealed; a sealed record is unsealed here
     /// all the same (its items copied into new builders), so that what is
@@ -873,6 +943,32 @@ impl SealedLists {
     }
 }
 
+/// Changes from the end of a thread's row [`RecordLists::first_change_after`]
+/// passes over, at most, before it gives up: a CPU row's change is
+/// classified when the CPU's next one comes, and the thread it ran has
+/// rarely changed more than once since.
+const SCAN_BACK: usize = 4;
+
+/// [`RecordLists::first_change_after`] over a row of `n` changes.
+fn first_change_after(
+    time: impl Fn(usize) -> Time,
+    code: impl Fn(usize) -> u8,
+    n: usize,
+    after: Time,
+    t: Time,
+) -> Option<u8> {
+    let mut i = n;
+    while i > 0 && time(i - 1) > t {
+        i -= 1;
+        if n - i > SCAN_BACK {
+            return None;
+        }
+    }
+    let e = i.checked_sub(1)?;
+    let first = time(e) == t && (e == 0 || time(e - 1) <= after);
+    first.then(|| code(e))
+}
+
 /// The growing change lists of a thread record.
 #[derive(Debug, Default)]
 pub(super) struct ThreadSeries {
@@ -934,13 +1030,51 @@ impl ThreadSeries {
     }
 }
 
-/// The growing change lists of a CPU record.
+/// The growing change lists of a CPU record: its whole row (what the
+/// snapshots draw), and the changes its threads' rows do not imply (what
+/// the final result keeps, `cpu_row`), each classified when the next
+/// change comes.
 #[derive(Debug, Default)]
 pub(super) struct CpuSeries {
     pub(super) times: ColumnBuilder<Time>,
     pub(super) threads: ColumnBuilder<u32>,
     pub(super) modes: ColumnBuilder<u8>,
     pub(super) blocks: BlocksBuilder,
+    pub(super) explicit: ExplicitLists,
+    /// The change before the last (the last is not classified yet).
+    pub(super) before_last: Option<CpuChange>,
+    /// Set when the explicit changes no longer match the row (a parallel
+    /// pass's join where a thread changed at the very instant of the
+    /// split): the final result lists them afresh.
+    pub(super) stale: bool,
+}
+
+/// A CPU row's explicit changes (`cpu_row`) and the number of changes of
+/// the row before each.
+#[derive(Debug, Default)]
+pub(super) struct ExplicitLists {
+    pub(super) times: ColumnBuilder<Time>,
+    pub(super) threads: ColumnBuilder<u32>,
+    pub(super) modes: ColumnBuilder<u8>,
+    pub(super) before: ColumnBuilder<u64>,
+}
+
+impl ExplicitLists {
+    /// Lists change `k` of the row, `c`.
+    pub(super) fn push(&mut self, k: usize, c: CpuChange) {
+        self.times.push(c.0);
+        self.threads.push(c.1);
+        self.modes.push(c.2);
+        self.before.push(k as u64);
+    }
+
+    /// Moves the full chunks to `arena`.
+    pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
+        self.times.spill(arena);
+        self.threads.spill(arena);
+        self.modes.spill(arena);
+        self.before.spill(arena);
+    }
 }
 
 impl CpuSeries {
@@ -950,6 +1084,7 @@ impl CpuSeries {
         self.threads.spill(arena);
         self.modes.spill(arena);
         self.blocks.spill(arena);
+        self.explicit.spill(arena);
     }
 
     pub(super) fn sync(&mut self) {
@@ -960,10 +1095,55 @@ impl CpuSeries {
         });
     }
 
+    /// The last change of the row.
+    pub(super) fn last(&self) -> Option<CpuChange> {
+        Some((self.times.last()?, self.threads.last()?, self.modes.last()?))
+    }
+
     /// Records that the CPU runs thread record `thread` in mode `mode` at
     /// `t` (several at one instant: the last wins); whether it changed.
+    /// A change at a new instant closes the last one, which is listed
+    /// explicit unless `implied(change before it, it)`.
     #[inline]
-    pub(super) fn change(&mut self, t: Time, thread: u32, mode: u8) -> bool {
+    pub(super) fn change(
+        &mut self,
+        t: Time,
+        thread: u32,
+        mode: u8,
+        implied: impl FnOnce(CpuChange, CpuChange) -> bool,
+    ) -> bool {
+        if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
+            return false;
+        }
+        if self.times.last() == Some(t) {
+            self.threads.set_last(thread);
+            self.modes.set_last(mode);
+        } else {
+            self.close_last(implied);
+            self.times.push(t);
+            self.threads.push(thread);
+            self.modes.push(mode);
+        }
+        self.sync();
+        true
+    }
+
+    /// Classifies the last change (no other can come at its instant).
+    #[inline]
+    pub(super) fn close_last(&mut self, implied: impl FnOnce(CpuChange, CpuChange) -> bool) {
+        let Some(last) = self.last() else { return };
+        let is_implied = match self.before_last {
+            Some(p) => last.1 != NO_THREAD && p.1 == last.1 && implied(p, last),
+            None => false,
+        };
+        if !is_implied {
+            self.explicit.push(self.times.len() - 1, last);
+        }
+        self.before_last = Some(last);
+    }
+
+    /// [`change`](Self::change) of the whole row alone.
+    pub(super) fn change_row(&mut self, t: Time, thread: u32, mode: u8) -> bool {
         if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
             return false;
         }
@@ -1411,11 +1591,14 @@ impl KernelCollector {
                 times: Default::default(),
                 threads: Default::default(),
                 modes: Default::default(),
+                implied: None,
                 blocks: Default::default(),
             });
             self.cpu_series.push(CpuSeries::default());
         }
-        if self.cpu_series[idx as usize].change(t, running, mode) {
+        let (series, heads) = (&self.thread_series, &self.threads);
+        let implied = |p, l| implied_by_thread(series, heads, p, l);
+        if self.cpu_series[idx as usize].change(t, running, mode, implied) {
             self.gaps.cpu_changed(idx);
         }
     }
@@ -1679,6 +1862,9 @@ impl KernelCollector {
                 s.settle();
             }
         }
+        // The CPU rows' last changes, classified now that none can follow:
+        // the result keeps their explicit changes (`cpu_row`).
+        let cpus = self.explicit_cpus();
         // The statistics first: their merge holds the collector's cells
         // and the merged ones at once, which would otherwise come on top
         // of the records built below.
@@ -1726,7 +1912,42 @@ impl KernelCollector {
             }
         }
         threads.reverse();
-        self.assemble(threads, stats, None).finish()
+        let mut d = self.assemble(threads, stats, None).finish();
+        let mut cpus: FastMap<(u32, u32), Option<CpuRecord>> = cpus.into_iter().collect();
+        for c in &mut d.cpus {
+            match cpus.remove(&(c.trace, c.cpu)).flatten() {
+                Some(e) => *c = e,
+                None => *c = explicit_of(c, &d.threads, self.arena.as_ref()),
+            }
+        }
+        d
+    }
+
+    /// Each CPU record with its explicit changes, its last change
+    /// classified (`None` for a record whose explicit changes are stale),
+    /// by trace and CPU.
+    fn explicit_cpus(&mut self) -> Vec<((u32, u32), Option<CpuRecord>)> {
+        let (series, heads) = (&self.thread_series, &self.threads);
+        self.cpus
+            .iter()
+            .zip(&mut self.cpu_series)
+            .map(|(c, s)| {
+                s.close_last(|p, l| implied_by_thread(series, heads, p, l));
+                let e = &mut s.explicit;
+                let record = (!s.stale).then(|| CpuRecord {
+                    times: e.times.snapshot(),
+                    threads: e.threads.snapshot(),
+                    modes: e.modes.snapshot(),
+                    implied: Some(Implied {
+                        before: e.before.snapshot(),
+                        len: s.times.len() as u64,
+                    }),
+                    blocks: s.blocks.snapshot(),
+                    ..c.clone()
+                });
+                ((c.trace, c.cpu), record)
+            })
+            .collect()
     }
 
     /// The snapshot around `threads` (the records with their change
@@ -2127,6 +2348,52 @@ event {
         (session, id)
     }
 
+    /// `d` with every CPU record listing its whole row (as snapshots
+    /// do): results compare with snapshots so.
+    pub(crate) fn whole_rows(mut d: KernelData) -> KernelData {
+        let threads = d.threads.clone();
+        for c in &mut d.cpus {
+            let row = c.row(&threads);
+            let changes: Vec<CpuChange> = (0..row.len()).map(|k| row.at(k)).collect();
+            *c = CpuRecord {
+                times: changes.iter().map(|x| x.0).collect(),
+                threads: changes.iter().map(|x| x.1).collect(),
+                modes: changes.iter().map(|x| x.2).collect(),
+                implied: None,
+                ..c.clone()
+            };
+        }
+        d
+    }
+
+    #[test]
+    fn cpu_rows_list_the_changes_their_threads_do_not_imply() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
+        for stale in [false, true] {
+            let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
+            let mut collector = KernelAnalysis::run_to_end(&mut session, |_, _| {});
+            let whole = collector.snapshot();
+            // A row whose explicit changes a join could not keep is
+            // listed afresh, from the whole row.
+            for s in &mut collector.cpu_series {
+                s.stale = stale;
+            }
+            let data = collector.into_data();
+            let (listed, all): (usize, u64) = data.cpus.iter().fold((0, 0), |(l, a), c| {
+                (
+                    l + c.times.len(),
+                    a + c.implied.as_ref().expect("listed").len,
+                )
+            });
+            assert!(
+                listed * 4 < all as usize,
+                "stale {stale}: {listed} of {all} listed"
+            );
+            assert_eq!(whole_rows(data), whole, "stale {stale}");
+        }
+    }
+
     #[test]
     fn snapshots_share_the_records_of_exited_threads() {
         let dir = tempfile::tempdir().unwrap();
@@ -2150,7 +2417,7 @@ event {
             a.threads.len()
         );
         let whole = collector.into_data();
-        assert_eq!(whole, b);
+        assert_eq!(whole_rows(whole.clone()), b);
         // The result shares them too (those it does not end).
         assert!(whole
             .threads
@@ -2197,7 +2464,11 @@ event {
             // the heap, and the arena takes nothing more.
             assert!(partial.events > 0, "full at {full_at}");
             assert_eq!(partial, want_partial, "full at {full_at}: part way");
-            assert_eq!(collector.snapshot(), *want, "full at {full_at}: snapshot");
+            assert_eq!(
+                collector.snapshot(),
+                whole_rows((*want).clone()),
+                "full at {full_at}: snapshot"
+            );
             let got = collector.into_data();
             assert_eq!(got, *want, "full at {full_at}: result");
         }

@@ -40,6 +40,8 @@ pub mod checkpoint_pass;
 mod class_slots;
 pub mod column;
 pub mod controlflow;
+mod cores;
+pub mod cpu_row;
 pub mod damage;
 pub mod eventlist;
 pub mod fields;

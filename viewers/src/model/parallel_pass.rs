@@ -38,6 +38,7 @@ use traceloom_hooks::{Flow, Priority};
 
 use super::checkpoint_pass::{BuildHandOver, CarriedBuild, CheckpointSink};
 use super::column::{Column, ColumnBuilder};
+use super::cores::on_cores;
 use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
     KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, RecordLists, NO_THREAD,
@@ -1185,6 +1186,19 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         .map(Some)
         .collect();
     let switches = src_column(std::mem::take(&mut p.switches));
+    // The continued records' first changes in the part, by time, for the
+    // CPU rows' explicit changes (see `CpuJob`), and whether one is at the
+    // instant of the thread's last change before the part.
+    let mut firsts: Vec<(Time, u32)> = Vec::new();
+    let mut at_split = false;
+    for (&i, lists) in &continued_series {
+        let g = map[i];
+        if let Some(t0) = lists.first_time() {
+            firsts.push((t0, g));
+            at_split |= w.thread_series[g as usize].last_time() == Some(t0);
+        }
+    }
+    firsts.sort_unstable();
     let mut jobs: Vec<JoinJob<'_>> = Vec::new();
     {
         let KernelCollector {
@@ -1198,7 +1212,12 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         for (g, dst) in cpu_series.iter_mut().enumerate() {
             if let Some(k) = cpu_targets.iter().position(|&t| t == g) {
                 if let Some(src) = cpu_srcs[k].take() {
-                    jobs.push(JoinJob::Cpu(dst, src));
+                    jobs.push(JoinJob::Cpu(Box::new(CpuJob {
+                        dst,
+                        src,
+                        firsts: &firsts,
+                        at_split,
+                    })));
                 }
             }
         }
@@ -1227,7 +1246,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         for (g, dst) in line_series.iter_mut().enumerate() {
             if let Some(k) = line_targets.iter().position(|&t| t == g) {
                 if let Some(src) = line_srcs[k].take() {
-                    jobs.push(JoinJob::Line(dst, src));
+                    jobs.push(JoinJob::Line(dst, Box::new(src)));
                 }
             }
         }
@@ -1331,13 +1350,13 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
 /// What the join appends to one record of what precedes the part.
 enum JoinJob<'a> {
     /// A CPU record's changes, their thread records renumbered.
-    Cpu(&'a mut CpuSeries, CpuSeries),
+    Cpu(Box<CpuJob<'a>>),
     /// The switch arrows, renumbered.
     Switches(&'a mut ColumnBuilder<ArrowRecord>, Column<ArrowRecord>),
     /// A continued thread record's changes.
     Thread(ThreadJob<'a>),
     /// An IRQ or soft IRQ line's changes.
-    Line(&'a mut LineSeries, LineSeries),
+    Line(&'a mut LineSeries, Box<LineSeries>),
 }
 
 impl JoinJob<'_> {
@@ -1345,18 +1364,7 @@ impl JoinJob<'_> {
     /// as the pass did (arrows every `spill_items`).
     fn run(&mut self, map: &[u32], arena: Option<&Arc<Arena>>, spill_items: usize) {
         match self {
-            JoinJob::Cpu(dst, src) => append_changes(
-                &mut **dst,
-                src,
-                |threads: &mut [u32]| {
-                    for x in threads {
-                        if *x != NO_THREAD {
-                            *x = map[*x as usize];
-                        }
-                    }
-                },
-                arena,
-            ),
+            JoinJob::Cpu(j) => j.run(map, arena),
             JoinJob::Switches(dst, src) => {
                 for (k, a) in src.iter().enumerate() {
                     dst.push(renumber_arrow(map, a));
@@ -1369,7 +1377,14 @@ impl JoinJob<'_> {
                 }
             }
             JoinJob::Thread(j) => j.run(),
-            JoinJob::Line(dst, src) => append_changes(&mut **dst, src, |_| {}, arena),
+            JoinJob::Line(dst, src) => {
+                let cols = (
+                    src_column(std::mem::take(&mut src.times)),
+                    src_column(std::mem::take(&mut src.codes)),
+                    src_column(std::mem::take(&mut src.cpus)),
+                );
+                append_changes(&mut **dst, (&cols.0, &cols.1, &cols.2), |_| {}, arena);
+            }
         }
     }
 }
@@ -1380,6 +1395,123 @@ fn renumber_arrow(map: &[u32], a: ArrowRecord) -> ArrowRecord {
         from: map[a.from as usize],
         to: map[a.to as usize],
         ..a
+    }
+}
+
+/// The continuation of one CPU record by a part: its whole row appended
+/// as the other change lists are (`append_changes`), and its explicit
+/// changes (`cpu_row`), which the part classified against its own thread
+/// rows, after them, and the last change before the part (whose
+/// classification needs what follows; listing a change explicit is
+/// always exact, where the single pass may find it implied).
+///
+/// The part's classifications hold in the joined rows but where the
+/// join changed what they read: the change before the part's second, when
+/// the part's first joins the one before it; a continued thread's first
+/// change in the part, which the join drops from the thread's row when
+/// equal to its state before (the pass records a thread's state as the
+/// thread runs, so the CPUs' rows never meet either case as implied). A
+/// CPU row where one does is marked stale, and listed afresh in the
+/// result.
+struct CpuJob<'a> {
+    dst: &'a mut CpuSeries,
+    src: CpuSeries,
+    /// The continued thread records' first changes in the part, by time.
+    firsts: &'a [(Time, u32)],
+    /// Whether a continued record's first change in the part is at the
+    /// instant of its last before: the thread's row there is the part's,
+    /// and the classifications before the part may not hold.
+    at_split: bool,
+}
+
+impl CpuJob<'_> {
+    fn run(&mut self, map: &[u32], arena: Option<&Arc<Arena>>) {
+        let renumber = |x: u32| if x == NO_THREAD { x } else { map[x as usize] };
+        let dst = &mut *self.dst;
+        let src = &mut self.src;
+        let explicit = std::mem::take(&mut src.explicit);
+        let (ex_times, ex_threads, ex_modes, ex_before) = (
+            src_column(explicit.times),
+            src_column(explicit.threads),
+            src_column(explicit.modes),
+            src_column(explicit.before),
+        );
+        let (times, threads, modes) = (
+            src_column(std::mem::take(&mut src.times)),
+            src_column(std::mem::take(&mut src.threads)),
+            src_column(std::mem::take(&mut src.modes)),
+        );
+        let n = times.len();
+        if n == 0 {
+            return;
+        }
+        // Whether the part found change k implied (its last is classified
+        // later, as the last of the row).
+        let implied_in_part = |k: usize| {
+            k + 1 < n && {
+                let j = ex_before.partition_point(|&b| (b as usize) < k);
+                ex_before.get(j) != Some(k as u64)
+            }
+        };
+        let first = (times.at(0), renumber(threads.at(0)), modes.at(0));
+        let before = dst.times.len();
+        // Where the part's change k lands: at `offset + k`.
+        let (offset, dropped) = match dst.last() {
+            None => (0, false),
+            Some(l) if l.0 == first.0 => (before - 1, false),
+            Some(l) => {
+                dst.explicit.push(before - 1, l);
+                if (l.1, l.2) == (first.1, first.2) {
+                    (before - 1, true)
+                } else {
+                    (before, false)
+                }
+            }
+        };
+        let at_firsts = self.firsts.iter().any(|&(t0, g)| {
+            let k = times.partition_point(|&x| x < t0);
+            k < n && times.at(k) == t0 && renumber(threads.at(k)) == g && implied_in_part(k)
+        });
+        dst.stale |= self.at_split || src.stale || at_firsts || (dropped && implied_in_part(1));
+        // The whole row.
+        append_changes(
+            dst,
+            (&times, &threads, &modes),
+            |threads: &mut [u32]| {
+                for x in threads {
+                    *x = renumber(*x);
+                }
+            },
+            arena,
+        );
+        // The explicit changes.
+        let listed = ex_before
+            .iter()
+            .zip(ex_times.iter())
+            .zip(ex_threads.iter())
+            .zip(ex_modes.iter());
+        for (((k, t), r), m) in listed {
+            let k = k as usize;
+            if dropped && k == 0 {
+                continue;
+            }
+            dst.explicit.push(offset + k, (t, renumber(r), m));
+            if let (Some(ar), true) = (arena, dst.explicit.times.len().is_multiple_of(1 << 18)) {
+                dst.explicit.spill(ar);
+            }
+        }
+        // The change before the last, for the last's classification.
+        let len = dst.times.len();
+        dst.before_last = (len >= 2).then(|| {
+            (
+                dst.times.get(len - 2),
+                dst.threads.get(len - 2),
+                dst.modes.get(len - 2),
+            )
+        });
+        if let Some(ar) = arena {
+            dst.spill(ar);
+        }
     }
 }
 
@@ -1498,7 +1630,7 @@ impl ChangeColumns for CpuSeries {
         (&mut self.times, &mut self.threads, &mut self.modes)
     }
     fn change(&mut self, t: Time, thread: u32, mode: u8) {
-        CpuSeries::change(self, t, thread, mode);
+        CpuSeries::change_row(self, t, thread, mode);
     }
     fn sync(&mut self) {
         CpuSeries::sync(self);
@@ -1538,18 +1670,10 @@ impl ChangeColumns for LineSeries {
 /// instant was undone). What is appended is spilled as it goes.
 fn append_changes<S: ChangeColumns>(
     dst: &mut S,
-    src: &mut S,
+    (times, firsts, seconds): (&Column<Time>, &Column<S::A>, &Column<S::B>),
     remap: impl Fn(&mut [S::A]),
     arena: Option<&Arc<Arena>>,
 ) {
-    let (times, firsts, seconds) = {
-        let (t, a, b) = src.columns();
-        (
-            src_column(std::mem::take(t)),
-            src_column(std::mem::take(a)),
-            src_column(std::mem::take(b)),
-        )
-    };
     let chunks = times.chunks().zip(firsts.chunks()).zip(seconds.chunks());
     for (k, ((t, mut a), b)) in chunks.enumerate() {
         remap(&mut a);
@@ -1573,31 +1697,6 @@ fn append_changes<S: ChangeColumns>(
     if let Some(ar) = arena {
         dst.spill(ar);
     }
-}
-
-/// Runs `f` on every job, on as many threads as there are cores, each
-/// taking the next job left when it is done with one. Jobs differ by
-/// orders of magnitude (a busy thread's changes across the split, beside
-/// threads that barely ran), so that halves of the list given to two
-/// threads could leave one with most of the work.
-fn on_cores<J: Send>(jobs: &mut [J], f: impl Fn(&mut J) + Sync) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = cores.min(jobs.len()).max(1);
-    let next = std::sync::Mutex::new(jobs.iter_mut());
-    let take = || {
-        next.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .next()
-    };
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                while let Some(job) = take() {
-                    f(job);
-                }
-            });
-        }
-    });
 }
 
 /// The items of a finished part's builder.

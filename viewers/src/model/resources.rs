@@ -191,33 +191,36 @@ impl ResourcesModel {
                     let threads = &self.data.threads;
                     let keys = &self.mode_keys;
                     let gap = self.cpus_no_data.get(&(c.trace, c.cpu)).copied();
-                    let (modes, cthreads) = (c.modes.reader(), c.threads.reader());
+                    let cpu_row = c.row(threads);
+                    let cpu_row = &cpu_row;
                     push_steps(
-                        &c.times.reader(),
+                        cpu_row,
                         gap.map_or(end, |(from, _)| from.min(end)),
                         scale,
                         b.intervals(row),
                         &c.blocks,
                         |m| m as u32,
                         |k| {
-                            if cthreads.at(k) == NO_THREAD
-                                && CPU_MODES[modes.at(k) as usize]
+                            let (_, thread, mode) = cpu_row.at(k);
+                            if thread == NO_THREAD
+                                && CPU_MODES[mode as usize]
                                     == traceloom_engine::state::CpuMode::Unknown
                             {
                                 NONE
                             } else {
-                                modes.at(k) as u32
+                                mode as u32
                             }
                         },
                         |code| keys[code as usize].clone(),
                         |k, s, e| {
-                            let key = keys[modes.at(k) as usize].clone();
+                            let (_, thread, mode) = cpu_row.at(k);
+                            let key = keys[mode as usize].clone();
                             let mut iv = StateInterval::new(s, e, key);
                             let mut props = vec![
                                 ("cpu", c.cpu.to_string()),
-                                ("mode", CPU_MODES[modes.at(k) as usize].name().to_string()),
+                                ("mode", CPU_MODES[mode as usize].name().to_string()),
                             ];
-                            if let Some(t) = threads.get(cthreads.at(k) as usize) {
+                            if let Some(t) = threads.get(thread as usize) {
                                 props.push(("name", t.name.to_string()));
                                 props.push(("tid", t.tid.to_string()));
                                 props.push(("pid", t.pid.to_string()));

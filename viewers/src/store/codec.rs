@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::file::{Col, Mapped, MetaBlock, Packed, Writer};
 use super::identity::TracesetIdentity;
 use super::StoreError;
+use crate::model::cpu_row::{CpuRecord, Implied};
 use crate::model::damage::StreamDamage;
 use crate::model::histogram::FineHistogram;
-use crate::model::kernel::{CpuRecord, KernelData, LineKind, LineRecord, ThreadRecord};
+use crate::model::kernel::{KernelData, LineKind, LineRecord, ThreadRecord};
 use crate::model::stats::{self, StatCell, Statistics};
 use crate::render::RowId;
 use traceloom_base::FastMap;
@@ -48,6 +49,9 @@ struct CpuMeta {
     times: Packed,
     threads: Packed,
     modes: Packed,
+    /// With only the explicit changes listed (`model::cpu_row`): the
+    /// changes before each, and the row's length.
+    implied: Option<(Packed, u64)>,
     blocks: Col,
 }
 
@@ -391,6 +395,10 @@ pub(crate) fn write(
             times: w.packed(&c.times)?,
             threads: w.packed(&c.threads)?,
             modes: w.packed(&c.modes)?,
+            implied: match &c.implied {
+                Some(i) => Some((w.packed(&i.before)?, i.len)),
+                None => None,
+            },
             blocks: w.series(&c.blocks)?,
         });
     }
@@ -545,6 +553,13 @@ pub(crate) fn read(m: &Mapped) -> Result<(StoreHead, KernelData), StoreError> {
             times: m.packed(c.times)?,
             threads: m.packed(c.threads)?,
             modes: m.packed(c.modes)?,
+            implied: match c.implied {
+                Some((before, len)) => Some(Implied {
+                    before: m.packed(before)?,
+                    len,
+                }),
+                None => None,
+            },
             blocks: m.series(c.blocks)?,
         });
     }

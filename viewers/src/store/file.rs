@@ -53,8 +53,10 @@ pub const MAGIC: &[u8; 8] = b"TLSTORE\n";
 /// entering a system call from an unknown mode is in user mode once it
 /// returns (the analysis changed, not the layout). 6: the statistics
 /// name each thread and event name once. 7: drawn events' times are
-/// offsets from their block's first (`pack::encode_offsets`).
-pub const VERSION: u32 = 7;
+/// offsets from their block's first (`pack::encode_offsets`). 8: CPU
+/// rows list only the changes their threads' rows do not imply
+/// (`model::cpu_row`).
+pub const VERSION: u32 = 8;
 /// Bytes before the first column.
 pub const HEADER_LEN: usize = 64;
 const BYTE_ORDER: u32 = 0x0102_0304;
