@@ -102,6 +102,51 @@ pub struct Implied {
     pub len: u64,
 }
 
+/// The explicit changes of a CPU row as they are listed, and the number
+/// of changes of the row before each.
+#[derive(Debug, Default)]
+pub(crate) struct ExplicitLists {
+    pub(crate) times: ColumnBuilder<Time>,
+    pub(crate) threads: ColumnBuilder<u32>,
+    pub(crate) modes: ColumnBuilder<u8>,
+    pub(crate) before: ColumnBuilder<u64>,
+}
+
+impl ExplicitLists {
+    /// Lists change `k` of the row, `c`.
+    pub(crate) fn push(&mut self, k: usize, c: CpuChange) {
+        self.times.push(c.0);
+        self.threads.push(c.1);
+        self.modes.push(c.2);
+        self.before.push(k as u64);
+    }
+
+    /// Moves the full chunks to `arena`.
+    pub(crate) fn spill(&mut self, arena: &Arc<Arena>) {
+        self.times.spill(arena);
+        self.threads.spill(arena);
+        self.modes.spill(arena);
+        self.before.spill(arena);
+    }
+
+    /// The record of CPU `cpu` of trace `trace` they list so far, its row
+    /// having `len` changes summarized by `blocks`.
+    pub(crate) fn record(&mut self, trace: u32, cpu: u32, len: usize, blocks: Blocks) -> CpuRecord {
+        CpuRecord {
+            trace,
+            cpu,
+            times: self.times.snapshot(),
+            threads: self.threads.snapshot(),
+            modes: self.modes.snapshot(),
+            implied: Some(Implied {
+                before: self.before.snapshot(),
+                len: len as u64,
+            }),
+            blocks,
+        }
+    }
+}
+
 /// The threads whose rows [`explicit_of`] keeps reading on (about 1 kB
 /// each).
 const CURSORS: usize = 16;
@@ -119,10 +164,7 @@ pub(crate) fn explicit_of<T: ThreadRow>(
     threads: &[Arc<T>],
     arena: Option<&Arc<Arena>>,
 ) -> CpuRecord {
-    let mut times = ColumnBuilder::<Time>::new();
-    let mut runs = ColumnBuilder::<u32>::new();
-    let mut modes = ColumnBuilder::<u8>::new();
-    let mut before = ColumnBuilder::<u64>::new();
+    let mut out = ExplicitLists::default();
     // The rows of the threads the CPU ran last, each read on from where
     // it was left (most recent first): a CPU runs a few threads in turn,
     // and a row read afresh at each stretch was searched from its start
@@ -157,37 +199,17 @@ pub(crate) fn explicit_of<T: ThreadRow>(
             _ => false,
         };
         if !implied {
-            times.push(t);
-            runs.push(r);
-            modes.push(m);
-            before.push(k as u64);
-            if let (Some(a), true) = (arena, times.len().is_multiple_of(SPILL_EVERY)) {
-                times.spill(a);
-                runs.spill(a);
-                modes.spill(a);
-                before.spill(a);
+            out.push(k, (t, r, m));
+            if let (Some(a), true) = (arena, out.times.len().is_multiple_of(SPILL_EVERY)) {
+                out.spill(a);
             }
         }
         prev = Some((t, r, m));
     }
     if let Some(a) = arena {
-        times.spill(a);
-        runs.spill(a);
-        modes.spill(a);
-        before.spill(a);
+        out.spill(a);
     }
-    CpuRecord {
-        trace: c.trace,
-        cpu: c.cpu,
-        times: times.snapshot(),
-        threads: runs.snapshot(),
-        modes: modes.snapshot(),
-        implied: Some(Implied {
-            before: before.snapshot(),
-            len: c.times.len() as u64,
-        }),
-        blocks: c.blocks.clone(),
-    }
+    out.record(c.trace, c.cpu, c.times.len(), c.blocks.clone())
 }
 
 /// A thread's row, read forward: its changes after a time.

@@ -46,7 +46,7 @@ use super::steps::{BlockSummary, Blocks, BlocksBuilder, Times, NO_CLASS};
 use crate::render::RowId;
 use traceloom_base::FastMap;
 
-use super::cpu_row::{explicit_of, CpuChange, Implied, ThreadRow};
+use super::cpu_row::{explicit_of, CpuChange, ExplicitLists, ThreadRow};
 pub use super::cpu_row::{CpuRecord, NO_THREAD};
 
 /// State code of a thread: `status << 3 | mode` (the mode only while
@@ -1049,34 +1049,6 @@ pub(super) struct CpuSeries {
     pub(super) stale: bool,
 }
 
-/// A CPU row's explicit changes (`cpu_row`) and the number of changes of
-/// the row before each.
-#[derive(Debug, Default)]
-pub(super) struct ExplicitLists {
-    pub(super) times: ColumnBuilder<Time>,
-    pub(super) threads: ColumnBuilder<u32>,
-    pub(super) modes: ColumnBuilder<u8>,
-    pub(super) before: ColumnBuilder<u64>,
-}
-
-impl ExplicitLists {
-    /// Lists change `k` of the row, `c`.
-    pub(super) fn push(&mut self, k: usize, c: CpuChange) {
-        self.times.push(c.0);
-        self.threads.push(c.1);
-        self.modes.push(c.2);
-        self.before.push(k as u64);
-    }
-
-    /// Moves the full chunks to `arena`.
-    pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
-        self.times.spill(arena);
-        self.threads.spill(arena);
-        self.modes.spill(arena);
-        self.before.spill(arena);
-    }
-}
-
 impl CpuSeries {
     /// Moves the full chunks to `arena`.
     pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
@@ -1112,20 +1084,7 @@ impl CpuSeries {
         mode: u8,
         implied: impl FnOnce(CpuChange, CpuChange) -> bool,
     ) -> bool {
-        if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
-            return false;
-        }
-        if self.times.last() == Some(t) {
-            self.threads.set_last(thread);
-            self.modes.set_last(mode);
-        } else {
-            self.close_last(implied);
-            self.times.push(t);
-            self.threads.push(thread);
-            self.modes.push(mode);
-        }
-        self.sync();
-        true
+        self.record(t, thread, mode, |s| s.close_last(implied))
     }
 
     /// Classifies the last change (no other can come at its instant).
@@ -1144,6 +1103,19 @@ impl CpuSeries {
 
     /// [`change`](Self::change) of the whole row alone.
     pub(super) fn change_row(&mut self, t: Time, thread: u32, mode: u8) -> bool {
+        self.record(t, thread, mode, |_| {})
+    }
+
+    /// The change to the whole row, `before_new(self)` before a change at
+    /// a new instant.
+    #[inline]
+    fn record(
+        &mut self,
+        t: Time,
+        thread: u32,
+        mode: u8,
+        before_new: impl FnOnce(&mut Self),
+    ) -> bool {
         if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
             return false;
         }
@@ -1151,6 +1123,7 @@ impl CpuSeries {
             self.threads.set_last(thread);
             self.modes.set_last(mode);
         } else {
+            before_new(self);
             self.times.push(t);
             self.threads.push(thread);
             self.modes.push(mode);
@@ -1933,18 +1906,8 @@ impl KernelCollector {
             .zip(&mut self.cpu_series)
             .map(|(c, s)| {
                 s.close_last(|p, l| implied_by_thread(series, heads, p, l));
-                let e = &mut s.explicit;
-                let record = (!s.stale).then(|| CpuRecord {
-                    times: e.times.snapshot(),
-                    threads: e.threads.snapshot(),
-                    modes: e.modes.snapshot(),
-                    implied: Some(Implied {
-                        before: e.before.snapshot(),
-                        len: s.times.len() as u64,
-                    }),
-                    blocks: s.blocks.snapshot(),
-                    ..c.clone()
-                });
+                let (len, blocks) = (s.times.len(), s.blocks.snapshot());
+                let record = (!s.stale).then(|| s.explicit.record(c.trace, c.cpu, len, blocks));
                 ((c.trace, c.cpu), record)
             })
             .collect()
