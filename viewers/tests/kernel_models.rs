@@ -101,13 +101,17 @@ fn analyze(path: &PathBuf) -> (Session, Arc<KernelData>) {
     (session, data)
 }
 
-/// [`analyze`], with the data as the pass's last snapshot has it too:
-/// its CPU records list every change of their rows.
+/// [`analyze`], with the pass's last snapshot too, its CPU rows recorded
+/// whole ([`KernelCollector::keep_whole_cpu_rows`]).
 fn analyze_keeping_whole_rows(path: &PathBuf) -> (Session, Arc<KernelData>, KernelData) {
     let mut session = Session::open(std::slice::from_ref(path)).unwrap();
     let owner = session.new_owner();
     let req = KernelAnalysis::request(&mut session, owner);
     let id = session.add(req);
+    session
+        .peek::<KernelCollector>(id)
+        .expect("added")
+        .keep_whole_cpu_rows();
     while !session.is_complete(id) {
         session.service(traceloom_engine::request::Budget::events(1 << 20), || false);
     }

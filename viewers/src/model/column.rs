@@ -300,22 +300,6 @@ impl<T: Item> Column<T> {
             .chain(std::iter::once_with(|| self.tail.iter().copied().collect()))
     }
 
-    /// The items of the packed block holding item `k`, or of the unpacked
-    /// tail when `k` is past the packed blocks, into `out`: the index of
-    /// the first (a reader going through a column in order, block by
-    /// block, without [`ColumnReader`]'s cache).
-    pub(crate) fn block_of(&self, k: usize, out: &mut Vec<T>) -> usize {
-        out.clear();
-        let p = self.packed();
-        if k >= p {
-            out.extend(self.tail.iter().copied());
-            return p;
-        }
-        out.resize(BLOCK, T::zeroed());
-        self.decode_block(k / BLOCK, out);
-        k / BLOCK * BLOCK
-    }
-
     /// The items, copied into a vector.
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().collect()

@@ -15,12 +15,10 @@
 //! [`CpuRow`] reads change `k` of the row in place, in O(1) once its
 //! stretch is found.
 //!
-//! The kernel pass records each CPU row whole while it runs (its
-//! snapshots are drawn from them) and classifies each change as the next
-//! comes (`CpuSeries`, in `kernel`); the final result lists only the
-//! explicit changes, and so does the store. [`explicit_of`] classifies a
-//! whole row afresh, for a row whose list a parallel pass's join could
-//! not keep.
+//! The kernel pass lists the explicit changes as it goes, classifying
+//! each when the next change comes (`CpuSeries`, in `kernel`), and keeps
+//! no whole row: its snapshots, the final result and the store read the
+//! rows through the threads' rows.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -121,6 +119,14 @@ impl ExplicitLists {
         self.before.push(k as u64);
     }
 
+    /// Takes back the change listed last.
+    pub(crate) fn pop(&mut self) {
+        self.times.pop();
+        self.threads.pop();
+        self.modes.pop();
+        self.before.pop();
+    }
+
     /// Moves the full chunks to `arena`.
     pub(crate) fn spill(&mut self, arena: &Arc<Arena>) {
         self.times.spill(arena);
@@ -147,132 +153,6 @@ impl ExplicitLists {
     }
 }
 
-/// The threads whose rows [`explicit_of`] keeps reading on (about 1 kB
-/// each).
-const CURSORS: usize = 16;
-
-/// The explicit changes listed every so many, then moved to the spill
-/// file (as the pass does its own lists).
-const SPILL_EVERY: usize = 262_144;
-
-/// CPU record `c`, which lists its whole row, listing only its explicit
-/// changes: the pass lists them as it goes, and this is for a row whose
-/// list it could not keep (see `CpuSeries::stale`); what it lists is
-/// spilled to `arena` as it grows.
-pub(crate) fn explicit_of<T: ThreadRow>(
-    c: &CpuRecord,
-    threads: &[Arc<T>],
-    arena: Option<&Arc<Arena>>,
-) -> CpuRecord {
-    let mut out = ExplicitLists::default();
-    // The rows of the threads the CPU ran last, each read on from where
-    // it was left (most recent first): a CPU runs a few threads in turn,
-    // and a row read afresh at each stretch was searched from its start
-    // and its blocks decoded again, the bulk of this pass's time.
-    let mut cursors: Vec<ThreadCursor<'_, T>> = Vec::new();
-    let mut prev: Option<CpuChange> = None;
-    let blocks = c
-        .times
-        .chunks()
-        .zip(c.threads.chunks())
-        .zip(c.modes.chunks());
-    let changes = blocks.flat_map(|((t, r), m)| {
-        let n = t.len().min(r.len()).min(m.len());
-        (0..n).map(move |i| (t[i], r[i], m[i]))
-    });
-    for (k, (t, r, m)) in changes.enumerate() {
-        let implied = match prev {
-            Some((pt, pr, _)) if pr == r && r != NO_THREAD => match threads.get(r as usize) {
-                Some(th) => {
-                    match cursors.iter().position(|s| s.thread == r) {
-                        Some(0) => {}
-                        Some(i) => cursors[..=i].rotate_right(1),
-                        None => {
-                            cursors.truncate(CURSORS - 1);
-                            cursors.insert(0, ThreadCursor::new(r, th));
-                        }
-                    }
-                    cursors[0].next_after(pt) == Some((t, m))
-                }
-                None => false,
-            },
-            _ => false,
-        };
-        if !implied {
-            out.push(k, (t, r, m));
-            if let (Some(a), true) = (arena, out.times.len().is_multiple_of(SPILL_EVERY)) {
-                out.spill(a);
-            }
-        }
-        prev = Some((t, r, m));
-    }
-    if let Some(a) = arena {
-        out.spill(a);
-    }
-    out.record(c.trace, c.cpu, c.times.len(), c.blocks.clone())
-}
-
-/// A thread's row, read forward: its changes after a time.
-struct ThreadCursor<'a, T> {
-    thread: u32,
-    th: &'a T,
-    /// Its changes from `base` on, a block at a time.
-    base: usize,
-    times: Vec<Time>,
-    codes: Vec<u8>,
-    /// Index of the first change after the time asked last (a forward
-    /// search starts there).
-    next: usize,
-}
-
-impl<'a, T: ThreadRow> ThreadCursor<'a, T> {
-    fn new(thread: u32, th: &'a T) -> Self {
-        ThreadCursor {
-            thread,
-            th,
-            base: 0,
-            times: Vec::new(),
-            codes: Vec::new(),
-            next: 0,
-        }
-    }
-
-    /// Time of change `k` (`k` < the row's length).
-    #[inline]
-    fn time(&mut self, k: usize) -> Time {
-        if k < self.base || k - self.base >= self.times.len() {
-            self.base = self.th.times().block_of(k, &mut self.times);
-            self.th.codes().block_of(k, &mut self.codes);
-        }
-        self.times[k - self.base]
-    }
-
-    /// The thread's first change after `t` (at or after the last time
-    /// asked): its time and the CPU mode it shows, when running.
-    fn next_after(&mut self, t: Time) -> Option<(Time, u8)> {
-        // Through a stretch the answer is the change after the last one:
-        // read on in order, each block decoded once. A search only when
-        // the thread changed more than a few times elsewhere since.
-        let n = self.th.times().len();
-        let mut steps = 0;
-        while self.next < n && self.time(self.next) <= t {
-            self.next += 1;
-            steps += 1;
-            if steps == 4 {
-                let rest = self.th.times().partition_point(|&x| x <= t);
-                self.next = self.next.max(rest);
-                break;
-            }
-        }
-        let e = self.next;
-        if e >= n {
-            return None;
-        }
-        let time = self.time(e);
-        Some((time, self.th.running_mode(self.codes[e - self.base])?))
-    }
-}
-
 /// A CPU row read in place: change `k`, its time, and the number of
 /// changes up to a time ([`Times`], what a render walks), whether the
 /// record lists the whole row or only its explicit changes.
@@ -285,19 +165,41 @@ pub struct CpuRow<'a, T> {
     before: Option<ColumnReader<'a, u64>>,
     len: usize,
     /// The stretch read last.
-    stretch: RefCell<Option<Stretch<'a, T>>>,
+    stretch: RefCell<Option<Stretch>>,
+    /// The rows of the threads the stretches read last, each with its
+    /// readers' decoded blocks: a CPU runs a few threads in turn, and a
+    /// stretch is a few dozen changes, so readers made for each stretch
+    /// decoded the same blocks again (most of the time of reading a row
+    /// through).
+    rows: RefCell<Vec<ThreadReader<'a, T>>>,
 }
 
+/// The threads whose rows a [`CpuRow`] keeps readers of (about 1 kB
+/// each).
+const READERS: usize = 64;
+
 /// Explicit change `j` and the changes it implies: changes `lo..hi` of
-/// the row, the implied ones being changes `first..` of `thread`'s row.
-struct Stretch<'a, T> {
+/// the row, the implied ones being changes `first..` of the thread's row,
+/// read by `rows[reader]` (none when the thread is unknown).
+struct Stretch {
+    j: usize,
     lo: usize,
     hi: usize,
     explicit: CpuChange,
-    th: Option<&'a T>,
     first: usize,
-    times: Option<ColumnReader<'a, Time>>,
-    codes: Option<ColumnReader<'a, u8>>,
+    reader: Option<usize>,
+}
+
+/// A thread's row, read by a [`CpuRow`].
+struct ThreadReader<'a, T> {
+    thread: u32,
+    th: &'a T,
+    times: ColumnReader<'a, Time>,
+    codes: ColumnReader<'a, u8>,
+    /// When the reader was used last (the least recent is replaced).
+    used: u64,
+    /// The change after the last one the stretch read last implies.
+    next: usize,
 }
 
 impl<'a, T: ThreadRow> CpuRow<'a, T> {
@@ -314,6 +216,7 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
                 None => c.times.len(),
             },
             stretch: RefCell::new(None),
+            rows: RefCell::new(Vec::new()),
         }
     }
 
@@ -334,8 +237,22 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         };
         let mut cache = self.stretch.borrow_mut();
         if !cache.as_ref().is_some_and(|s| s.lo <= k && k < s.hi) {
-            let col = before.column();
-            let j = col.partition_point(|&b| b as usize <= k).saturating_sub(1);
+            // Read in order, the next stretch is the next explicit
+            // change's: no search.
+            let n = before.len();
+            let j = match cache.as_ref() {
+                Some(s)
+                    if s.hi == k
+                        && s.j + 1 < n
+                        && (s.j + 2 == n || before.at(s.j + 2) as usize > k) =>
+                {
+                    s.j + 1
+                }
+                _ => {
+                    let col = before.column();
+                    col.partition_point(|&b| b as usize <= k).saturating_sub(1)
+                }
+            };
             *cache = Some(self.stretch(j, before));
         }
         let s = cache.as_ref().expect("just set");
@@ -346,20 +263,22 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         let (t, r, m) = s.explicit;
         // A store that lies (its checksums hold) must not panic a render:
         // past the thread's row, the explicit change's values.
-        match (s.th, &s.times, &s.codes) {
-            (Some(th), Some(times), Some(codes)) if s.first + i - 1 < times.len() => {
+        let rows = self.rows.borrow();
+        match s.reader.map(|x| &rows[x]) {
+            Some(row) if s.first + i - 1 < row.times.len() => {
                 let e = s.first + i - 1;
-                let mode = th
-                    .running_mode(codes.at(e))
+                let mode = row
+                    .th
+                    .running_mode(row.codes.at(e))
                     .unwrap_or(CpuMode::Unknown.code());
-                (times.at(e), r, mode)
+                (row.times.at(e), r, mode)
             }
             _ => (t, r, m),
         }
     }
 
     /// The stretch of explicit change `j`.
-    fn stretch(&self, j: usize, before: &ColumnReader<'a, u64>) -> Stretch<'a, T> {
+    fn stretch(&self, j: usize, before: &ColumnReader<'a, u64>) -> Stretch {
         let n = before.len();
         let lo = (before.at(j) as usize).min(self.len);
         let hi = if j + 1 < n {
@@ -369,20 +288,60 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         }
         .clamp(lo + 1, self.len.max(lo + 1));
         let explicit = (self.times.at(j), self.runs.at(j), self.modes.at(j));
-        let th = self.threads.get(explicit.1 as usize).map(|t| &**t);
-        let times = th.map(|t| t.times().reader());
-        let first = times.as_ref().map_or(0, |r| {
-            r.first_at_or_after(0, explicit.0.saturating_add(1)).0
+        let reader = self.reader(explicit.1);
+        let first = reader.map_or(0, |x| {
+            let rows = self.rows.borrow();
+            let row = &rows[x];
+            let after = explicit.0.saturating_add(1);
+            // The search starts where the thread's last stretch ended when
+            // that is before the answer: a CPU's stretches read in order.
+            let from = match row.next {
+                0 => 0,
+                h if h <= row.times.len() && row.times.at(h - 1) < after => h,
+                _ => 0,
+            };
+            row.times.first_at_or_after(from, after).0
         });
+        if let Some(x) = reader {
+            // Where the next stretch of this thread will likely start.
+            let mut rows = self.rows.borrow_mut();
+            rows[x].next = first + (hi - lo - 1);
+        }
         Stretch {
+            j,
             lo,
             hi,
             explicit,
-            th,
             first,
-            times,
-            codes: th.map(|t| t.codes().reader()),
+            reader,
         }
+    }
+
+    /// The index in `rows` of the reader of thread record `thread`, made
+    /// when missing (`None`: no such record).
+    fn reader(&self, thread: u32) -> Option<usize> {
+        let th = self.threads.get(thread as usize)?;
+        let mut rows = self.rows.borrow_mut();
+        let now = rows.iter().map(|r| r.used).max().map_or(0, |u| u + 1);
+        if let Some(x) = rows.iter().position(|r| r.thread == thread) {
+            rows[x].used = now;
+            return Some(x);
+        }
+        let made = ThreadReader {
+            thread,
+            th: &**th,
+            times: th.times().reader(),
+            codes: th.codes().reader(),
+            used: now,
+            next: 0,
+        };
+        if rows.len() < READERS {
+            rows.push(made);
+            return Some(rows.len() - 1);
+        }
+        let oldest = (0..rows.len()).min_by_key(|&x| rows[x].used)?;
+        rows[oldest] = made;
+        Some(oldest)
     }
 }
 
@@ -409,8 +368,11 @@ impl<T: ThreadRow> Times for CpuRow<'_, T> {
             *cache = Some(self.stretch(j, before));
         }
         let s = cache.as_ref().expect("just set");
-        let implied = s.times.as_ref().map_or(0, |times| {
-            let (e, _) = times.first_at_or_after(s.first, t.saturating_add(1));
+        let rows = self.rows.borrow();
+        let implied = s.reader.map_or(0, |x| {
+            let (e, _) = rows[x]
+                .times
+                .first_at_or_after(s.first, t.saturating_add(1));
             e - s.first
         });
         (s.lo + 1 + implied).min(s.hi)

@@ -42,11 +42,11 @@ use super::series::{SealBatch, SealedBatch, Series, Words};
 use super::session::{KernelRequest, Payload, Session};
 use super::spill::Arena;
 use super::stats::{self, Statistics, StatsCollector, StatsPart};
-use super::steps::{BlockSummary, Blocks, BlocksBuilder, Times, NO_CLASS};
+use super::steps::{BlockSummary, BlockTally, Blocks, BlocksBuilder, Times, NO_CLASS};
 use crate::render::RowId;
 use traceloom_base::FastMap;
 
-use super::cpu_row::{explicit_of, CpuChange, ExplicitLists, ThreadRow};
+use super::cpu_row::{CpuChange, CpuRow, ExplicitLists, ThreadRow};
 pub use super::cpu_row::{CpuRecord, NO_THREAD};
 
 /// State code of a thread: `status << 3 | mode` (the mode only while
@@ -200,11 +200,15 @@ fn running_cpu_mode(code: u8, tid: i64) -> Option<u8> {
 /// Whether CPU change `last` is implied by the row of the thread it runs
 /// (`series[last.1]`, whose head is `heads[last.1]`), `prev` being the
 /// change before it, as `cpu_row` defines it: that thread's first change
-/// after `prev` is at `last`'s time, to running in `last`'s mode.
+/// after `prev` is at `last`'s time, to running in `last`'s mode. Not
+/// when that change is the first of a placeholder (`placeholder[r].0`),
+/// in a part of a parallel pass: the join may drop it from the joined row
+/// (see `parallel_pass::CpuJob`).
 #[inline]
 pub(super) fn implied_by_thread(
     series: &[RecordLists],
     heads: &[ThreadHead],
+    placeholder: &[(bool, bool)],
     prev: CpuChange,
     last: CpuChange,
 ) -> bool {
@@ -212,9 +216,20 @@ pub(super) fn implied_by_thread(
     let (Some(s), Some(h)) = (series.get(r), heads.get(r)) else {
         return false;
     };
-    s.first_change_after(prev.0, last.0)
-        .and_then(|code| running_cpu_mode(code, h.tid))
-        == Some(last.2)
+    match s.first_change_after(prev.0, last.0) {
+        Some((0, _)) if placeholder.get(r).is_some_and(|p| p.0) => {
+            // Not met: the pass records the running thread's state at each
+            // event of its CPU, so a CPU change follows a change of the
+            // thread's row in the part. Listing the change is exact all
+            // the same, and the tests check that it is not met.
+            if cfg!(debug_assertions) {
+                panic!("a CPU change implied by a placeholder's first change");
+            }
+            false
+        }
+        Some((_, code)) => running_cpu_mode(code, h.tid) == Some(last.2),
+        None => false,
+    }
 }
 
 /// An interrupt line or softirq vector.
@@ -690,10 +705,11 @@ impl RecordLists {
         }
     }
 
-    /// The state code of the thread's first change after `after`, when
-    /// that change is at `t` and among the thread's last few changes
-    /// (`None` otherwise: a CPU row then lists its change, `cpu_row`).
-    pub(super) fn first_change_after(&self, after: Time, t: Time) -> Option<u8> {
+    /// The index and state code of the thread's first change after
+    /// `after`, when that change is at `t` and among the thread's last few
+    /// changes (`None` otherwise: a CPU row then lists its change,
+    /// `cpu_row`).
+    pub(super) fn first_change_after(&self, after: Time, t: Time) -> Option<(usize, u8)> {
         match self {
             RecordLists::Growing(s) => {
                 // The last changes are unpacked (the last BLOCK at least):
@@ -704,7 +720,8 @@ impl RecordLists {
                 let from = n.saturating_sub(SCAN_BACK + 2);
                 if let (Some(ts), Some(cs)) = (s.times.unpacked(from, n), s.codes.unpacked(from, n))
                 {
-                    return first_change_after(|k| ts[k], |k| cs[k], ts.len(), after, t);
+                    return first_change_after(|k| ts[k], |k| cs[k], ts.len(), after, t)
+                        .map(|(k, c)| (from + k, c));
                 }
                 first_change_after(|k| s.times.get(k), |k| s.codes.get(k), n, after, t)
             }
@@ -725,24 +742,6 @@ impl RecordLists {
                 after,
                 t,
             ),
-        }
-    }
-
-    /// The time of the first change.
-    pub(super) fn first_time(&self) -> Option<Time> {
-        match self {
-            RecordLists::Growing(s) => (!s.times.is_empty()).then(|| s.times.get(0)),
-            RecordLists::Sealed(l, _) => l.lists().times.first(),
-            RecordLists::Done(l, _) => l.times.first(),
-        }
-    }
-
-    /// The time of the last change.
-    pub(super) fn last_time(&self) -> Option<Time> {
-        match self {
-            RecordLists::Growing(s) => s.times.last(),
-            RecordLists::Sealed(l, _) => l.lists().times.last(),
-            RecordLists::Done(l, _) => l.times.last(),
         }
     }
 
@@ -956,7 +955,7 @@ fn first_change_after(
     n: usize,
     after: Time,
     t: Time,
-) -> Option<u8> {
+) -> Option<(usize, u8)> {
     let mut i = n;
     while i > 0 && time(i - 1) > t {
         i -= 1;
@@ -966,7 +965,7 @@ fn first_change_after(
     }
     let e = i.checked_sub(1)?;
     let first = time(e) == t && (e == 0 || time(e - 1) <= after);
-    first.then(|| code(e))
+    first.then(|| (e, code(e)))
 }
 
 /// The growing change lists of a thread record.
@@ -1030,46 +1029,54 @@ impl ThreadSeries {
     }
 }
 
-/// The growing change lists of a CPU record: its whole row (what the
-/// snapshots draw), and the changes its threads' rows do not imply (what
-/// the final result keeps, `cpu_row`), each classified when the next
-/// change comes.
+/// The growing lists of a CPU record: the changes its threads' rows do
+/// not imply (`cpu_row`), each classified when the next change comes, and
+/// the summary of the whole row, tallied as it goes. The whole row is not
+/// kept (unless asked, for checks): it is read through the threads' rows
+/// (a snapshot's [`CpuRow`](super::cpu_row::CpuRow)), and keeping it cost
+/// about a tenth of the pass's instructions.
 #[derive(Debug, Default)]
 pub(super) struct CpuSeries {
-    pub(super) times: ColumnBuilder<Time>,
-    pub(super) threads: ColumnBuilder<u32>,
-    pub(super) modes: ColumnBuilder<u8>,
-    pub(super) blocks: BlocksBuilder,
-    pub(super) explicit: ExplicitLists,
-    /// The change before the last (the last is not classified yet).
+    /// Number of changes of the row.
+    pub(super) len: usize,
+    /// The last change, not classified until the next comes (or the end).
+    pub(super) last: Option<CpuChange>,
+    /// The change before the last.
     pub(super) before_last: Option<CpuChange>,
-    /// Set when the explicit changes no longer match the row (a parallel
-    /// pass's join where a thread changed at the very instant of the
-    /// split): the final result lists them afresh.
-    pub(super) stale: bool,
+    /// Whether the last change is classified (listed if explicit).
+    pub(super) last_closed: bool,
+    pub(super) explicit: ExplicitLists,
+    pub(super) blocks: BlockTally,
+    /// Set by a parallel pass's join: the summary of the blocks from
+    /// `blocks.closed()` on is made at the end, from the joined rows.
+    pub(super) summarize_at_end: bool,
+    /// No change before this one is implied: 2 in a part that follows
+    /// others, whose first change may join the one before it (see
+    /// `parallel_pass::CpuJob`).
+    pub(super) first_implied: usize,
+    /// The whole row, when kept for checks
+    /// ([`KernelCollector::keep_whole_cpu_rows`]).
+    pub(super) whole: Option<Box<WholeCpuRow>>,
+}
+
+/// A CPU row recorded whole.
+#[derive(Debug, Default)]
+pub(super) struct WholeCpuRow {
+    times: ColumnBuilder<Time>,
+    threads: ColumnBuilder<u32>,
+    modes: ColumnBuilder<u8>,
 }
 
 impl CpuSeries {
     /// Moves the full chunks to `arena`.
     pub(super) fn spill(&mut self, arena: &Arc<Arena>) {
-        self.times.spill(arena);
-        self.threads.spill(arena);
-        self.modes.spill(arena);
         self.blocks.spill(arena);
         self.explicit.spill(arena);
-    }
-
-    pub(super) fn sync(&mut self) {
-        let (threads, modes) = (&self.threads, &self.modes);
-        self.blocks.sync(&self.times, || {
-            let (mut threads, mut modes) = (threads.cursor(), modes.cursor());
-            move |k| cpu_class(threads.get(k), modes.get(k))
-        });
-    }
-
-    /// The last change of the row.
-    pub(super) fn last(&self) -> Option<CpuChange> {
-        Some((self.times.last()?, self.threads.last()?, self.modes.last()?))
+        if let Some(w) = &mut self.whole {
+            w.times.spill(arena);
+            w.threads.spill(arena);
+            w.modes.spill(arena);
+        }
     }
 
     /// Records that the CPU runs thread record `thread` in mode `mode` at
@@ -1084,52 +1091,110 @@ impl CpuSeries {
         mode: u8,
         implied: impl FnOnce(CpuChange, CpuChange) -> bool,
     ) -> bool {
-        self.record(t, thread, mode, |s| s.close_last(implied))
+        let class = cpu_class(thread, mode);
+        match self.last {
+            Some((_, r, m)) if (r, m) == (thread, mode) => return false,
+            Some((lt, _, _)) if lt == t => {
+                self.last = Some((t, thread, mode));
+                self.blocks.set_last_class(class);
+                if let Some(w) = &mut self.whole {
+                    w.threads.set_last(thread);
+                    w.modes.set_last(mode);
+                }
+                return true;
+            }
+            _ => {}
+        }
+        self.close_last(implied);
+        self.len += 1;
+        self.last = Some((t, thread, mode));
+        self.last_closed = false;
+        self.blocks.push(t, class);
+        if let Some(w) = &mut self.whole {
+            w.times.push(t);
+            w.threads.push(thread);
+            w.modes.push(mode);
+        }
+        true
     }
 
     /// Classifies the last change (no other can come at its instant).
     #[inline]
     pub(super) fn close_last(&mut self, implied: impl FnOnce(CpuChange, CpuChange) -> bool) {
-        let Some(last) = self.last() else { return };
-        let is_implied = match self.before_last {
-            Some(p) => last.1 != NO_THREAD && p.1 == last.1 && implied(p, last),
-            None => false,
-        };
+        let Some(last) = self.last else { return };
+        if self.last_closed {
+            return;
+        }
+        let k = self.len - 1;
+        let is_implied = k >= self.first_implied
+            && match self.before_last {
+                Some(p) => last.1 != NO_THREAD && p.1 == last.1 && implied(p, last),
+                None => false,
+            };
         if !is_implied {
-            self.explicit.push(self.times.len() - 1, last);
+            self.explicit.push(k, last);
         }
         self.before_last = Some(last);
+        self.last_closed = true;
     }
 
-    /// [`change`](Self::change) of the whole row alone.
-    pub(super) fn change_row(&mut self, t: Time, thread: u32, mode: u8) -> bool {
-        self.record(t, thread, mode, |_| {})
+    /// The whole row as a record, when kept: its summary made afresh
+    /// from it, not tallied (what checks compare the tally with).
+    pub(super) fn whole_record(&mut self, trace: u32, cpu: u32) -> Option<CpuRecord> {
+        self.whole.as_mut().map(|w| {
+            let times = w.times.snapshot();
+            let (threads, modes) = (w.threads.snapshot(), w.modes.snapshot());
+            let classes: Vec<u8> = threads
+                .iter()
+                .zip(modes.iter())
+                .map(|(r, m)| cpu_class(r, m))
+                .collect();
+            let blocks = super::steps::blocks_of(&times.to_vec(), |k| classes[k]);
+            CpuRecord {
+                trace,
+                cpu,
+                times,
+                threads,
+                modes,
+                implied: None,
+                blocks,
+            }
+        })
     }
 
-    /// The change to the whole row, `before_new(self)` before a change at
-    /// a new instant.
-    #[inline]
-    fn record(
+    /// The record of CPU `cpu` of trace `trace` so far: its explicit
+    /// changes, the last listed too while it is not classified (listing
+    /// a change explicit is always exact).
+    pub(super) fn record(&mut self, trace: u32, cpu: u32) -> CpuRecord {
+        let blocks = self.blocks.snapshot();
+        match self.last {
+            Some(last) if !self.last_closed => {
+                self.explicit.push(self.len - 1, last);
+                let r = self.explicit.record(trace, cpu, self.len, blocks);
+                self.explicit.pop();
+                r
+            }
+            _ => self.explicit.record(trace, cpu, self.len, blocks),
+        }
+    }
+
+    /// Summarizes the changes from `blocks.closed() × BLOCK` on, reading
+    /// them in `row`, the record's row in the result (see
+    /// `summarize_at_end`).
+    pub(super) fn summarize_rest<T: ThreadRow>(
         &mut self,
-        t: Time,
-        thread: u32,
-        mode: u8,
-        before_new: impl FnOnce(&mut Self),
-    ) -> bool {
-        if self.threads.last() == Some(thread) && self.modes.last() == Some(mode) {
-            return false;
+        row: &CpuRow<'_, T>,
+        arena: Option<&Arc<Arena>>,
+    ) {
+        self.blocks.reopen();
+        let from = self.blocks.closed() * super::steps::BLOCK;
+        for k in from..row.len() {
+            let (t, r, m) = row.at(k);
+            self.blocks.push(t, cpu_class(r, m));
         }
-        if self.times.last() == Some(t) {
-            self.threads.set_last(thread);
-            self.modes.set_last(mode);
-        } else {
-            before_new(self);
-            self.times.push(t);
-            self.threads.push(thread);
-            self.modes.push(mode);
+        if let Some(a) = arena {
+            self.blocks.spill(a);
         }
-        self.sync();
-        true
     }
 }
 
@@ -1259,6 +1324,11 @@ pub struct KernelCollector {
     /// Per thread record: whether it is such a placeholder, and whether
     /// the part updated it (then its name and ids are the part's).
     pub(super) placeholder: Vec<(bool, bool)>,
+    /// Whether it is such a part (its placeholders were made).
+    follows: bool,
+    /// Whether the CPU rows are also recorded whole
+    /// ([`keep_whole_cpu_rows`](Self::keep_whole_cpu_rows)).
+    whole_cpu_rows: bool,
 }
 
 impl KernelCollector {
@@ -1313,6 +1383,8 @@ impl KernelCollector {
             next_spill: spill_every,
             seed_pending: None,
             placeholders_pending: false,
+            follows: false,
+            whole_cpu_rows: false,
             placeholder: Vec::new(),
         }
     }
@@ -1448,6 +1520,7 @@ impl KernelCollector {
     /// single pass would the records alive there, and the parts are
     /// joined by them.
     fn add_placeholders(&mut self, state: &TracesetState, t: Time) {
+        self.follows = true;
         for (ti, ts) in state.traces.iter().enumerate() {
             let mut keys: Vec<ThreadKey> = ts.threads.keys().copied().collect();
             keys.sort_unstable();
@@ -1567,10 +1640,14 @@ impl KernelCollector {
                 implied: None,
                 blocks: Default::default(),
             });
-            self.cpu_series.push(CpuSeries::default());
+            self.cpu_series.push(CpuSeries {
+                first_implied: if self.follows { 2 } else { 0 },
+                whole: self.whole_cpu_rows.then(Default::default),
+                ..Default::default()
+            });
         }
-        let (series, heads) = (&self.thread_series, &self.threads);
-        let implied = |p, l| implied_by_thread(series, heads, p, l);
+        let (series, heads, placeholder) = (&self.thread_series, &self.threads, &self.placeholder);
+        let implied = |p, l| implied_by_thread(series, heads, placeholder, p, l);
         if self.cpu_series[idx as usize].change(t, running, mode, implied) {
             self.gaps.cpu_changed(idx);
         }
@@ -1774,6 +1851,15 @@ impl KernelCollector {
         }
     }
 
+    /// Also records each CPU row whole, from now on, as the snapshots
+    /// then give it (not the result, whose rows list their explicit
+    /// changes): for checks of the explicit changes and of the summaries
+    /// tallied, against the rows and summaries made from them whole. A
+    /// parallel pass's join drops the whole rows.
+    pub fn keep_whole_cpu_rows(&mut self) {
+        self.whole_cpu_rows = true;
+    }
+
     /// Events read so far, and the time of the last one (progress).
     pub fn progress(&self) -> (u64, Time) {
         (self.events, self.last_time)
@@ -1815,7 +1901,7 @@ impl KernelCollector {
             .zip(&mut self.thread_series)
             .map(|(t, s)| s.record(t))
             .collect();
-        self.assemble(threads, stats, pending)
+        self.assemble(threads, stats, pending, true)
     }
 
     /// The final result, the collector consumed: as [`snapshot`](Self::snapshot)
@@ -1837,7 +1923,13 @@ impl KernelCollector {
         }
         // The CPU rows' last changes, classified now that none can follow:
         // the result keeps their explicit changes (`cpu_row`).
-        let cpus = self.explicit_cpus();
+        {
+            let (series, heads, placeholder) =
+                (&self.thread_series, &self.threads, &self.placeholder);
+            for s in &mut self.cpu_series {
+                s.close_last(|p, l| implied_by_thread(series, heads, placeholder, p, l));
+            }
+        }
         // The statistics first: their merge holds the collector's cells
         // and the merged ones at once, which would otherwise come on top
         // of the records built below.
@@ -1885,52 +1977,61 @@ impl KernelCollector {
             }
         }
         threads.reverse();
-        let mut d = self.assemble(threads, stats, None).finish();
-        let mut cpus: FastMap<(u32, u32), Option<CpuRecord>> = cpus.into_iter().collect();
-        for c in &mut d.cpus {
-            match cpus.remove(&(c.trace, c.cpu)).flatten() {
-                Some(e) => *c = e,
-                None => *c = explicit_of(c, &d.threads, self.arena.as_ref()),
-            }
-        }
+        let mut d = self.assemble(threads, stats, None, false).finish();
+        self.summarize_joined(&mut d);
         d
     }
 
-    /// Each CPU record with its explicit changes, its last change
-    /// classified (`None` for a record whose explicit changes are stale),
-    /// by trace and CPU.
-    fn explicit_cpus(&mut self) -> Vec<((u32, u32), Option<CpuRecord>)> {
-        let (series, heads) = (&self.thread_series, &self.threads);
-        self.cpus
+    /// The summaries of the CPU rows whose blocks a parallel pass's join
+    /// left to the end (`CpuSeries::summarize_at_end`), read through the
+    /// thread records of `d`, the result: a row per core at once.
+    fn summarize_joined(&mut self, d: &mut KernelData) {
+        let at: FastMap<(u32, u32), usize> = d
+            .cpus
             .iter()
-            .zip(&mut self.cpu_series)
-            .map(|(c, s)| {
-                s.close_last(|p, l| implied_by_thread(series, heads, p, l));
-                let (len, blocks) = (s.times.len(), s.blocks.snapshot());
-                let record = (!s.stale).then(|| s.explicit.record(c.trace, c.cpu, len, blocks));
-                ((c.trace, c.cpu), record)
-            })
-            .collect()
+            .enumerate()
+            .map(|(i, c)| ((c.trace, c.cpu), i))
+            .collect();
+        let index = |c: &CpuRecord| at.get(&(c.trace, c.cpu)).copied();
+        {
+            let (cpus, threads, arena) = (&d.cpus, &d.threads, self.arena.as_ref());
+            let mut jobs: Vec<(&mut CpuSeries, &CpuRecord)> = self
+                .cpus
+                .iter()
+                .zip(&mut self.cpu_series)
+                .filter(|(_, s)| s.summarize_at_end)
+                .filter_map(|(c, s)| Some((s, &cpus[index(c)?])))
+                .collect();
+            super::cores::on_cores(&mut jobs, |(s, c)| {
+                s.summarize_rest(&c.row(threads), arena);
+            });
+        }
+        for (c, s) in self.cpus.iter().zip(&mut self.cpu_series) {
+            if let (true, Some(i)) = (s.summarize_at_end, index(c)) {
+                d.cpus[i].blocks = s.blocks.snapshot();
+                s.summarize_at_end = false;
+            }
+        }
     }
 
     /// The snapshot around `threads` (the records with their change
     /// lists) and the statistics.
+    /// With `whole_rows`, the CPU rows kept whole are given whole
+    /// ([`keep_whole_cpu_rows`](Self::keep_whole_cpu_rows)).
     fn assemble(
         &mut self,
         threads: Vec<Arc<ThreadRecord>>,
         stats: Statistics,
         pending: Option<StatsPart>,
+        whole_rows: bool,
     ) -> DeferredSnapshot {
         let cpus = self
             .cpus
             .iter()
             .zip(&mut self.cpu_series)
-            .map(|(c, s)| CpuRecord {
-                times: s.times.snapshot(),
-                threads: s.threads.snapshot(),
-                modes: s.modes.snapshot(),
-                blocks: s.blocks.snapshot(),
-                ..c.clone()
+            .map(|(c, s)| match s.whole_record(c.trace, c.cpu) {
+                Some(w) if whole_rows => w,
+                _ => s.record(c.trace, c.cpu),
             })
             .collect();
         let lines = self
@@ -2333,28 +2434,52 @@ event {
     fn cpu_rows_list_the_changes_their_threads_do_not_imply() {
         let dir = tempfile::tempdir().unwrap();
         let trace = forking_trace(&dir.path().join("t"), 30_000, 9);
-        for stale in [false, true] {
+        // One pass keeping its CPU rows whole, one listing their explicit
+        // changes alone, read in step.
+        let start = |whole: bool| {
             let mut session = Session::open(std::slice::from_ref(&trace)).unwrap();
-            let mut collector = KernelAnalysis::run_to_end(&mut session, |_, _| {});
-            let whole = collector.snapshot();
-            // A row whose explicit changes a join could not keep is
-            // listed afresh, from the whole row.
-            for s in &mut collector.cpu_series {
-                s.stale = stale;
+            let owner = session.new_owner();
+            let req = KernelAnalysis::request(&mut session, owner);
+            let id = session.add(req);
+            if whole {
+                session
+                    .peek::<KernelCollector>(id)
+                    .expect("added")
+                    .keep_whole_cpu_rows();
             }
-            let data = collector.into_data();
-            let (listed, all): (usize, u64) = data.cpus.iter().fold((0, 0), |(l, a), c| {
-                (
-                    l + c.times.len(),
-                    a + c.implied.as_ref().expect("listed").len,
-                )
-            });
-            assert!(
-                listed * 4 < all as usize,
-                "stale {stale}: {listed} of {all} listed"
-            );
-            assert_eq!(whole_rows(data), whole, "stale {stale}");
+            (session, id)
+        };
+        let (mut whole, wid) = start(true);
+        let (mut listed, lid) = start(false);
+        let budget = traceloom_engine::request::Budget::events(2_500);
+        let mut steps = 0;
+        while !listed.is_complete(lid) {
+            whole.service(budget, || false);
+            listed.service(budget, || false);
+            let Some(w) = whole.peek::<KernelCollector>(wid) else {
+                break;
+            };
+            let w = w.snapshot();
+            let l = listed
+                .peek::<KernelCollector>(lid)
+                .expect("reading")
+                .snapshot();
+            // Part way, the last change (not classified yet) is listed
+            // too; the summaries tallied equal those made whole.
+            assert_eq!(whole_rows(l), w, "step {steps}");
+            steps += 1;
         }
+        assert!(steps > 5, "{steps} steps");
+        let w = whole.wait::<KernelCollector>(wid).unwrap().snapshot();
+        let data = listed.wait::<KernelCollector>(lid).unwrap().into_data();
+        let (n_listed, all): (usize, u64) = data.cpus.iter().fold((0, 0), |(l, a), c| {
+            (
+                l + c.times.len(),
+                a + c.implied.as_ref().expect("listed").len,
+            )
+        });
+        assert!(n_listed * 4 < all as usize, "{n_listed} of {all} listed");
+        assert_eq!(whole_rows(data), w);
     }
 
     #[test]
@@ -2380,7 +2505,7 @@ event {
             a.threads.len()
         );
         let whole = collector.into_data();
-        assert_eq!(whole_rows(whole.clone()), b);
+        assert_eq!(whole_rows(whole.clone()), whole_rows(b.clone()));
         // The result shares them too (those it does not end).
         assert!(whole
             .threads
@@ -2428,7 +2553,7 @@ event {
             assert!(partial.events > 0, "full at {full_at}");
             assert_eq!(partial, want_partial, "full at {full_at}: part way");
             assert_eq!(
-                collector.snapshot(),
+                whole_rows(collector.snapshot()),
                 whole_rows((*want).clone()),
                 "full at {full_at}: snapshot"
             );

@@ -39,6 +39,7 @@ use traceloom_hooks::{Flow, Priority};
 use super::checkpoint_pass::{BuildHandOver, CarriedBuild, CheckpointSink};
 use super::column::{Column, ColumnBuilder};
 use super::cores::on_cores;
+use super::cpu_row::CpuChange;
 use super::kernel::{
     add_collector_hooks, decode_thread_code, row_id, ArrowRecord, CpuRecord, CpuSeries,
     KernelAnalysis, KernelCollector, KernelData, LineRecord, LineSeries, RecordLists, NO_THREAD,
@@ -1186,19 +1187,6 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         .map(Some)
         .collect();
     let switches = src_column(std::mem::take(&mut p.switches));
-    // The continued records' first changes in the part, by time, for the
-    // CPU rows' explicit changes (see `CpuJob`), and whether one is at the
-    // instant of the thread's last change before the part.
-    let mut firsts: Vec<(Time, u32)> = Vec::new();
-    let mut at_split = false;
-    for (&i, lists) in &continued_series {
-        let g = map[i];
-        if let Some(t0) = lists.first_time() {
-            firsts.push((t0, g));
-            at_split |= w.thread_series[g as usize].last_time() == Some(t0);
-        }
-    }
-    firsts.sort_unstable();
     let mut jobs: Vec<JoinJob<'_>> = Vec::new();
     {
         let KernelCollector {
@@ -1212,12 +1200,7 @@ fn absorb(w: &mut KernelCollector, mut p: KernelCollector) {
         for (g, dst) in cpu_series.iter_mut().enumerate() {
             if let Some(k) = cpu_targets.iter().position(|&t| t == g) {
                 if let Some(src) = cpu_srcs[k].take() {
-                    jobs.push(JoinJob::Cpu(Box::new(CpuJob {
-                        dst,
-                        src,
-                        firsts: &firsts,
-                        at_split,
-                    })));
+                    jobs.push(JoinJob::Cpu(Box::new(CpuJob { dst, src })));
                 }
             }
         }
@@ -1398,37 +1381,52 @@ fn renumber_arrow(map: &[u32], a: ArrowRecord) -> ArrowRecord {
     }
 }
 
-/// The continuation of one CPU record by a part: its whole row appended
-/// as the other change lists are (`append_changes`), and its explicit
-/// changes (`cpu_row`), which the part classified against its own thread
-/// rows, after them, and the last change before the part (whose
-/// classification needs what follows; listing a change explicit is
-/// always exact, where the single pass may find it implied).
+/// The continuation of one CPU record by a part: its explicit changes
+/// (`cpu_row`), which the part classified against its own thread rows,
+/// after the record's, and the last change before the part, listed
+/// explicit (its classification needs what follows; listing a change
+/// explicit is always exact, where the single pass may find it implied).
 ///
-/// The part's classifications hold in the joined rows but where the
-/// join changed what they read: the change before the part's second, when
-/// the part's first joins the one before it; a continued thread's first
-/// change in the part, which the join drops from the thread's row when
-/// equal to its state before (the pass records a thread's state as the
-/// thread runs, so the CPUs' rows never meet either case as implied). A
-/// CPU row where one does is marked stale, and listed afresh in the
-/// result.
+/// The part's classifications hold in the joined rows. The join changes
+/// only the first change of each continued thread's row in the part, and
+/// the CPU row's first (either may be dropped, when equal to the state
+/// before the part), and the part implies no change from them
+/// (`kernel::implied_by_thread`, `CpuSeries::first_implied`). The row's
+/// summary is made at the end, from the joined rows
+/// (`CpuSeries::summarize_at_end`): the part's blocks of `BLOCK` changes
+/// do not line up with the joined row's.
 struct CpuJob<'a> {
     dst: &'a mut CpuSeries,
     src: CpuSeries,
-    /// The continued thread records' first changes in the part, by time.
-    firsts: &'a [(Time, u32)],
-    /// Whether a continued record's first change in the part is at the
-    /// instant of its last before: the thread's row there is the part's,
-    /// and the classifications before the part may not hold.
-    at_split: bool,
+}
+
+/// How a part's CPU row meets the row before it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Meet {
+    /// There is none.
+    Empty,
+    /// The part's first change is at the instant of the last before, and
+    /// replaces it.
+    Replaced,
+    /// The part's first change says what the last before says, and is
+    /// dropped.
+    Dropped,
+    /// The part's first change follows the last before.
+    Appended,
 }
 
 impl CpuJob<'_> {
     fn run(&mut self, map: &[u32], arena: Option<&Arc<Arena>>) {
-        let renumber = |x: u32| if x == NO_THREAD { x } else { map[x as usize] };
+        let renumber = |(t, r, m): CpuChange| {
+            let r = if r == NO_THREAD { r } else { map[r as usize] };
+            (t, r, m)
+        };
         let dst = &mut *self.dst;
         let src = &mut self.src;
+        let n = src.len;
+        let Some(src_last) = src.last.map(renumber) else {
+            return;
+        };
         let explicit = std::mem::take(&mut src.explicit);
         let (ex_times, ex_threads, ex_modes, ex_before) = (
             src_column(explicit.times),
@@ -1436,55 +1434,39 @@ impl CpuJob<'_> {
             src_column(explicit.modes),
             src_column(explicit.before),
         );
-        let (times, threads, modes) = (
-            src_column(std::mem::take(&mut src.times)),
-            src_column(std::mem::take(&mut src.threads)),
-            src_column(std::mem::take(&mut src.modes)),
-        );
-        let n = times.len();
-        if n == 0 {
-            return;
-        }
-        // Whether the part found change k implied (its last is classified
-        // later, as the last of the row).
-        let implied_in_part = |k: usize| {
-            k + 1 < n && {
-                let j = ex_before.partition_point(|&b| (b as usize) < k);
-                ex_before.get(j) != Some(k as u64)
-            }
+        // The part's first change: listed, unless it is the last (nothing
+        // precedes it in the part).
+        let first = match ex_before.first() {
+            Some(0) => renumber((ex_times.at(0), ex_threads.at(0), ex_modes.at(0))),
+            _ => src_last,
         };
-        let first = (times.at(0), renumber(threads.at(0)), modes.at(0));
-        let before = dst.times.len();
-        // Where the part's change k lands: at `offset + k`.
-        let (offset, dropped) = match dst.last() {
-            None => (0, false),
-            Some(l) if l.0 == first.0 => (before - 1, false),
+        let before = dst.len;
+        let meet = match dst.last {
+            None => Meet::Empty,
+            Some(l) if l.0 == first.0 => {
+                // Replaced: taken back from the list if it was listed.
+                if dst.last_closed && dst.explicit.before.last() == Some(before as u64 - 1) {
+                    dst.explicit.pop();
+                }
+                Meet::Replaced
+            }
             Some(l) => {
-                dst.explicit.push(before - 1, l);
+                if !dst.last_closed {
+                    dst.explicit.push(before - 1, l);
+                }
                 if (l.1, l.2) == (first.1, first.2) {
-                    (before - 1, true)
+                    Meet::Dropped
                 } else {
-                    (before, false)
+                    Meet::Appended
                 }
             }
         };
-        let at_firsts = self.firsts.iter().any(|&(t0, g)| {
-            let k = times.partition_point(|&x| x < t0);
-            k < n && times.at(k) == t0 && renumber(threads.at(k)) == g && implied_in_part(k)
-        });
-        dst.stale |= self.at_split || src.stale || at_firsts || (dropped && implied_in_part(1));
-        // The whole row.
-        append_changes(
-            dst,
-            (&times, &threads, &modes),
-            |threads: &mut [u32]| {
-                for x in threads {
-                    *x = renumber(*x);
-                }
-            },
-            arena,
-        );
-        // The explicit changes.
+        // Where the part's change k lands: at `offset + k`.
+        let offset = match meet {
+            Meet::Empty => 0,
+            Meet::Replaced | Meet::Dropped => before - 1,
+            Meet::Appended => before,
+        };
         let listed = ex_before
             .iter()
             .zip(ex_times.iter())
@@ -1492,23 +1474,32 @@ impl CpuJob<'_> {
             .zip(ex_modes.iter());
         for (((k, t), r), m) in listed {
             let k = k as usize;
-            if dropped && k == 0 {
+            if meet == Meet::Dropped && k == 0 {
                 continue;
             }
-            dst.explicit.push(offset + k, (t, renumber(r), m));
+            dst.explicit.push(offset + k, renumber((t, r, m)));
             if let (Some(ar), true) = (arena, dst.explicit.times.len().is_multiple_of(1 << 18)) {
                 dst.explicit.spill(ar);
             }
         }
-        // The change before the last, for the last's classification.
-        let len = dst.times.len();
-        dst.before_last = (len >= 2).then(|| {
-            (
-                dst.times.get(len - 2),
-                dst.threads.get(len - 2),
-                dst.modes.get(len - 2),
-            )
-        });
+        // The joined row's last two changes.
+        let src_before_last = src.before_last.map(renumber);
+        let (last, before_last, closed) = match (meet, n) {
+            (Meet::Dropped, 1) => (dst.last, dst.before_last, true),
+            (Meet::Dropped, 2) | (Meet::Appended, 1) => (Some(src_last), dst.last, false),
+            (Meet::Replaced, 1) => (Some(src_last), dst.before_last, false),
+            _ => (Some(src_last), src_before_last, src.last_closed),
+        };
+        (dst.len, dst.last, dst.before_last, dst.last_closed) =
+            (offset + n, last, before_last, closed);
+        if meet == Meet::Empty {
+            dst.blocks = std::mem::take(&mut src.blocks);
+            dst.summarize_at_end = src.summarize_at_end;
+        } else {
+            dst.blocks.reopen();
+            dst.summarize_at_end = true;
+        }
+        dst.whole = None;
         if let Some(ar) = arena {
             dst.spill(ar);
         }
@@ -1615,29 +1606,6 @@ trait ChangeColumns {
     fn change(&mut self, t: Time, a: Self::A, b: Self::B);
     fn sync(&mut self);
     fn spill(&mut self, arena: &Arc<Arena>);
-}
-
-impl ChangeColumns for CpuSeries {
-    type A = u32;
-    type B = u8;
-    fn columns(
-        &mut self,
-    ) -> (
-        &mut ColumnBuilder<Time>,
-        &mut ColumnBuilder<u32>,
-        &mut ColumnBuilder<u8>,
-    ) {
-        (&mut self.times, &mut self.threads, &mut self.modes)
-    }
-    fn change(&mut self, t: Time, thread: u32, mode: u8) {
-        CpuSeries::change_row(self, t, thread, mode);
-    }
-    fn sync(&mut self) {
-        CpuSeries::sync(self);
-    }
-    fn spill(&mut self, arena: &Arc<Arena>) {
-        CpuSeries::spill(self, arena);
-    }
 }
 
 impl ChangeColumns for LineSeries {

@@ -271,6 +271,80 @@ impl BlocksBuilder {
     }
 }
 
+/// Builds a [`Blocks`] summary from changes given one at a time, for a
+/// row whose changes are not kept (a CPU row, `cpu_row`): only the open
+/// block's times and classes are, until the change after it closes it.
+/// Changes at one instant replace the last one's class
+/// ([`set_last_class`](Self::set_last_class)), never its time, and are
+/// never undone: what a block's summary reads of the change after it, its
+/// time, is final once given.
+#[derive(Debug, Default)]
+pub(crate) struct BlockTally {
+    blocks: SeriesBuilder<BlockSummary>,
+    /// The open block's changes: times and classes.
+    times: Vec<Time>,
+    classes: Vec<u8>,
+    tally: Vec<(u8, u64)>,
+}
+
+impl BlockTally {
+    /// A change at `t` of class `class` ([`NO_CLASS`]: not drawn).
+    #[inline]
+    pub(crate) fn push(&mut self, t: Time, class: u8) {
+        if self.times.len() == BLOCK {
+            self.close(t);
+        }
+        self.times.push(t);
+        self.classes.push(class);
+    }
+
+    /// Closes the open block, `next` being the time of the change after
+    /// it.
+    #[inline(never)]
+    fn close(&mut self, next: Time) {
+        let mut ts = [0 as Time; BLOCK + 1];
+        ts[..BLOCK].copy_from_slice(&self.times);
+        ts[BLOCK] = next;
+        let classes = &self.classes;
+        let summary = summarize(&ts, |i| classes[i], &mut self.tally);
+        self.blocks.push(summary);
+        self.times.clear();
+        self.classes.clear();
+    }
+
+    /// The last change's class becomes `class`.
+    #[inline]
+    pub(crate) fn set_last_class(&mut self, class: u8) {
+        if let Some(c) = self.classes.last_mut() {
+            *c = class;
+        }
+    }
+
+    /// Number of blocks closed: the changes from `closed() × BLOCK` on
+    /// are those of the open block.
+    pub(crate) fn closed(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Forgets the open block's changes, to be given again from change
+    /// `closed() × BLOCK` on.
+    pub(crate) fn reopen(&mut self) {
+        self.times.clear();
+        self.classes.clear();
+    }
+
+    /// Moves the summary's full chunks to `arena`.
+    pub(crate) fn spill(&mut self, arena: &std::sync::Arc<crate::model::spill::Arena>) {
+        self.blocks.spill(arena);
+    }
+
+    /// The summary of the blocks closed so far (shares its chunks, see
+    /// [`SeriesBuilder::snapshot`]).
+    pub(crate) fn snapshot(&mut self) -> Blocks {
+        self.blocks.snapshot()
+    }
+}
+
 /// The summary of one block: `ts` holds its [`BLOCK`] change times and
 /// the time of the change after it, `class(i)` is the class of its
 /// interval `i`; `tally` is scratch.
