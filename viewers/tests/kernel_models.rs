@@ -140,6 +140,23 @@ fn cpu_rows_listed_explicit(whole: &KernelData, data: &KernelData, name: &str) {
         assert!(got == want, "{name}: CPU {} not given back", c.cpu);
         assert_eq!(c.blocks, w.blocks, "{name}: CPU {}", c.cpu);
         let row = c.row(&data.threads);
+        // Read through in order, from anywhere.
+        for from in [
+            0,
+            1,
+            want.len() / 3,
+            want.len().saturating_sub(1),
+            want.len(),
+        ] {
+            let mut through = Vec::new();
+            c.row(&data.threads)
+                .for_each_from(from, |x| through.push(x));
+            assert!(
+                through[..] == want[from.min(want.len())..],
+                "{name}: CPU {} read through from {from}",
+                c.cpu
+            );
+        }
         let step = (want.len() / 500).max(1);
         for k in (0..want.len()).step_by(step) {
             let t = want[k].0;

@@ -425,6 +425,31 @@ impl<T: Item> ColumnReader<'_, T> {
         c.items[slot][k % BLOCK]
     }
 
+    /// `f` of the items from `k` to the end of the block holding it (or
+    /// of the run of the unpacked tail), at least one, decoded into the
+    /// cache as [`at`](Self::at) does: what a reader going through items
+    /// in order takes at a time (panics when out of bounds).
+    pub(crate) fn run_from<R>(&self, k: usize, f: impl FnOnce(&[T]) -> R) -> R {
+        let p = self.col.packed();
+        if k >= p {
+            return f(self.col.tail.run_from(k - p));
+        }
+        let b = k / BLOCK;
+        let mut c = self.cache.borrow_mut();
+        let slot = if c.blocks[0] == b {
+            0
+        } else if c.blocks[1] == b {
+            1
+        } else {
+            let s = 1 - c.recent;
+            self.col.decode_block(b, &mut c.items[s]);
+            c.blocks[s] = b;
+            s
+        };
+        c.recent = slot;
+        f(&c.items[slot][k % BLOCK..])
+    }
+
     /// The column read.
     pub fn column(&self) -> &Column<T> {
         self.col

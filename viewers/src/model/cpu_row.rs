@@ -20,7 +20,7 @@
 //! no whole row: its snapshots, the final result and the store read the
 //! rows through the threads' rows.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use traceloom_base::Time;
@@ -172,11 +172,17 @@ pub struct CpuRow<'a, T> {
     /// decoded the same blocks again (most of the time of reading a row
     /// through).
     rows: RefCell<Vec<ThreadReader<'a, T>>>,
+    /// Counts the uses of `rows`.
+    clock: Cell<u64>,
 }
 
 /// The threads whose rows a [`CpuRow`] keeps readers of (about 1 kB
 /// each).
 const READERS: usize = 64;
+
+/// Changes a stretch's start is looked for one after another, from where
+/// its thread's last stretch ended, before a search.
+const PROBES: usize = 8;
 
 /// Explicit change `j` and the changes it implies: changes `lo..hi` of
 /// the row, the implied ones being changes `first..` of the thread's row,
@@ -217,6 +223,7 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
             },
             stretch: RefCell::new(None),
             rows: RefCell::new(Vec::new()),
+            clock: Cell::new(0),
         }
     }
 
@@ -277,6 +284,61 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         }
     }
 
+    /// Calls `f` with each change of the row from change `from` on, in
+    /// order: [`at`](Self::at) of each, without its look-ups.
+    pub fn for_each_from(&self, from: usize, mut f: impl FnMut(CpuChange)) {
+        let Some(before) = &self.before else {
+            for k in from..self.len {
+                f((self.times.at(k), self.runs.at(k), self.modes.at(k)));
+            }
+            return;
+        };
+        if from >= self.len {
+            return;
+        }
+        let col = before.column();
+        let mut j = col
+            .partition_point(|&b| b as usize <= from)
+            .saturating_sub(1);
+        let mut k = from;
+        while k < self.len && j < before.len() {
+            let s = self.stretch(j, before);
+            let rows = self.rows.borrow();
+            let row = s.reader.map(|x| &rows[x]);
+            let (t, r, m) = s.explicit;
+            if k <= s.lo {
+                f(s.explicit);
+            }
+            // Changes `s.first + i - 1` of the thread's row, a block at a
+            // time; past its end (a store that lies), as `at` reads them.
+            let mut i = k.max(s.lo + 1) - s.lo;
+            let end = s.hi - s.lo;
+            if let Some(row) = row {
+                let n = row.times.len();
+                while i < end && s.first + i - 1 < n {
+                    let e = s.first + i - 1;
+                    let taken = row.times.run_from(e, |ts| {
+                        row.codes.run_from(e, |cs| {
+                            let take = ts.len().min(cs.len()).min(end - i);
+                            for (&time, &code) in ts[..take].iter().zip(&cs[..take]) {
+                                let mode =
+                                    row.th.running_mode(code).unwrap_or(CpuMode::Unknown.code());
+                                f((time, r, mode));
+                            }
+                            take
+                        })
+                    });
+                    i += taken;
+                }
+            }
+            for _ in i..end {
+                f((t, r, m));
+            }
+            k = s.hi;
+            j += 1;
+        }
+    }
+
     /// The stretch of explicit change `j`.
     fn stretch(&self, j: usize, before: &ColumnReader<'a, u64>) -> Stretch {
         let n = before.len();
@@ -295,11 +357,20 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
             let after = explicit.0.saturating_add(1);
             // The search starts where the thread's last stretch ended when
             // that is before the answer: a CPU's stretches read in order.
-            let from = match row.next {
+            let n = row.times.len();
+            let mut from = match row.next {
                 0 => 0,
-                h if h <= row.times.len() && row.times.at(h - 1) < after => h,
+                h if h <= n && row.times.at(h - 1) < after => h,
                 _ => 0,
             };
+            // A few steps read on first (the blocks they decode are those
+            // the stretch reads), then a search.
+            for _ in 0..PROBES {
+                if from == n || row.times.at(from) >= after {
+                    return from;
+                }
+                from += 1;
+            }
             row.times.first_at_or_after(from, after).0
         });
         if let Some(x) = reader {
@@ -322,7 +393,8 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
     fn reader(&self, thread: u32) -> Option<usize> {
         let th = self.threads.get(thread as usize)?;
         let mut rows = self.rows.borrow_mut();
-        let now = rows.iter().map(|r| r.used).max().map_or(0, |u| u + 1);
+        let now = self.clock.get() + 1;
+        self.clock.set(now);
         if let Some(x) = rows.iter().position(|r| r.thread == thread) {
             rows[x].used = now;
             return Some(x);

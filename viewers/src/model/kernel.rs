@@ -1188,10 +1188,7 @@ impl CpuSeries {
     ) {
         self.blocks.reopen();
         let from = self.blocks.closed() * super::steps::BLOCK;
-        for k in from..row.len() {
-            let (t, r, m) = row.at(k);
-            self.blocks.push(t, cpu_class(r, m));
-        }
+        row.for_each_from(from, |(t, r, m)| self.blocks.push(t, cpu_class(r, m)));
         if let Some(a) = arena {
             self.blocks.spill(a);
         }

@@ -589,6 +589,17 @@ impl<T> Series<T> {
         (k < self.len()).then(|| self.at(k))
     }
 
+    /// The items from `k` to the end of the chunk holding it (or of the
+    /// series), at least one (panics when out of bounds, like a slice).
+    pub(crate) fn run_from(&self, k: usize) -> &[T] {
+        let c = k >> Chunk::<T>::SHIFT;
+        if c < self.full.len() {
+            &self.full.chunk(c)[k & Chunk::<T>::MASK..]
+        } else {
+            &self.tail[k - (self.full.len() << Chunk::<T>::SHIFT)..]
+        }
+    }
+
     /// The first item.
     pub fn first(&self) -> Option<&T> {
         self.get(0)
