@@ -411,6 +411,14 @@ impl<T: Item> ColumnReader<'_, T> {
             }
         }
         let mut c = self.cache.borrow_mut();
+        let slot = self.slot_of(&mut c, b);
+        c.items[slot][k % BLOCK]
+    }
+
+    /// The cache slot holding packed block `b`, decoded into the slot read
+    /// less recently when in neither.
+    #[inline]
+    fn slot_of(&self, c: &mut Cache<T>, b: usize) -> usize {
         let slot = if c.blocks[0] == b {
             0
         } else if c.blocks[1] == b {
@@ -422,7 +430,7 @@ impl<T: Item> ColumnReader<'_, T> {
             s
         };
         c.recent = slot;
-        c.items[slot][k % BLOCK]
+        slot
     }
 
     /// `f` of the items from `k` to the end of the block holding it (or
@@ -436,17 +444,7 @@ impl<T: Item> ColumnReader<'_, T> {
         }
         let b = k / BLOCK;
         let mut c = self.cache.borrow_mut();
-        let slot = if c.blocks[0] == b {
-            0
-        } else if c.blocks[1] == b {
-            1
-        } else {
-            let s = 1 - c.recent;
-            self.col.decode_block(b, &mut c.items[s]);
-            c.blocks[s] = b;
-            s
-        };
-        c.recent = slot;
+        let slot = self.slot_of(&mut c, b);
         f(&c.items[slot][k % BLOCK..])
     }
 

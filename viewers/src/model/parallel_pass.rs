@@ -1360,14 +1360,7 @@ impl JoinJob<'_> {
                 }
             }
             JoinJob::Thread(j) => j.run(),
-            JoinJob::Line(dst, src) => {
-                let cols = (
-                    src_column(std::mem::take(&mut src.times)),
-                    src_column(std::mem::take(&mut src.codes)),
-                    src_column(std::mem::take(&mut src.cpus)),
-                );
-                append_changes(&mut **dst, (&cols.0, &cols.1, &cols.2), |_| {}, arena);
-            }
+            JoinJob::Line(dst, src) => append_line_changes(dst, src, arena),
         }
     }
 }
@@ -1563,7 +1556,7 @@ impl ThreadJob<'_> {
             dst.codes.extend_from_slice(c);
             dst.sync();
             // A busy thread's part can hold millions of changes: spilled
-            // as they are appended, as `append_changes` does (appended
+            // as they are appended, as `append_line_changes` does (appended
             // whole, they were 27 MB of the join's peak on 8 GB).
             if let (Some(a), true) = (&self.arena, (k + 1).is_multiple_of(self.spill_chunks)) {
                 dst.spill(a);
@@ -1589,74 +1582,29 @@ impl ThreadJob<'_> {
     }
 }
 
-/// A CPU's or a line's change lists: times and two columns more, which
-/// the join appends alike.
-trait ChangeColumns {
-    type A: Item;
-    type B: Item;
-    /// The three builders.
-    fn columns(
-        &mut self,
-    ) -> (
-        &mut ColumnBuilder<Time>,
-        &mut ColumnBuilder<Self::A>,
-        &mut ColumnBuilder<Self::B>,
+/// Appends a part's changes of a line: the first change by the single
+/// pass's rules, the others as they are (they are the single pass's own,
+/// and may repeat a value when a change at one instant was undone). What
+/// is appended is spilled as it goes.
+fn append_line_changes(dst: &mut LineSeries, src: &mut LineSeries, arena: Option<&Arc<Arena>>) {
+    let (times, codes, cpus) = (
+        src_column(std::mem::take(&mut src.times)),
+        src_column(std::mem::take(&mut src.codes)),
+        src_column(std::mem::take(&mut src.cpus)),
     );
-    /// A change at `t`, by the single pass's rules.
-    fn change(&mut self, t: Time, a: Self::A, b: Self::B);
-    fn sync(&mut self);
-    fn spill(&mut self, arena: &Arc<Arena>);
-}
-
-impl ChangeColumns for LineSeries {
-    type A = u8;
-    type B = u32;
-    fn columns(
-        &mut self,
-    ) -> (
-        &mut ColumnBuilder<Time>,
-        &mut ColumnBuilder<u8>,
-        &mut ColumnBuilder<u32>,
-    ) {
-        (&mut self.times, &mut self.codes, &mut self.cpus)
-    }
-    fn change(&mut self, t: Time, code: u8, cpu: u32) {
-        LineSeries::change(self, t, code, cpu);
-    }
-    fn sync(&mut self) {
-        LineSeries::sync(self);
-    }
-    fn spill(&mut self, arena: &Arc<Arena>) {
-        LineSeries::spill(self, arena);
-    }
-}
-
-/// Appends a part's changes of a CPU or a line, each block's second
-/// column passed through `remap` (a CPU's thread records renumbered): the
-/// first change by the single pass's rules, the others as they are (they
-/// are the single pass's own, and may repeat a value when a change at one
-/// instant was undone). What is appended is spilled as it goes.
-fn append_changes<S: ChangeColumns>(
-    dst: &mut S,
-    (times, firsts, seconds): (&Column<Time>, &Column<S::A>, &Column<S::B>),
-    remap: impl Fn(&mut [S::A]),
-    arena: Option<&Arc<Arena>>,
-) {
-    let chunks = times.chunks().zip(firsts.chunks()).zip(seconds.chunks());
-    for (k, ((t, mut a), b)) in chunks.enumerate() {
-        remap(&mut a);
-        let (mut t, mut a, mut b) = (&t[..], &a[..], &b[..]);
+    let chunks = times.chunks().zip(codes.chunks()).zip(cpus.chunks());
+    for (k, ((t, c), p)) in chunks.enumerate() {
+        let (mut t, mut c, mut p) = (&t[..], &c[..], &p[..]);
         if k == 0 {
-            let (Some(&t0), Some(&a0), Some(&b0)) = (t.first(), a.first(), b.first()) else {
+            let (Some(&t0), Some(&c0), Some(&p0)) = (t.first(), c.first(), p.first()) else {
                 break;
             };
-            dst.change(t0, a0, b0);
-            (t, a, b) = (&t[1..], &a[1..], &b[1..]);
+            dst.change(t0, c0, p0);
+            (t, c, p) = (&t[1..], &c[1..], &p[1..]);
         }
-        let (dt, da, db) = dst.columns();
-        dt.extend_from_slice(t);
-        da.extend_from_slice(a);
-        db.extend_from_slice(b);
+        dst.times.extend_from_slice(t);
+        dst.codes.extend_from_slice(c);
+        dst.cpus.extend_from_slice(p);
         dst.sync();
         if let (Some(ar), true) = (arena, k % 4096 == 4095) {
             dst.spill(ar);
