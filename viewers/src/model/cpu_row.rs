@@ -208,6 +208,26 @@ struct ThreadReader<'a, T> {
     next: usize,
 }
 
+impl<T: ThreadRow> ThreadReader<'_, T> {
+    /// The CPU mode an implied change of state code `code` shows (the
+    /// thread runs there; a store that lies may say otherwise: unknown).
+    #[inline]
+    fn mode(&self, code: u8) -> u8 {
+        self.th
+            .running_mode(code)
+            .unwrap_or(CpuMode::Unknown.code())
+    }
+}
+
+/// The explicit change whose stretch holds change `k` of the row, `before`
+/// giving the changes before each explicit one.
+fn stretch_holding(before: &ColumnReader<'_, u64>, k: usize) -> usize {
+    before
+        .column()
+        .partition_point(|&b| b as usize <= k)
+        .saturating_sub(1)
+}
+
 impl<'a, T: ThreadRow> CpuRow<'a, T> {
     /// The row of `c`, whose threads are `threads`.
     pub fn new(c: &'a CpuRecord, threads: &'a [Arc<T>]) -> Self {
@@ -255,10 +275,7 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
                 {
                     s.j + 1
                 }
-                _ => {
-                    let col = before.column();
-                    col.partition_point(|&b| b as usize <= k).saturating_sub(1)
-                }
+                _ => stretch_holding(before, k),
             };
             *cache = Some(self.stretch(j, before));
         }
@@ -274,11 +291,7 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         match s.reader.map(|x| &rows[x]) {
             Some(row) if s.first + i - 1 < row.times.len() => {
                 let e = s.first + i - 1;
-                let mode = row
-                    .th
-                    .running_mode(row.codes.at(e))
-                    .unwrap_or(CpuMode::Unknown.code());
-                (row.times.at(e), r, mode)
+                (row.times.at(e), r, row.mode(row.codes.at(e)))
             }
             _ => (t, r, m),
         }
@@ -296,10 +309,7 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         if from >= self.len {
             return;
         }
-        let col = before.column();
-        let mut j = col
-            .partition_point(|&b| b as usize <= from)
-            .saturating_sub(1);
+        let mut j = stretch_holding(before, from);
         let mut k = from;
         while k < self.len && j < before.len() {
             let s = self.stretch(j, before);
@@ -321,9 +331,7 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
                         row.codes.run_from(e, |cs| {
                             let take = ts.len().min(cs.len()).min(end - i);
                             for (&time, &code) in ts[..take].iter().zip(&cs[..take]) {
-                                let mode =
-                                    row.th.running_mode(code).unwrap_or(CpuMode::Unknown.code());
-                                f((time, r, mode));
+                                f((time, r, row.mode(code)));
                             }
                             take
                         })
