@@ -76,6 +76,9 @@ pub trait Analysis {
     fn resume_background(&mut self);
     /// Whether the whole-trace analysis came from the analysis store.
     fn analysis_from_store(&self) -> bool;
+    /// How many statistics trees were started since the tab opened (a
+    /// large trace's takes a good part of a second of a core).
+    fn statistics_renders(&self) -> u32;
     /// Whether the whole-trace work is paused.
     fn background_paused(&self) -> bool;
     /// Whether the time graphs' window is a preview, read with no state
@@ -225,6 +228,9 @@ impl Analysis for KernelTab {
     }
     fn analysis_from_store(&self) -> bool {
         self.models.from_store()
+    }
+    fn statistics_renders(&self) -> u32 {
+        self.models.statistics_renders()
     }
     fn background_paused(&self) -> bool {
         self.models.background_paused(&self.session)

@@ -134,6 +134,8 @@ pub struct PajeTab {
     /// When the last statistics were started.
     stats_started: Option<Instant>,
     stats_job: Option<(RenderKey, Job<PajeStatistics>, String)>,
+    /// Statistics renders started since the tab opened.
+    stats_renders: u32,
     histogram_bins: Option<u32>,
     histogram_rendered: Option<(u32, u64)>,
     list: PajeListModel,
@@ -181,6 +183,7 @@ impl PajeTab {
             stats_rendered: None,
             stats_started: None,
             stats_job: None,
+            stats_renders: 0,
             histogram_bins: None,
             histogram_rendered: None,
             list,
@@ -510,6 +513,7 @@ impl PajeTab {
         }) {
             self.stats_started = Some(Instant::now());
             self.stats_job = Some((key, job, caption));
+            self.stats_renders += 1;
         }
     }
 
@@ -752,6 +756,9 @@ impl Analysis for PajeTab {
 
     fn analysis_from_store(&self) -> bool {
         self.from_store
+    }
+    fn statistics_renders(&self) -> u32 {
+        self.stats_renders
     }
 
     fn background_paused(&self) -> bool {

@@ -1094,6 +1094,12 @@ impl Tab {
         self.runner.analysis().analysis_from_store()
     }
 
+    /// How many statistics trees were started since the tab opened: one
+    /// when its statistics are the store's, read ahead of its data.
+    pub fn statistics_renders(&self) -> u32 {
+        self.runner.analysis().statistics_renders()
+    }
+
     /// Whether the time graphs' window is a preview (read with no state
     /// ahead of the analysis), not yet exact.
     pub fn window_previewed(&self) -> bool {
