@@ -2,9 +2,7 @@
 //! drawn events, arrows, counters, current time, selection, legend.
 
 use super::axis::{axis_height, draw_axis};
-use super::canvas::{
-    draw_symbol, elide, Anchor, CairoCanvas, Canvas, Font, Rect, Stroke, TextMeasure,
-};
+use super::canvas::{elide, Anchor, CairoCanvas, Canvas, Font, Rect, Stroke, TextMeasure};
 use crate::render::{Counter, RowId, StyleKey, TimeGraphRender};
 use crate::style::{PresentationConfig, Rgba, NO_DATA};
 use crate::time::{AbsoluteTimeFormat, XMap};
@@ -873,8 +871,7 @@ fn draw_events(
             }
             let style = config.event(&ev.kind);
             let x = l.xmap.x(ev.time).round() + 0.5;
-            draw_symbol(
-                cv,
+            cv.symbol(
                 style.style.symbol,
                 (x, y + h / 2.0),
                 r,
@@ -1052,8 +1049,7 @@ fn draw_legend(
             }
             LegendKind::Event(k) => {
                 let s = config.event(k);
-                draw_symbol(
-                    cv,
+                cv.symbol(
                     s.style.symbol,
                     (x + sw / 2.0, mid),
                     4.5,
