@@ -1019,7 +1019,7 @@ static EVENT_NAMES: std::sync::LazyLock<std::sync::RwLock<EventNames>> =
     });
 
 /// The number of event name `name` (given one if new).
-fn event_id(name: &Arc<str>) -> u32 {
+pub(crate) fn event_id(name: &Arc<str>) -> u32 {
     let read = |t: &EventNames| t.ids.get(name).copied();
     if let Some(id) = read(&EVENT_NAMES.read().unwrap_or_else(|e| e.into_inner())) {
         return id;
@@ -1069,6 +1069,18 @@ impl EventCounts {
     /// Whether no event is counted.
     pub fn is_empty(&self) -> bool {
         self.0.as_slice().is_empty()
+    }
+
+    /// The counts of `pairs`, (event name number from [`event_id`],
+    /// count), which the caller gives by name, each name once (as a
+    /// store's cells hold them): no sorting, no lookups by name.
+    pub(crate) fn from_ordered_ids(pairs: impl IntoIterator<Item = (u32, u64)>) -> EventCounts {
+        let mut out = Vec::with_capacity(INLINE_VARINTS);
+        for (id, n) in pairs {
+            put_varint(&mut out, u64::from(id));
+            put_varint(&mut out, n);
+        }
+        EventCounts(Varints::new(&out))
     }
 
     /// Adds the counts of `other` to these.
