@@ -79,6 +79,8 @@ pub trait Analysis {
     /// How many statistics trees were started since the tab opened (a
     /// large trace's takes a good part of a second of a core).
     fn statistics_renders(&self) -> u32;
+    /// How many time-graph renders were started since the tab opened.
+    fn time_graph_renders(&self) -> u32;
     /// Whether the whole-trace work is paused.
     fn background_paused(&self) -> bool;
     /// Whether the time graphs' window is a preview, read with no state
@@ -231,6 +233,9 @@ impl Analysis for KernelTab {
     }
     fn statistics_renders(&self) -> u32 {
         self.models.statistics_renders()
+    }
+    fn time_graph_renders(&self) -> u32 {
+        self.models.time_graph_renders()
     }
     fn background_paused(&self) -> bool {
         self.models.background_paused(&self.session)

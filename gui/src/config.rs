@@ -78,6 +78,11 @@ pub struct TraceConfig {
     /// them (see `layout::SavedLayout`).
     #[serde(default)]
     pub panes: Vec<i32>,
+    /// Widths of the time graphs' tree columns (control flow, then
+    /// resources) in their last layout, in pixels: the first renders of
+    /// a reopened trace are made for the graph widths they leave.
+    #[serde(default)]
+    pub tree_columns: Vec<f64>,
 }
 
 /// Reads a JSON file: `Ok(None)` when it is missing, `Err` with a warning
@@ -177,6 +182,7 @@ mod tests {
                 time: 15,
             }],
             panes: vec![200, 400],
+            tree_columns: vec![176.0, 140.0],
         };
         save_json(&p, &cfg).unwrap();
         assert_eq!(load_json::<TraceConfig>(&p), Some(cfg));

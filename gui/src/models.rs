@@ -33,6 +33,8 @@ use traceloom_base::TimeRange;
 use traceloom_ctf::Traceset;
 use traceloom_engine::checkpoint::{self, Checkpoints};
 use traceloom_engine::request::{OwnerId, RequestId, Start};
+use traceloom_engine::source::CtfPosition;
+use traceloom_engine::state::TracesetState;
 use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
@@ -342,6 +344,9 @@ pub struct TabModels {
     owner: OwnerId,
     /// The caches (analysis store, checkpoints) being read, at open.
     opening: Option<Job<Cached>>,
+    /// The checkpoint cache, read after a stored analysis (which the views
+    /// wait for, and the checkpoints only serve seeks).
+    stored_checkpoints: Option<Job<Option<Checkpoints>>>,
     /// The checkpoint pass on its own thread, when the cache had no
     /// checkpoints: its checkpoints reach the scheduler as they come.
     checkpoints_ahead: Option<CheckpointsAhead>,
@@ -422,6 +427,8 @@ pub struct TabModels {
     stats_job: Option<(Job<CellTree>, String, Instant)>,
     /// Statistics renders started since the tab opened.
     stats_renders: u32,
+    /// Time-graph renders started since the tab opened.
+    graph_renders: u32,
     /// When the last statistics render ended, and how long it took.
     stats_render_ended: Option<(Instant, Duration)>,
     /// Statistics to render once the job under way is done (the latest
@@ -471,6 +478,7 @@ impl TabModels {
         TabModels {
             owner: session.new_owner(),
             opening: None,
+            stored_checkpoints: None,
             checkpoints_ahead: None,
             checkpoints_complete: false,
             checkpoints_to_zoom: None,
@@ -501,6 +509,7 @@ impl TabModels {
             stats_read_ahead: false,
             stats_job: None,
             stats_renders: 0,
+            graph_renders: 0,
             stats_render_ended: None,
             stats_next: None,
             lost: lost_events(session.traceset()),
@@ -604,19 +613,10 @@ impl TabModels {
         };
         self.opening = None;
         let have_checkpoints = cached.checkpoints.is_some();
-        self.checkpoints_complete = have_checkpoints;
-        let mut checkpoints = Vec::new();
-        if let Some(c) = cached.checkpoints {
-            let sched = session.scheduler();
-            sched.source_mut().set_seek_index(Arc::new(c.seek_index));
-            checkpoints = c
-                .states
-                .into_iter()
-                .map(|c| (c.position, c.state))
-                .collect();
-            // The cache's serve the seeks: no second set of whole states.
-            sched.set_checkpoint_interval(None);
-        }
+        let checkpoints = match cached.checkpoints {
+            Some(c) => self.use_checkpoints(session, c),
+            None => Vec::new(),
+        };
         u.errors.extend(cached.warnings);
         let data = cached.data;
         if data.is_none() {
@@ -637,14 +637,61 @@ impl TabModels {
         match data {
             Some(d) => {
                 self.from_store = true;
-                // The analysis is there but not the checkpoints: build
-                // them alone in the background.
-                if !have_checkpoints {
-                    self.start_checkpoint_pass(session);
+                // The checkpoints next; without them, they are built
+                // alone in the background.
+                let read = store::cache_dir().and_then(|dir| {
+                    let traceset = session.traceset().clone();
+                    Job::spawn("traceloom-checkpoints", move || {
+                        Cached::read_checkpoints(&dir, &traceset)
+                    })
+                    .ok()
+                });
+                match read {
+                    Some(job) => self.stored_checkpoints = Some(job),
+                    None => self.start_checkpoint_pass(session),
                 }
                 Some(d)
             }
             None => None,
+        }
+    }
+
+    /// Makes the cached checkpoints `c` serve the seeks; returns their
+    /// states, for the scheduler.
+    fn use_checkpoints(
+        &mut self,
+        session: &mut Session,
+        c: Checkpoints,
+    ) -> Vec<(CtfPosition, TracesetState)> {
+        self.checkpoints_complete = true;
+        let sched = session.scheduler();
+        sched.source_mut().set_seek_index(Arc::new(c.seek_index));
+        // The cache's serve the seeks: no second set of whole states.
+        sched.set_checkpoint_interval(None);
+        c.states
+            .into_iter()
+            .map(|c| (c.position, c.state))
+            .collect()
+    }
+
+    /// The checkpoint cache read after a stored analysis: its checkpoints
+    /// to the scheduler, or, when it has none, the checkpoint pass.
+    fn poll_stored_checkpoints(&mut self, session: &mut Session) {
+        let Some(job) = &self.stored_checkpoints else {
+            return;
+        };
+        let read = match job.try_take() {
+            JobState::Running => return,
+            JobState::Done(c) => c,
+            JobState::Failed => None,
+        };
+        self.stored_checkpoints = None;
+        match read {
+            Some(c) => {
+                let states = self.use_checkpoints(session, c);
+                session.scheduler().add_checkpoints(states);
+            }
+            None => self.start_checkpoint_pass(session),
         }
     }
 
@@ -817,6 +864,11 @@ impl TabModels {
         self.stats_renders
     }
 
+    /// How many time-graph renders were started since the tab opened.
+    pub fn time_graph_renders(&self) -> u32 {
+        self.graph_renders
+    }
+
     /// Whether the whole-trace pass is paused.
     pub fn background_paused(&self, session: &Session) -> bool {
         self.kernel_pass.is_some_and(|id| session.is_paused(id))
@@ -911,6 +963,7 @@ impl TabModels {
             || self.stats_next.is_some()
             || self.final_job.is_some()
             || self.opening.is_some()
+            || self.stored_checkpoints.is_some()
             || self.stored_statistics.is_some()
             || !self.saving.is_empty()
             || matches!(self.window_pass, Some((_, _, WindowPass::Snapshot(_))))
@@ -1016,6 +1069,7 @@ impl TabModels {
         // No snapshot while a graph job runs: it would be superseded
         // before its models are built.
         let mut new_data = self.poll_opening(session, &mut u);
+        self.poll_stored_checkpoints(session);
         self.poll_checkpoints(session);
         self.saving.retain(|job| match job.try_take() {
             JobState::Running => true,
@@ -1363,6 +1417,7 @@ impl TabModels {
         };
         match job {
             Ok(j) => {
+                self.graph_renders += 1;
                 self.graph_job = Some((what, j));
                 self.graph_job_builds = !has_models;
                 self.graph_job_preview = self.window_data.as_ref().is_some_and(|d| {
@@ -1759,9 +1814,11 @@ struct Cached {
 }
 
 impl Cached {
-    /// Reads the analysis store and the checkpoint cache of `traceset` in
-    /// `dir` (a missing one is no warning; a stale one is expected after
-    /// the traces changed, reported on stderr only).
+    /// Reads the analysis store of `traceset` in `dir`, and when there is
+    /// none its checkpoint cache (a missing one is no warning; a stale
+    /// one is expected after the traces changed, reported on stderr
+    /// only). With a store, the checkpoints are read after it
+    /// ([`Cached::read_checkpoints`]): the views wait for the store.
     fn read(dir: &Path, traceset: &Arc<Traceset>) -> Cached {
         let mut c = Cached::default();
         match store::load(dir, &TracesetIdentity::of(traceset)) {
@@ -1774,15 +1831,21 @@ impl Cached {
                 "The analysis store is unusable ({e}): analysing again"
             )),
         }
+        if c.data.is_none() {
+            c.checkpoints = Cached::read_checkpoints(dir, traceset);
+        }
+        c
+    }
+
+    /// The checkpoint cache of `traceset` in `dir`, when valid.
+    fn read_checkpoints(dir: &Path, traceset: &Arc<Traceset>) -> Option<Checkpoints> {
         let fp = checkpoint::fingerprint(traceset);
-        if let Ok(cps) = checkpoint::load_at_most(
+        checkpoint::load_at_most(
             &checkpoint::cache_path(dir, fp),
             fp,
             checkpoint::LOADED_AT_MOST,
-        ) {
-            c.checkpoints = Some(cps);
-        }
-        c
+        )
+        .ok()
     }
 }
 

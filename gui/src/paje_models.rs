@@ -136,6 +136,8 @@ pub struct PajeTab {
     stats_job: Option<(RenderKey, Job<PajeStatistics>, String)>,
     /// Statistics renders started since the tab opened.
     stats_renders: u32,
+    /// Time-graph renders started since the tab opened.
+    graph_renders: u32,
     histogram_bins: Option<u32>,
     histogram_rendered: Option<(u32, u64)>,
     list: PajeListModel,
@@ -184,6 +186,7 @@ impl PajeTab {
             stats_started: None,
             stats_job: None,
             stats_renders: 0,
+            graph_renders: 0,
             histogram_bins: None,
             histogram_rendered: None,
             list,
@@ -447,6 +450,7 @@ impl PajeTab {
             Job::spawn("traceloom-paje-render", render)
         };
         if let Ok(job) = job {
+            self.graph_renders += 1;
             self.graph_job = Some((
                 HeldRender {
                     shows: key,
@@ -759,6 +763,9 @@ impl Analysis for PajeTab {
     }
     fn statistics_renders(&self) -> u32 {
         self.stats_renders
+    }
+    fn time_graph_renders(&self) -> u32 {
+        self.graph_renders
     }
 
     fn background_paused(&self) -> bool {

@@ -417,6 +417,12 @@ impl Tab {
             st.cursor.bookmarks = saved.bookmarks.clone();
         }
         tab.refresh_bookmarks();
+        for (view, &w) in [&tab.control_flow, &tab.resources]
+            .into_iter()
+            .zip(&saved.tree_columns)
+        {
+            view.set_tree_column_hint(w);
+        }
         tab.layout.restore(&SavedLayout {
             shown: saved.viewers.clone(),
             positions: saved.panes.clone(),
@@ -1100,6 +1106,13 @@ impl Tab {
         self.runner.analysis().statistics_renders()
     }
 
+    /// How many time-graph renders were started since the tab opened: one
+    /// when a reopened trace's store is shown at the widths of the last
+    /// run.
+    pub fn time_graph_renders(&self) -> u32 {
+        self.runner.analysis().time_graph_renders()
+    }
+
     /// Whether the time graphs' window is a preview (read with no state
     /// ahead of the analysis), not yet exact.
     pub fn window_previewed(&self) -> bool {
@@ -1130,6 +1143,10 @@ impl Tab {
             filter: st.filter_text.clone(),
             bookmarks: st.cursor.bookmarks.clone(),
             panes: layout.positions,
+            tree_columns: [&self.control_flow, &self.resources]
+                .into_iter()
+                .map_while(|v| v.tree_column())
+                .collect(),
         };
         if let Err(e) = config::save_json(&config::trace_config_path(&dir, &self.paths), &cfg) {
             eprintln!("traceloom: warning: cannot save the configuration: {e}");

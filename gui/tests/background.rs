@@ -309,6 +309,27 @@ pub(crate) fn background_pass(out: &mut Outcome) {
         tab.statistics_renders() == 1,
         || format!("{} statistics trees made", tab.statistics_renders()),
     );
+    // The window is as large as the first: the time graphs are rendered
+    // once, at the width they are shown at (the last run's tree column
+    // was saved), not first at a guessed width and again once laid out.
+    let widths = |v: &traceloom_gui::views::timegraph::TimeGraphView| {
+        (v.graph_width(), v.render().map(|r| r.scale().width))
+    };
+    let (cf, res) = (widths(&tab.control_flow), widths(&tab.resources));
+    out.check(
+        "reopen_renders_the_time_graphs_once",
+        tab.time_graph_renders() == 1 && cf.1 == Some(cf.0) && res.1 == Some(res.0),
+        || {
+            format!(
+                "{} renders; control flow shown at {} px, rendered at {:?}; resources {} px, {:?}",
+                tab.time_graph_renders(),
+                cf.0,
+                cf.1,
+                res.0,
+                res.1
+            )
+        },
+    );
     window.close();
     drop(tab);
     drop(host);

@@ -70,6 +70,9 @@ struct State {
     /// Size of the last drawing (width, height, scale factor): a new
     /// render is painted at it before any frame.
     size: Option<(i32, i32, i32)>,
+    /// Width of the tree column before the first layout: the last run's
+    /// for this traceset ([`TimeGraphView::set_tree_column_hint`]).
+    tree_column_hint: Option<f64>,
 }
 
 /// What a picture of the graph shows: the render, the drawing options and
@@ -181,6 +184,7 @@ impl TimeGraphView {
             rows: DataConfig::default(),
             rows_configurable: false,
             size: None,
+            tree_column_hint: None,
         }));
         let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, None::<&gtk::Adjustment>);
         widget.append(&area);
@@ -194,6 +198,7 @@ impl TimeGraphView {
             painter: Rc::default(),
         };
         view.connect_draw(nav.clone());
+        view.connect_first_size(nav.clone());
         view.connect_input(nav);
         view.connect_scrollbar();
         view
@@ -425,14 +430,50 @@ impl TimeGraphView {
     }
 
     /// Width in pixels of the graph part (what a model render should be
-    /// made for), from the last layout; the whole width before the first
-    /// draw.
+    /// made for), from the last layout; before the first, the widget's
+    /// width less the tree column the last run had (a reopened trace's
+    /// first render is then made for the width it is shown at, not made
+    /// again once laid out: on an 8 GB trace, each render of the whole
+    /// range takes 30–70 ms).
     pub fn graph_width(&self) -> u32 {
         let s = self.state.borrow();
         match &s.layout {
             Some(l) => l.graph.w.max(1.0) as u32,
-            None => (self.area.width().max(400) as f64 * 0.75) as u32,
+            None => {
+                let width = f64::from(self.area.width().max(400));
+                // As the layout places the graph: after the tree column
+                // and a pixel, up to a pixel from the edge.
+                let tree = s.tree_column_hint.unwrap_or(width * 0.25);
+                (width - tree - 2.0).max(1.0) as u32
+            }
         }
+    }
+
+    /// The tree column's width in the last layout, to remember for
+    /// [`TimeGraphView::set_tree_column_hint`].
+    pub fn tree_column(&self) -> Option<f64> {
+        self.state.borrow().layout.as_ref().map(|l| l.tree.w)
+    }
+
+    /// The tree column's width to assume before the first layout (see
+    /// [`TimeGraphView::graph_width`]).
+    pub fn set_tree_column_hint(&self, width: f64) {
+        if width.is_finite() && width >= 0.0 {
+            self.state.borrow_mut().tree_column_hint = Some(width);
+        }
+    }
+
+    /// Asks for a render at the widget's width once it has one, if no
+    /// layout came before: the renders asked before were made for a
+    /// guessed width.
+    fn connect_first_size(&self, nav: relm4::Sender<Nav>) {
+        let state = self.state.clone();
+        self.area.connect_resize(move |_, _, _| {
+            if state.borrow().layout.is_none() {
+                let nav = nav.clone();
+                glib::idle_add_local_once(move || nav.emit(Nav::Resized));
+            }
+        });
     }
 
     /// Rows (display indices) in view at the current scroll, from the
