@@ -163,11 +163,17 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     let one = settle_rows(&tab, |r| r.tree().len() == 2);
     let shown: Vec<String> = cf
         .render()
-        .map(|r| r.tree().rows().iter().map(|r| r.label.clone()).collect())
+        .map(|r| {
+            r.tree()
+                .rows()
+                .iter()
+                .map(|r| r.label.to_string())
+                .collect()
+        })
         .unwrap_or_default();
     out.check(
         "rows_filter_by_tid",
-        one && shown.contains(&thread.label),
+        one && shown.contains(&thread.label.to_string()),
         || format!("filter ^{tid}$ shows {shown:?}"),
     );
     tab.rows_bar.filter.set_text("");
@@ -179,7 +185,13 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     let busy = settle_rows(&tab, |r| r.tree().len() < n);
     let labels: Vec<String> = cf
         .render()
-        .map(|r| r.tree().rows().iter().map(|r| r.label.clone()).collect())
+        .map(|r| {
+            r.tree()
+                .rows()
+                .iter()
+                .map(|r| r.label.to_string())
+                .collect()
+        })
         .unwrap_or_default();
     out.check(
         "hide_idle_threads",

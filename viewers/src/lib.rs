@@ -29,8 +29,8 @@ mod varint;
 
 pub use render::{
     ArrangedStatistics, Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent,
-    HistogramBuilder, HistogramRender, ItemDetails, Properties, RowId, StatRow, StatValue,
-    StateInterval, StatisticsBuilder, StatisticsRender, StatisticsTable, StatisticsTree, StyleKey,
-    TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
+    HistogramBuilder, HistogramRender, ItemDetails, Properties, PropertiesWriter, RowId, StatRow,
+    StatValue, StateInterval, StatisticsBuilder, StatisticsRender, StatisticsTable, StatisticsTree,
+    StyleKey, TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender, TreeRow,
 };
 pub use style::{DataConfig, PresentationConfig, Rgba};

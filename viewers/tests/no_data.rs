@@ -104,7 +104,7 @@ fn a_damaged_streams_rows_show_no_data_after_its_last_event() {
     for (range, width) in [(TimeRange::new(data.span.0, end), 1000), (window, 4000)] {
         let r = resources.render(range, width);
         let row = (0..r.tree().len())
-            .find(|&i| r.tree().rows()[i].label == format!("CPU {cpu}"))
+            .find(|&i| *r.tree().rows()[i].label == *format!("CPU {cpu}"))
             .expect("the CPU row");
         assert_gap(&r, row, last, end, &format!("CPU {cpu} in {range:?}"));
         // The other CPUs go on.

@@ -32,7 +32,7 @@ fn states(r: &TimeGraphRender, from: Time, to: Time) -> Drawn {
             })
             .collect();
         if !v.is_empty() {
-            out.insert(row.label.clone(), v);
+            out.insert(row.label.to_string(), v);
         }
     }
     out

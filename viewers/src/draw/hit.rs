@@ -328,7 +328,7 @@ pub fn tooltip(
                 render
                     .tree()
                     .index_of(id)
-                    .map(|i| render.tree().rows()[i].label.clone())
+                    .map(|i| render.tree().rows()[i].label.to_string())
                     .unwrap_or_else(|| format!("#{}", id.0))
             };
             out.push(("Series".into(), config.arrow(&s.name).style.label.clone()));

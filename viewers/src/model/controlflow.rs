@@ -27,8 +27,8 @@ use crate::model::pack::BLOCK;
 use crate::model::steps::push_steps;
 use crate::render::RowSlot;
 use crate::render::{
-    Arrow, DrawnEvent, Properties, RowId, StateInterval, StyleKey, TimeGraphRender,
-    TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
+    Arrow, DrawnEvent, Properties, PropertiesWriter, RowId, StateInterval, StyleKey,
+    TimeGraphRender, TimeGraphRenderBuilder, TreeBuilder, TreeNode, TreeRender,
 };
 use crate::style::control_flow::{self as keys, state_key, thread_state_key};
 use crate::style::{DataConfig, TreeOrder};
@@ -157,20 +157,20 @@ impl Styles {
     }
 }
 
-/// Row label of a thread: its name and TID.
+/// Row label of a thread: its name and TID, put together in `scratch`.
 ///
-/// Put together without `format!`, whose machinery (and the string's
-/// growth as it writes) was a quarter of making the model of the 8 GB
-/// generated trace's 80,434 thread records.
-pub fn thread_label(t: &ThreadRecord) -> String {
+/// Without `format!` or a string of its own, one allocation (the label's):
+/// the formatting machinery and the allocations were most of making the
+/// model of the 8 GB generated trace's 80,434 thread records.
+fn thread_label(t: &ThreadRecord, scratch: &mut String) -> Arc<str> {
     let name = if t.name.is_empty() { "?" } else { &t.name };
-    let tid = t.tid.to_string();
-    let mut label = String::with_capacity(name.len() + tid.len() + 3);
-    label.push_str(name);
-    label.push_str(" [");
-    label.push_str(&tid);
-    label.push(']');
-    label
+    let mut tid = itoa::Buffer::new();
+    scratch.clear();
+    scratch.push_str(name);
+    scratch.push_str(" [");
+    scratch.push_str(tid.format(t.tid));
+    scratch.push(']');
+    Arc::from(scratch.as_str())
 }
 
 impl ControlFlowModel {
@@ -193,11 +193,12 @@ impl ControlFlowModel {
                 nodes.add(TreeNode {
                     id: RowId(TRACE_ROW | i as u64),
                     parent: None,
-                    label: name.clone(),
+                    label: name.as_str().into(),
                     properties: Properties::new([("trace", name.clone())]),
                 });
             }
         }
+        let (mut scratch, mut properties) = (String::new(), PropertiesWriter::new());
         for (i, t) in data.threads.iter().enumerate() {
             rec_of_row.insert(t.row, i as u32);
             let trace_row = several.then_some(RowId(TRACE_ROW | t.trace as u64));
@@ -209,14 +210,14 @@ impl ControlFlowModel {
             nodes.add(TreeNode {
                 id: t.row,
                 parent,
-                label: thread_label(t),
-                properties: Properties::new([
-                    ("name", t.name.to_string()),
-                    ("tid", t.tid.to_string()),
-                    ("pid", t.pid.to_string()),
-                    ("ppid", t.ppid.to_string()),
-                    ("birth", t.birth.to_string()),
-                ]),
+                label: thread_label(t, &mut scratch),
+                properties: properties
+                    .text("name", &t.name)
+                    .int("tid", t.tid)
+                    .int("pid", t.pid)
+                    .int("ppid", t.ppid)
+                    .int("birth", t.birth)
+                    .finish(),
             });
         }
         let config = DataConfig::default();

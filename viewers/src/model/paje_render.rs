@@ -198,7 +198,7 @@ impl PajeData {
             nodes.add(TreeNode {
                 id: row,
                 parent: c.parent.map(|p| container_row(p.0)),
-                label: c.name.to_string(),
+                label: Arc::from(&*c.name),
                 properties: Properties::new([
                     ("container", c.name.to_string()),
                     ("type", self.type_name(c.type_id).to_string()),
@@ -232,7 +232,7 @@ impl PajeData {
                 nodes.add(TreeNode {
                     id,
                     parent: Some(row),
-                    label,
+                    label: label.into(),
                     properties: Properties::none(),
                 });
                 content.insert(id, what);

@@ -93,9 +93,9 @@ impl ResourcesModel {
                 id: RowId(GROUP_CPU | ((c.trace as u64) << 40) | c.cpu as u64),
                 parent,
                 label: if several {
-                    format!("{} CPU {}", data.trace_names[c.trace as usize], c.cpu)
+                    format!("{} CPU {}", data.trace_names[c.trace as usize], c.cpu).into()
                 } else {
-                    format!("CPU {}", c.cpu)
+                    format!("CPU {}", c.cpu).into()
                 },
                 properties: Properties::new([("cpu", c.cpu.to_string())]),
             });
@@ -113,7 +113,7 @@ impl ResourcesModel {
             b.add(TreeNode {
                 id: RowId(kind | ((l.trace as u64) << 40) | (l.number & 0xFF_FFFF_FFFF)),
                 parent: None,
-                label,
+                label: label.into(),
                 properties: Properties::none(),
             });
         }

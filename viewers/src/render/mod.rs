@@ -28,7 +28,7 @@ pub use statistics::{
 
 pub use types::{
     Arrow, ArrowEnd, ArrowSeries, Counter, CounterSample, DrawnEvent, ItemDetails, Properties,
-    RowId, StateInterval, StyleKey,
+    PropertiesWriter, RowId, StateInterval, StyleKey,
 };
 
 /// One row of the tree column, in display order.
@@ -38,8 +38,9 @@ pub struct TreeRow {
     pub id: RowId,
     /// Parent row, if any.
     pub parent: Option<RowId>,
-    /// Text shown in the tree column.
-    pub label: String,
+    /// Text shown in the tree column (shared with the model's node: a
+    /// tree of 80,000 rows is made at every change of its configuration).
+    pub label: Arc<str>,
     /// Indentation level (0 = top).
     pub depth: u16,
     /// Whether the row has children (shown or collapsed).
@@ -119,7 +120,7 @@ pub struct TreeNode {
     /// Parent, if any (unknown parents make the node a root).
     pub parent: Option<RowId>,
     /// Text of the row.
-    pub label: String,
+    pub label: Arc<str>,
     /// Tooltip information.
     pub properties: Properties,
 }
@@ -930,7 +931,7 @@ mod tests {
     fn labels(t: &TreeRender) -> Vec<(String, u16)> {
         t.rows()
             .iter()
-            .map(|r| (r.label.clone(), r.depth))
+            .map(|r| (r.label.to_string(), r.depth))
             .collect()
     }
 

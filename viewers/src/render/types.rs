@@ -138,6 +138,43 @@ impl Properties {
     }
 }
 
+/// Makes [`Properties`] one after another in the same buffer: one
+/// allocation each, where [`Properties::new`] takes one more a value
+/// (a control flow model makes five pairs for each of its 80,434 rows on
+/// an 8 GB trace, each time its data changes).
+#[derive(Debug, Default)]
+pub struct PropertiesWriter {
+    bytes: Vec<u8>,
+}
+
+impl PropertiesWriter {
+    /// A writer with nothing added.
+    pub fn new() -> Self {
+        PropertiesWriter::default()
+    }
+
+    /// Adds the pair `key`, `value`.
+    pub fn text(&mut self, key: &str, value: &str) -> &mut Self {
+        put_text(&mut self.bytes, key);
+        put_text(&mut self.bytes, value);
+        self
+    }
+
+    /// Adds the pair `key`, `value` written in decimal.
+    pub fn int(&mut self, key: &str, value: i64) -> &mut Self {
+        let mut digits = itoa::Buffer::new();
+        let value = digits.format(value);
+        self.text(key, value)
+    }
+
+    /// The pairs added since the last call, as properties.
+    pub fn finish(&mut self) -> Properties {
+        let p = (!self.bytes.is_empty()).then(|| Arc::from(&self.bytes[..]));
+        self.bytes.clear();
+        Properties(p)
+    }
+}
+
 /// Appends `text` as its length (a varint) and its bytes.
 fn put_text(out: &mut Vec<u8>, text: &str) {
     crate::varint::put(out, text.len() as u64);
@@ -385,5 +422,18 @@ mod tests {
         assert_eq!(none.iter().count(), 0);
         assert_eq!(none, Properties::none());
         assert_ne!(p, Properties::new([("name", "bash")]));
+    }
+
+    #[test]
+    fn a_writer_makes_the_properties_new_does() {
+        let mut w = PropertiesWriter::new();
+        for (name, tid) in [("bash", 42), ("", i64::MIN), ("kworker/0:1", -1)] {
+            let written = w.text("name", name).int("tid", tid).finish();
+            let made = Properties::new([("name", name.to_string()), ("tid", tid.to_string())]);
+            assert_eq!(written, made);
+        }
+        // Each is only the pairs added since the last.
+        assert_eq!(w.finish(), Properties::none());
+        assert_eq!(w.int("pid", 7).finish(), Properties::new([("pid", "7")]));
     }
 }
