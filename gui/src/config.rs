@@ -78,11 +78,21 @@ pub struct TraceConfig {
     /// them (see `layout::SavedLayout`).
     #[serde(default)]
     pub panes: Vec<i32>,
-    /// Widths of the time graphs' tree columns (control flow, then
-    /// resources) in their last layout, in pixels: the first renders of
-    /// a reopened trace are made for the graph widths they leave.
+    /// The time graphs' last layouts (control flow, then resources): the
+    /// first renders of a reopened trace are made for the graph widths
+    /// they leave.
     #[serde(default)]
-    pub tree_columns: Vec<f64>,
+    pub time_graphs: Vec<SavedGraph>,
+}
+
+/// What a time graph's layout was: its width and its tree column's, in
+/// pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SavedGraph {
+    /// The whole view's width.
+    pub width: f64,
+    /// The tree column's width.
+    pub tree_column: f64,
 }
 
 /// Reads a JSON file: `Ok(None)` when it is missing, `Err` with a warning
@@ -182,7 +192,10 @@ mod tests {
                 time: 15,
             }],
             panes: vec![200, 400],
-            tree_columns: vec![176.0, 140.0],
+            time_graphs: vec![SavedGraph {
+                width: 1381.0,
+                tree_column: 176.0,
+            }],
         };
         save_json(&p, &cfg).unwrap();
         assert_eq!(load_json::<TraceConfig>(&p), Some(cfg));

@@ -417,11 +417,11 @@ impl Tab {
             st.cursor.bookmarks = saved.bookmarks.clone();
         }
         tab.refresh_bookmarks();
-        for (view, &w) in [&tab.control_flow, &tab.resources]
+        for (view, &g) in [&tab.control_flow, &tab.resources]
             .into_iter()
-            .zip(&saved.tree_columns)
+            .zip(&saved.time_graphs)
         {
-            view.set_tree_column_hint(w);
+            view.set_layout_hint(g);
         }
         tab.layout.restore(&SavedLayout {
             shown: saved.viewers.clone(),
@@ -1143,9 +1143,9 @@ impl Tab {
             filter: st.filter_text.clone(),
             bookmarks: st.cursor.bookmarks.clone(),
             panes: layout.positions,
-            tree_columns: [&self.control_flow, &self.resources]
+            time_graphs: [&self.control_flow, &self.resources]
                 .into_iter()
-                .map_while(|v| v.tree_column())
+                .map_while(|v| v.saved_layout())
                 .collect(),
         };
         if let Err(e) = config::save_json(&config::trace_config_path(&dir, &self.paths), &cfg) {

@@ -33,6 +33,13 @@ fn rows(tab: &Tab) -> usize {
     tab.control_flow.render().map_or(0, |r| r.tree().len())
 }
 
+/// The control flow's row labels, in display order.
+fn labels(tab: &Tab) -> Vec<String> {
+    let render = tab.control_flow.render();
+    let rows = render.as_ref().map(|r| r.tree().rows()).unwrap_or_default();
+    rows.iter().map(|r| r.label.to_string()).collect()
+}
+
 pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = tmp.path().join("many-threads");
@@ -161,16 +168,7 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     let tid = thread.properties.get("tid").expect("tid").to_owned();
     tab.rows_bar.filter.set_text(&format!("^{tid}$"));
     let one = settle_rows(&tab, |r| r.tree().len() == 2);
-    let shown: Vec<String> = cf
-        .render()
-        .map(|r| {
-            r.tree()
-                .rows()
-                .iter()
-                .map(|r| r.label.to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let shown = labels(&tab);
     out.check(
         "rows_filter_by_tid",
         one && shown.contains(&thread.label.to_string()),
@@ -183,24 +181,15 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     tab.rows_bar.hide_idle.set_active(true);
     tab.rows_bar.order.set_selected(3);
     let busy = settle_rows(&tab, |r| r.tree().len() < n);
-    let labels: Vec<String> = cf
-        .render()
-        .map(|r| {
-            r.tree()
-                .rows()
-                .iter()
-                .map(|r| r.label.to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let running = labels(&tab);
     out.check(
         "hide_idle_threads",
-        back && busy && !labels.iter().any(|l| l.starts_with("swapper")),
+        back && busy && !running.iter().any(|l| l.starts_with("swapper")),
         || {
             format!(
                 "{} rows with hide idle: {:?}…",
-                labels.len(),
-                &labels[..labels.len().min(5)]
+                running.len(),
+                &running[..running.len().min(5)]
             )
         },
     );

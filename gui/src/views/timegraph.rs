@@ -35,6 +35,7 @@ use traceloom_viewers::{DataConfig, PresentationConfig, TimeGraphRender};
 
 use super::painter::Painter;
 use super::{draw_bookmarks, Nav, TimeFocus};
+use crate::config::SavedGraph;
 
 /// Pointer travel under which a press-release is a click, not a drag.
 const CLICK_SLOP: f64 = 3.0;
@@ -70,9 +71,9 @@ struct State {
     /// Size of the last drawing (width, height, scale factor): a new
     /// render is painted at it before any frame.
     size: Option<(i32, i32, i32)>,
-    /// Width of the tree column before the first layout: the last run's
-    /// for this traceset ([`TimeGraphView::set_tree_column_hint`]).
-    tree_column_hint: Option<f64>,
+    /// The layout to assume before the first: the last run's for this
+    /// traceset ([`TimeGraphView::set_layout_hint`]).
+    layout_hint: Option<SavedGraph>,
 }
 
 /// What a picture of the graph shows: the render, the drawing options and
@@ -184,7 +185,7 @@ impl TimeGraphView {
             rows: DataConfig::default(),
             rows_configurable: false,
             size: None,
-            tree_column_hint: None,
+            layout_hint: None,
         }));
         let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, None::<&gtk::Adjustment>);
         widget.append(&area);
@@ -430,36 +431,45 @@ impl TimeGraphView {
     }
 
     /// Width in pixels of the graph part (what a model render should be
-    /// made for), from the last layout; before the first, the widget's
-    /// width less the tree column the last run had (a reopened trace's
-    /// first render is then made for the width it is shown at, not made
-    /// again once laid out: on an 8 GB trace, each render of the whole
-    /// range takes 30–70 ms).
+    /// made for), from the last layout; before the first, from the layout
+    /// the last run had: its width until the widget has one, and its
+    /// tree column (a reopened trace's first render is then made for the
+    /// width it is shown at, not made again once laid out: on an 8 GB
+    /// trace, each render of the whole range takes 30–70 ms).
     pub fn graph_width(&self) -> u32 {
         let s = self.state.borrow();
-        match &s.layout {
-            Some(l) => l.graph.w.max(1.0) as u32,
-            None => {
-                let width = f64::from(self.area.width().max(400));
-                // As the layout places the graph: after the tree column
-                // and a pixel, up to a pixel from the edge.
-                let tree = s.tree_column_hint.unwrap_or(width * 0.25);
-                (width - tree - 2.0).max(1.0) as u32
-            }
+        if let Some(l) = &s.layout {
+            return l.graph.w.max(1.0) as u32;
         }
+        let (width, tree) = match (self.area.width(), s.layout_hint) {
+            (w, hint) if w > 0 => {
+                let w = f64::from(w);
+                (w, hint.map_or(w * 0.25, |h| h.tree_column))
+            }
+            (_, Some(h)) => (h.width, h.tree_column),
+            (_, None) => (400.0, 100.0),
+        };
+        // As the layout places the graph: after the tree column and a
+        // pixel, up to a pixel from the edge.
+        (width - tree - 2.0).max(1.0) as u32
     }
 
-    /// The tree column's width in the last layout, to remember for
-    /// [`TimeGraphView::set_tree_column_hint`].
-    pub fn tree_column(&self) -> Option<f64> {
-        self.state.borrow().layout.as_ref().map(|l| l.tree.w)
+    /// The last layout, to remember for
+    /// [`TimeGraphView::set_layout_hint`].
+    pub fn saved_layout(&self) -> Option<SavedGraph> {
+        let s = self.state.borrow();
+        s.layout.as_ref().map(|l| SavedGraph {
+            width: l.width,
+            tree_column: l.tree.w,
+        })
     }
 
-    /// The tree column's width to assume before the first layout (see
+    /// The layout to assume before the first (see
     /// [`TimeGraphView::graph_width`]).
-    pub fn set_tree_column_hint(&self, width: f64) {
-        if width.is_finite() && width >= 0.0 {
-            self.state.borrow_mut().tree_column_hint = Some(width);
+    pub fn set_layout_hint(&self, saved: SavedGraph) {
+        let sane = |x: f64| x.is_finite() && (0.0..=1e6).contains(&x);
+        if sane(saved.width) && sane(saved.tree_column) {
+            self.state.borrow_mut().layout_hint = Some(saved);
         }
     }
 
