@@ -1036,7 +1036,7 @@ pub(crate) fn event_id(name: &Arc<str>) -> u32 {
 }
 
 /// Event name number `id` (made by [`event_id`]).
-fn event_name(id: u32) -> &'static Arc<str> {
+pub(crate) fn event_name(id: u32) -> &'static Arc<str> {
     EVENT_NAMES.read().unwrap_or_else(|e| e.into_inner()).names[id as usize]
 }
 
@@ -1053,6 +1053,22 @@ impl EventCounts {
     /// The counts, by name.
     pub fn values(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
         self.iter().map(|(_, n)| n)
+    }
+
+    /// The (event name number from [`event_id`], count) pairs, by name:
+    /// what [`EventCounts::iter`] gives without looking the names up
+    /// (each a read of the process's table, behind its lock).
+    pub(crate) fn numbered(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let bytes = self.0.as_slice();
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            if at >= bytes.len() {
+                return None;
+            }
+            let id = get_varint(bytes, &mut at);
+            let n = get_varint(bytes, &mut at);
+            Some((id as u32, n))
+        })
     }
 
     /// The count of `name`.

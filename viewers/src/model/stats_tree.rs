@@ -22,7 +22,7 @@ use std::sync::Arc;
 use traceloom_base::FastMap;
 use traceloom_engine::state::CpuMode;
 
-use super::stats::{EventCounts, StatCell, StatNode, Statistics, EVENT_TYPES, NO_CPU};
+use super::stats::{self, EventCounts, StatCell, StatNode, Statistics, EVENT_TYPES, NO_CPU};
 use crate::render::StatisticsTreeRow;
 use crate::render::{StatValue, StatisticsBuilder, StatisticsRender, StatisticsTree};
 
@@ -157,11 +157,20 @@ impl CellTree {
         let mut more_counts: FastMap<u32, Vec<u32>> = FastMap::default();
         let mut pids = Vec::new();
         let mut threads = Vec::new();
-        let mut by_name: FastMap<&Arc<str>, u64> = FastMap::default();
+        // Events per event name number (see `stats::event_id`): numbers,
+        // not names, are added up for each cell's events (looking the
+        // 8 GB trace's 239,000 cells' names up and hashing them was most
+        // of the tree's 0.2 s).
+        let mut by_number: Vec<Option<u64>> = Vec::new();
         for c in &cells {
-            let n: u64 = c.events.values().sum();
-            for (name, k) in &c.events {
-                *by_name.entry(name).or_default() += k;
+            let mut n = 0u64;
+            for (id, k) in c.events.numbered() {
+                n += k;
+                let id = id as usize;
+                if id >= by_number.len() {
+                    by_number.resize(id + 1, None);
+                }
+                *by_number[id].get_or_insert(0) += k;
             }
             let known = c.tid >= 0;
             let path: [(Key, Named); 5] = [
@@ -230,8 +239,11 @@ impl CellTree {
                 more_counts.entry(at).or_default().push(i);
             }
         }
-        let mut names: Vec<(Arc<str>, u64)> =
-            by_name.into_iter().map(|(n, k)| (n.clone(), k)).collect();
+        let mut names: Vec<(Arc<str>, u64)> = by_number
+            .into_iter()
+            .enumerate()
+            .filter_map(|(id, k)| Some((stats::event_name(id as u32).clone(), k?)))
+            .collect();
         names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         // They borrow the labels moved below.
         drop((upper, lower));
