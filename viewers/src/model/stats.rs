@@ -1059,16 +1059,8 @@ impl EventCounts {
     /// what [`EventCounts::iter`] gives without looking the names up
     /// (each a read of the process's table, behind its lock).
     pub(crate) fn numbered(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        let bytes = self.0.as_slice();
-        let mut at = 0;
-        std::iter::from_fn(move || {
-            if at >= bytes.len() {
-                return None;
-            }
-            let id = get_varint(bytes, &mut at);
-            let n = get_varint(bytes, &mut at);
-            Some((id as u32, n))
-        })
+        let mut pairs = self.iter();
+        std::iter::from_fn(move || pairs.next_numbered())
     }
 
     /// The count of `name`.
@@ -1125,17 +1117,24 @@ pub struct EventCountsIter<'a> {
     left: usize,
 }
 
-impl<'a> Iterator for EventCountsIter<'a> {
-    type Item = (&'a Arc<str>, u64);
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl EventCountsIter<'_> {
+    /// The next (event name number, count) pair.
+    fn next_numbered(&mut self) -> Option<(u32, u64)> {
         if self.at >= self.bytes.len() {
             return None;
         }
         let id = get_varint(self.bytes, &mut self.at);
         let n = get_varint(self.bytes, &mut self.at);
         self.left -= 1;
-        Some((event_name(id as u32), n))
+        Some((id as u32, n))
+    }
+}
+
+impl<'a> Iterator for EventCountsIter<'a> {
+    type Item = (&'a Arc<str>, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_numbered().map(|(id, n)| (event_name(id), n))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -1172,12 +1171,7 @@ impl FromIterator<(Arc<str>, u64)> for EventCounts {
             }
             same
         });
-        let mut out = Vec::with_capacity(v.len() * 4);
-        for (name, n) in &v {
-            put_varint(&mut out, u64::from(event_id(name)));
-            put_varint(&mut out, *n);
-        }
-        EventCounts(Varints::new(&out))
+        EventCounts::from_ordered_ids(v.iter().map(|(name, n)| (event_id(name), *n)))
     }
 }
 
