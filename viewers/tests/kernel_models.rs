@@ -11,7 +11,7 @@ use traceloom_base::TimeRange;
 use traceloom_ctf::{Message, Traceset};
 use traceloom_engine::state::{CpuMode, ThreadStatus};
 use traceloom_tsdl::ir::Scope;
-use traceloom_viewers::model::cpu_row::CpuRecord;
+use traceloom_viewers::model::cpu_row::{CpuRecord, CpuRow};
 use traceloom_viewers::model::kernel::{
     decode_thread_code, KernelAnalysis, KernelCollector, KernelData, ThreadRecord, NO_THREAD,
 };
@@ -156,6 +156,18 @@ fn cpu_rows_listed_explicit(whole: &KernelData, data: &KernelData, name: &str) {
                 "{name}: CPU {} read through from {from}",
                 c.cpu
             );
+            // With fewer readers than threads: replaced as they are met,
+            // the least recently used (up to 64) or each in turn (more).
+            for readers in [1, 2, 65] {
+                let mut through = Vec::new();
+                CpuRow::scanning(c, &data.threads, readers)
+                    .for_each_from(from, |x| through.push(x));
+                assert!(
+                    through[..] == want[from.min(want.len())..],
+                    "{name}: CPU {} read through from {from} with {readers} readers",
+                    c.cpu
+                );
+            }
         }
         let step = (want.len() / 500).max(1);
         for k in (0..want.len()).step_by(step) {
@@ -538,6 +550,9 @@ fn generated_kernel_traces() {
         let p = generated(dir.path(), 60_000, seed);
         check_trace(&p);
     }
+    // Hundreds of short-lived processes: more threads run on each CPU
+    // than a read through its row keeps readers of.
+    check_trace(&generated_forking(dir.path(), 60_000, 3, 0.05));
 }
 
 #[test]

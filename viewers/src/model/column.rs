@@ -291,6 +291,26 @@ impl<T: Item> Column<T> {
         p.bytes.prefetch(start, end.saturating_sub(start));
     }
 
+    /// How many chunks [`chunks`](Self::chunks) gives: the blocks and the
+    /// tail.
+    pub fn chunk_count(&self) -> usize {
+        self.block_count() + 1
+    }
+
+    /// Chunk `k` of [`chunks`](Self::chunks) into `out`, whose room is
+    /// reused: a join going through millions of blocks allocated a vector
+    /// for each.
+    pub fn read_chunk(&self, k: usize, out: &mut Vec<T>) {
+        out.clear();
+        if k < self.block_count() {
+            self.prefetch_blocks(k);
+            out.resize(BLOCK, T::zeroed());
+            self.decode_block(k, out);
+        } else {
+            out.extend(self.tail.iter().copied());
+        }
+    }
+
     /// The items a block at a time, in order (the last chunk is the
     /// unpacked tail): what a copy of a long column decodes without
     /// holding it all. Columns of the same length built in step (the

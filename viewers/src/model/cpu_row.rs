@@ -23,7 +23,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use traceloom_base::Time;
+use traceloom_base::{FastMap, Time};
 use traceloom_engine::state::CpuMode;
 
 use super::column::{Column, ColumnBuilder, ColumnReader};
@@ -174,6 +174,12 @@ pub struct CpuRow<'a, T> {
     rows: RefCell<Vec<ThreadReader<'a, T>>>,
     /// Counts the uses of `rows`.
     clock: Cell<u64>,
+    /// Where each thread's reader is in `rows`.
+    slots: RefCell<FastMap<u32, usize>>,
+    /// How many readers `rows` holds at most.
+    readers: usize,
+    /// The reader replaced next when there are more than [`READERS`].
+    hand: Cell<usize>,
 }
 
 /// The threads whose rows a [`CpuRow`] keeps readers of (about 1 kB
@@ -244,6 +250,21 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
             stretch: RefCell::new(None),
             rows: RefCell::new(Vec::new()),
             clock: Cell::new(0),
+            slots: RefCell::new(FastMap::default()),
+            readers: READERS,
+            hand: Cell::new(0),
+        }
+    }
+
+    /// The row of `c` for one read through from a change on
+    /// ([`for_each_from`](Self::for_each_from)), keeping the readers of up
+    /// to `readers` threads rather than [`READERS`]: a CPU runs thousands
+    /// of threads over a trace, and a reader replaced decodes its thread's
+    /// blocks again when the thread runs next.
+    pub fn scanning(c: &'a CpuRecord, threads: &'a [Arc<T>], readers: usize) -> Self {
+        CpuRow {
+            readers: readers.max(1),
+            ..CpuRow::new(c, threads)
         }
     }
 
@@ -403,7 +424,8 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
         let mut rows = self.rows.borrow_mut();
         let now = self.clock.get() + 1;
         self.clock.set(now);
-        if let Some(x) = rows.iter().position(|r| r.thread == thread) {
+        let mut slots = self.slots.borrow_mut();
+        if let Some(&x) = slots.get(&thread) {
             rows[x].used = now;
             return Some(x);
         }
@@ -415,11 +437,23 @@ impl<'a, T: ThreadRow> CpuRow<'a, T> {
             used: now,
             next: 0,
         };
-        if rows.len() < READERS {
+        if rows.len() < self.readers {
             rows.push(made);
+            slots.insert(thread, rows.len() - 1);
             return Some(rows.len() - 1);
         }
-        let oldest = (0..rows.len()).min_by_key(|&x| rows[x].used)?;
+        // A few readers: the least recently used is replaced. Many (a
+        // read through): each in turn, the oldest made first, with no
+        // search over them all at each thread met.
+        let oldest = if rows.len() <= READERS {
+            (0..rows.len()).min_by_key(|&x| rows[x].used)?
+        } else {
+            let h = self.hand.get();
+            self.hand.set((h + 1) % rows.len());
+            h % rows.len()
+        };
+        slots.remove(&rows[oldest].thread);
+        slots.insert(thread, oldest);
         rows[oldest] = made;
         Some(oldest)
     }

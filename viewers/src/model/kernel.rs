@@ -1979,6 +1979,11 @@ impl KernelCollector {
         d
     }
 
+    /// Threads whose readers a CPU row read through at the join keeps
+    /// (about 1.2 kB each, 5 MB a row): with 64, a CPU running thousands
+    /// of threads in turn decoded the same blocks again and again.
+    const SCAN_READERS: usize = 4096;
+
     /// The summaries of the CPU rows whose blocks a parallel pass's join
     /// left to the end (`CpuSeries::summarize_at_end`), read through the
     /// thread records of `d`, the result: a row per core at once.
@@ -2000,7 +2005,7 @@ impl KernelCollector {
                 .filter_map(|(c, s)| Some((s, &cpus[index(c)?])))
                 .collect();
             super::cores::on_cores(&mut jobs, |(s, c)| {
-                s.summarize_rest(&c.row(threads), arena);
+                s.summarize_rest(&CpuRow::scanning(c, threads, Self::SCAN_READERS), arena);
             });
         }
         for (c, s) in self.cpus.iter().zip(&mut self.cpu_series) {

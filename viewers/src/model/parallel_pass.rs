@@ -1523,8 +1523,12 @@ impl ThreadJob<'_> {
         let mut ran_at = None;
         let dst = self.dst.grow();
         let mut last = None;
-        for (k, (t, c)) in times.chunks().zip(codes.chunks()).enumerate() {
-            let (mut t, mut c) = (&t[..], &c[..]);
+        let (mut time_chunk, mut code_chunk) = (Vec::new(), Vec::new());
+        // Lists of one record: their chunks have the same lengths.
+        for k in 0..times.chunk_count().min(codes.chunk_count()) {
+            times.read_chunk(k, &mut time_chunk);
+            codes.read_chunk(k, &mut code_chunk);
+            let (mut t, mut c) = (&time_chunk[..], &code_chunk[..]);
             if k == 0 {
                 let (Some(&t0), Some(&c0)) = (t.first(), c.first()) else {
                     break;
