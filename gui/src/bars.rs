@@ -235,6 +235,12 @@ pub enum ProgressOutput {
     Resume,
 }
 
+/// The progress strip's label once a pass has read every event and its
+/// result is being made on a thread (a split pass's parts joined, the
+/// store written): the views still show the last partial snapshot
+/// meanwhile, 6 s on the 8 GB generated kernel trace.
+pub const FINISHING: &str = "Every event read: finishing the analysis";
+
 /// The whole-trace pass's progress with Cancel and Resume: the
 /// component's model, a handle to its widgets. Hidden while no pass runs
 /// or is paused.

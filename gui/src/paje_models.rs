@@ -45,6 +45,7 @@ use traceloom_viewers::store::{self, paje as paje_store, StoreError};
 use traceloom_viewers::{DataConfig, TimeGraphRender};
 
 use crate::analysis::Analysis;
+use crate::bars::FINISHING;
 use crate::held_render::HeldRender;
 use crate::models::{ListPage, Search, Updates, SNAPSHOT_INTERVAL};
 use crate::time_text::format_time;
@@ -667,6 +668,11 @@ impl Analysis for PajeTab {
     }
 
     fn background_progress(&mut self) -> Option<(String, f64, bool)> {
+        if self.final_job.is_some() {
+            // The views show the last snapshot until the store is written
+            // and read back.
+            return Some((FINISHING.to_string(), 1.0, false));
+        }
         let id = self.pass?;
         let at = self
             .session
@@ -787,5 +793,36 @@ impl Analysis for PajeTab {
         if let Some((e, _)) = self.legend().into_iter().nth(i) {
             PajeTab::set_type_shown(self, e.type_id, shown);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As the kernel pass's (`models`' test): once the trace is read, its
+    /// result is stored and read back on a thread while the views show
+    /// the last snapshot, and the progress strip says so.
+    #[test]
+    fn progress_is_reported_while_the_result_is_made() {
+        let trace =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/paje/states.trace");
+        let session = PajeSession::open(&trace).expect("open a bundled Pajé trace");
+        let mut tab = PajeTab::new(session);
+        assert!(tab.background_progress().is_none());
+        let (data, _) = PajeData::open(&trace).expect("read the trace");
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let job = Job::spawn("test-final", move || {
+            let _ = wait.recv();
+            (data, None)
+        });
+        tab.final_job = Some(job.expect("a thread"));
+        let progress = tab.background_progress();
+        drop(release);
+        assert_eq!(
+            progress,
+            Some((FINISHING.to_string(), 1.0, false)),
+            "while the result is made"
+        );
     }
 }
