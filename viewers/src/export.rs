@@ -34,12 +34,18 @@ pub enum ExportError {
     Size(u32, u32),
 }
 
-/// Why cairo could not encode a figure's PNG or SVG stream.
+/// Why a figure's PNG or SVG stream could not be encoded.
 #[derive(Debug, thiserror::Error)]
 pub enum EncodeError {
-    /// Writing the PNG stream failed (in cairo or in the writer).
+    /// Encoding the PNG stream failed.
     #[error("PNG: {0}")]
-    Png(#[source] cairo::IoError),
+    Png(#[source] png::EncodingError),
+    /// Cairo would not hand the drawn pixels over.
+    #[error("PNG: cannot read the drawn image: {0}")]
+    Pixels(#[source] cairo::BorrowError),
+    /// The PNG encoder refused a row of pixels.
+    #[error("PNG: {0}")]
+    Stream(#[source] std::io::Error),
     /// Finishing cairo's SVG stream failed in the writer.
     #[error("SVG: {0}")]
     Svg(#[source] std::io::Error),
@@ -202,14 +208,76 @@ pub fn render_png(
     height: Option<u32>,
 ) -> Result<Vec<u8>, ExportError> {
     let (w, h) = resolve_size(figure, width, height)?;
-    let surface = cairo::ImageSurface::create(cairo::Format::ARgb32, w as i32, h as i32)?;
+    let mut surface = cairo::ImageSurface::create(cairo::Format::ARgb32, w as i32, h as i32)?;
     {
         let cr = cairo::Context::new(&surface)?;
         draw_figure(&cr, figure, w as f64, h as f64)?;
     }
     surface.flush();
+    Ok(encode_png(&mut surface)?)
+}
+
+/// The PNG of `surface` (cairo's ARGB32: premultiplied, one native-endian
+/// `u32` a pixel) as cairo's own writer gives it: 8-bit RGB when every
+/// pixel is opaque, else RGBA with colours divided by alpha and rounded as
+/// cairo does; compressed at deflate level 1 with each row filtered
+/// against the one above. Cairo's writer (zlib's default level, adaptive
+/// filters) took 10.3 of the 13.1 G instructions of a control flow export
+/// of the 50 MB generated trace; this one makes a file 9 % larger in a
+/// few percent of its time.
+fn encode_png(surface: &mut cairo::ImageSurface) -> Result<Vec<u8>, EncodeError> {
+    let (w, h) = (
+        surface.width().max(0) as u32,
+        surface.height().max(0) as u32,
+    );
+    let stride = (surface.stride().max(0) as usize).max(1);
+    let data = surface.data().map_err(EncodeError::Pixels)?;
+    let row_bytes = w as usize * 4;
+    let pixels = || {
+        data.chunks(stride).take(h as usize).flat_map(move |row| {
+            row[..row_bytes]
+                .chunks_exact(4)
+                .map(|p| u32::from_ne_bytes([p[0], p[1], p[2], p[3]]))
+        })
+    };
+    let opaque = pixels().all(|v| v >> 24 == 255);
     let mut out = Vec::new();
-    surface.write_to_png(&mut out).map_err(EncodeError::Png)?;
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(if opaque {
+        png::ColorType::Rgb
+    } else {
+        png::ColorType::Rgba
+    });
+    encoder.set_depth(png::BitDepth::Eight);
+    // Measured on that export's 1920 × 11,549 image (cairo's file: 3.80 MB):
+    // level 1 with `Up` 4.13 MB, fdeflate 6.31 MB, level 2 (adaptive)
+    // 3.84 MB in 2.7 times level 1's time.
+    encoder.set_deflate_compression(png::DeflateCompression::Level(1));
+    encoder.set_filter(png::Filter::Up);
+    let mut writer = encoder.write_header().map_err(EncodeError::Png)?;
+    let mut stream = writer.stream_writer().map_err(EncodeError::Png)?;
+    // A row at a time: the image converted whole was another 190 MB at
+    // cairo's largest height.
+    let mut row = Vec::with_capacity(row_bytes);
+    for line in data.chunks(stride).take(h as usize) {
+        row.clear();
+        for p in line[..row_bytes].chunks_exact(4) {
+            let v = u32::from_ne_bytes([p[0], p[1], p[2], p[3]]);
+            let a = v >> 24;
+            let [r, g, b] = [(v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff];
+            let straight = |c: u32| ((c * 255 + a / 2) / a) as u8;
+            match a {
+                _ if opaque => row.extend_from_slice(&[r as u8, g as u8, b as u8]),
+                0 => row.extend_from_slice(&[0; 4]),
+                255 => row.extend_from_slice(&[r as u8, g as u8, b as u8, 255]),
+                _ => row.extend_from_slice(&[straight(r), straight(g), straight(b), a as u8]),
+            }
+        }
+        std::io::Write::write_all(&mut stream, &row).map_err(EncodeError::Stream)?;
+    }
+    stream.finish().map_err(EncodeError::Png)?;
+    writer.finish().map_err(EncodeError::Png)?;
+    drop(data);
     Ok(out)
 }
 
@@ -285,4 +353,73 @@ pub fn export_svg_cairo(
     path: &Path,
 ) -> Result<(), ExportError> {
     write(path, &render_svg_cairo(figure, width, height)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Size, colour type, bit depth and pixels of a PNG stream.
+    fn decoded(bytes: &[u8]) -> (u32, u32, png::ColorType, png::BitDepth, Vec<u8>) {
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+            .read_info()
+            .expect("a PNG header");
+        let mut pixels = vec![0; reader.output_buffer_size().expect("a sane size")];
+        let info = reader.next_frame(&mut pixels).expect("a PNG image");
+        pixels.truncate(info.buffer_size());
+        (
+            info.width,
+            info.height,
+            info.color_type,
+            info.bit_depth,
+            pixels,
+        )
+    }
+
+    /// The PNG holds the pixels cairo's own writer gives: opaque ones,
+    /// translucent ones (their colours divided by alpha as cairo
+    /// rounds) and transparent ones; without alpha when every pixel is
+    /// opaque (an export's background is).
+    #[test]
+    fn png_pixels_are_those_cairo_writes() {
+        let mut opaque = cairo::ImageSurface::create(cairo::Format::ARgb32, 23, 19).unwrap();
+        {
+            let cr = cairo::Context::new(&opaque).unwrap();
+            cr.set_source_rgb(1.0, 1.0, 1.0);
+            cr.paint().unwrap();
+            cr.set_source_rgba(0.1, 0.55, 0.8, 0.37);
+            cr.arc(11.0, 9.0, 7.3, 0.0, std::f64::consts::TAU);
+            cr.fill().unwrap();
+        }
+        opaque.flush();
+        let ours = decoded(&encode_png(&mut opaque).unwrap());
+        let mut cairos = Vec::new();
+        opaque.write_to_png(&mut cairos).unwrap();
+        let cairos = decoded(&cairos);
+        assert_eq!(cairos.2, png::ColorType::Rgb);
+        assert!(
+            ours == cairos,
+            "the opaque image's pixels differ from cairo's"
+        );
+
+        let mut surface = cairo::ImageSurface::create(cairo::Format::ARgb32, 61, 37).unwrap();
+        {
+            let cr = cairo::Context::new(&surface).unwrap();
+            cr.set_source_rgba(0.9, 0.2, 0.1, 1.0);
+            cr.rectangle(0.0, 0.0, 30.5, 37.0);
+            cr.fill().unwrap();
+            cr.set_source_rgba(0.1, 0.55, 0.8, 0.37);
+            cr.arc(40.0, 18.0, 15.3, 0.0, std::f64::consts::TAU);
+            cr.fill().unwrap();
+        }
+        surface.flush();
+        let ours = encode_png(&mut surface).unwrap();
+        let mut cairos = Vec::new();
+        surface.write_to_png(&mut cairos).unwrap();
+        let (ours, cairos) = (decoded(&ours), decoded(&cairos));
+        let alphas: std::collections::BTreeSet<u8> =
+            cairos.4.chunks_exact(4).map(|p| p[3]).collect();
+        assert!(alphas.len() > 10, "{} alpha values drawn", alphas.len());
+        assert!(ours == cairos, "the pixels differ from cairo's");
+    }
 }
