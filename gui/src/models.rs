@@ -393,10 +393,10 @@ pub struct TabModels {
     update_interval: Duration,
     /// The final snapshot of the completed kernel pass, taken (and the
     /// collector freed) on a thread: about 50 ms on a 1 GB trace; or the
-    /// completed head waiting for the tail there, then joined to it
-    /// (`None`: a damaged stream made the split pass give up): 1 s on
-    /// the 1 GB generated trace, 6 s on the 8 GB one, the progress strip
-    /// saying so ([`FINISHING`]).
+    /// completed head waiting for the tail there, then joined to it (1 s
+    /// on the 1 GB generated trace, 6 s on the 8 GB one, which the
+    /// progress strip says: [`FINISHING`]); `None`: a damaged stream made
+    /// the split pass give up.
     final_job: Option<Job<Option<KernelData>>>,
     /// A partial snapshot of the pass having its statistics merged on a
     /// thread (tens of ms on a trace of thousands of threads).
@@ -1940,8 +1940,7 @@ mod tests {
     /// the progress strip says so rather than hiding.
     #[test]
     fn progress_is_reported_while_the_result_is_made() {
-        let trace =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/sample-kernel");
+        let trace = traceloom_testdata::sample_kernel();
         let mut session = Session::open(&[trace]).expect("open the bundled sample trace");
         let mut models = TabModels::new(&mut session);
         assert!(models.background_progress(&mut session).is_none());

@@ -805,8 +805,7 @@ mod tests {
     /// the last snapshot, and the progress strip says so.
     #[test]
     fn progress_is_reported_while_the_result_is_made() {
-        let trace =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/paje/states.trace");
+        let trace = traceloom_testdata::paje("states.trace");
         let session = PajeSession::open(&trace).expect("open a bundled Pajé trace");
         let mut tab = PajeTab::new(session);
         assert!(tab.background_progress().is_none());
