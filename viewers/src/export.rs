@@ -232,15 +232,8 @@ fn encode_png(surface: &mut cairo::ImageSurface) -> Result<Vec<u8>, EncodeError>
     );
     let stride = (surface.stride().max(0) as usize).max(1);
     let data = surface.data().map_err(EncodeError::Pixels)?;
-    let row_bytes = w as usize * 4;
-    let pixels = || {
-        data.chunks(stride).take(h as usize).flat_map(move |row| {
-            row[..row_bytes]
-                .chunks_exact(4)
-                .map(|p| u32::from_ne_bytes([p[0], p[1], p[2], p[3]]))
-        })
-    };
-    let opaque = pixels().all(|v| v >> 24 == 255);
+    let lines = || data.chunks(stride).take(h as usize);
+    let opaque = lines().all(|line| argb_pixels(line, w).all(|v| v >> 24 == 255));
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, w, h);
     encoder.set_color(if opaque {
@@ -258,11 +251,10 @@ fn encode_png(surface: &mut cairo::ImageSurface) -> Result<Vec<u8>, EncodeError>
     let mut stream = writer.stream_writer().map_err(EncodeError::Png)?;
     // A row at a time: the image converted whole was another 190 MB at
     // cairo's largest height.
-    let mut row = Vec::with_capacity(row_bytes);
-    for line in data.chunks(stride).take(h as usize) {
+    let mut row = Vec::with_capacity(w as usize * 4);
+    for line in lines() {
         row.clear();
-        for p in line[..row_bytes].chunks_exact(4) {
-            let v = u32::from_ne_bytes([p[0], p[1], p[2], p[3]]);
+        for v in argb_pixels(line, w) {
             let a = v >> 24;
             let [r, g, b] = [(v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff];
             let straight = |c: u32| ((c * 255 + a / 2) / a) as u8;
@@ -277,8 +269,14 @@ fn encode_png(surface: &mut cairo::ImageSurface) -> Result<Vec<u8>, EncodeError>
     }
     stream.finish().map_err(EncodeError::Png)?;
     writer.finish().map_err(EncodeError::Png)?;
-    drop(data);
     Ok(out)
+}
+
+/// The first `width` pixels of `line`, a row of a cairo ARGB32 image.
+fn argb_pixels(line: &[u8], width: u32) -> impl Iterator<Item = u32> + '_ {
+    line[..width as usize * 4]
+        .chunks_exact(4)
+        .map(|p| u32::from_ne_bytes([p[0], p[1], p[2], p[3]]))
 }
 
 /// SVG document of `figure` written directly: text stays text (`<text>`

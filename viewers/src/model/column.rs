@@ -316,8 +316,11 @@ impl<T: Item> Column<T> {
     /// holding it all. Columns of the same length built in step (the
     /// change lists of one record) give chunks of the same lengths.
     pub fn chunks(&self) -> impl Iterator<Item = Vec<T>> + '_ {
-        self.blocks_in_order()
-            .chain(std::iter::once_with(|| self.tail.iter().copied().collect()))
+        (0..self.chunk_count()).map(|k| {
+            let mut items = Vec::new();
+            self.read_chunk(k, &mut items);
+            items
+        })
     }
 
     /// The items, copied into a vector.
