@@ -1,7 +1,8 @@
 //! The histogram at the bottom of a tab: event counts over the whole trace,
 //! the visible window highlighted. Dragging inside the highlight moves the
-//! window; dragging elsewhere makes the dragged range the window; a click
-//! centres the window there.
+//! window; dragging elsewhere, or anywhere while the window is the whole
+//! trace (there is nowhere to move it), makes the dragged range the window;
+//! a click centres the window there.
 //!
 //! The viewer is a relm4 component whose output is navigation ([`Nav`]),
 //! forwarded to its tab; its model, [`HistogramView`], is a handle the
@@ -214,11 +215,7 @@ impl HistogramView {
             let mut s = state.borrow_mut();
             let window = s.cursor.window;
             let inside = match (&s.layout, window) {
-                (Some(l), Some(w)) => {
-                    let (a, b) = (l.xmap.x(w.start), l.xmap.x(w.end));
-                    // A narrow highlight is hard to hit: give it a few pixels.
-                    x >= a - 4.0 && x <= b + 4.0
-                }
+                (Some(l), Some(w)) => moves_window(l, w, x),
                 _ => false,
             };
             s.drag = Some((window, inside));
@@ -282,5 +279,64 @@ impl HistogramView {
             }
         });
         self.area.add_controller(drag);
+    }
+}
+
+/// Whether a drag beginning at `x` moves `window` (a drag on its
+/// highlight) rather than choosing a new window. A window covering the
+/// whole histogram cannot move, and its highlight covers every pixel: a
+/// drag there chooses a window, as the first drag on a trace just opened
+/// is meant to.
+fn moves_window(l: &HistogramLayout, window: TimeRange, x: f64) -> bool {
+    let range = l.xmap.range;
+    if window.start <= range.start && window.end >= range.end {
+        return false;
+    }
+    let (a, b) = (l.xmap.x(window.start), l.xmap.x(window.end));
+    // A narrow highlight is hard to hit: give it a few pixels.
+    x >= a - 4.0 && x <= b + 4.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use traceloom_viewers::draw::Rect;
+    use traceloom_viewers::time::XMap;
+
+    fn layout(range: TimeRange) -> HistogramLayout {
+        let plot = Rect::new(50.0, 20.0, 1000.0, 60.0);
+        HistogramLayout {
+            scale: Rect::new(0.0, 20.0, 50.0, 60.0),
+            axis: Rect::new(50.0, 0.0, 1000.0, 20.0),
+            plot,
+            caption: Rect::new(50.0, 80.0, 1000.0, 16.0),
+            xmap: XMap {
+                range,
+                x0: plot.x,
+                width: plot.w,
+            },
+        }
+    }
+
+    #[test]
+    fn a_drag_on_the_whole_trace_window_chooses_a_window() {
+        let range = TimeRange::new(1_000, 11_000);
+        let l = layout(range);
+        // The window is the whole trace (as at open) or wider: every drag
+        // chooses a window.
+        for w in [range, TimeRange::new(0, 20_000)] {
+            for x in [50.0, 300.0, 1049.0] {
+                assert!(!moves_window(&l, w, x), "window {w:?}, x {x}");
+            }
+        }
+        // A window within the trace moves when dragged on its highlight
+        // (x 300–400), or a few pixels beside it, and not elsewhere.
+        let w = TimeRange::new(3_500, 4_500);
+        for x in [297.0, 350.0, 403.0] {
+            assert!(moves_window(&l, w, x), "x {x}");
+        }
+        for x in [100.0, 290.0, 410.0, 900.0] {
+            assert!(!moves_window(&l, w, x), "x {x}");
+        }
     }
 }
