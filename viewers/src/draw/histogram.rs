@@ -3,7 +3,7 @@
 
 use super::axis::{axis_height, draw_axis};
 use super::canvas::{Anchor, CairoCanvas, Canvas, Font, Rect, Stroke, TextMeasure};
-use super::timegraph::format_value;
+use super::statistics::group_thousands;
 use crate::render::HistogramRender;
 use crate::style::PresentationConfig;
 use crate::time::{format_duration, AbsoluteTimeFormat, PixelScale, XMap};
@@ -51,7 +51,7 @@ impl HistogramLayout {
         m: &dyn TextMeasure,
     ) -> Self {
         let font = Font::regular(opts.font_size);
-        let scale_w = (m.text_width(&format_value(render.max_count() as f64), font) + 16.0)
+        let scale_w = (m.text_width(&group_thousands(render.max_count()), font) + 16.0)
             .max(40.0)
             .ceil();
         let axis_h = axis_height(opts.font_size);
@@ -151,9 +151,14 @@ pub fn paint_histogram(
         let x = l.xmap.x(t).round() + 0.5;
         cv.line((x, p.y), (x, p.bottom()), &grid);
     }
-    for frac in [0.5, 1.0] {
-        let y = (bottom - frac * (bottom - top)).round() + 0.5;
-        cv.line((p.x, y), (p.right(), y), &grid);
+    // Lines at the top count and at half of it, rounded down: counts are
+    // whole, and so are the labels the lines carry.
+    let half = max / 2;
+    for v in [half, max] {
+        if v > 0 {
+            let y = vy(v).round() + 0.5;
+            cv.line((p.x, y), (p.right(), y), &grid);
+        }
     }
     for (i, &count) in render.bins().iter().enumerate() {
         if count == 0 {
@@ -221,15 +226,15 @@ pub fn paint_histogram(
     let sx = l.scale.right() - 5.0;
     cv.text(
         (sx, top),
-        &format_value(max as f64),
+        &group_thousands(max),
         small,
         config.foreground,
         Anchor::End,
     );
-    if max >= 2 {
+    if half > 0 {
         cv.text(
-            (sx, (top + bottom) / 2.0),
-            &format_value(max as f64 / 2.0),
+            (sx, vy(half)),
+            &group_thousands(half),
             small,
             config.muted,
             Anchor::End,
@@ -250,14 +255,14 @@ pub fn paint_histogram(
     let total: u64 = render.bins().iter().fold(0u64, |a, &b| a.saturating_add(b));
     let mut caption = format!(
         "{} events, {} bins of {}",
-        format_value(total as f64),
+        group_thousands(total),
         bins,
         format_duration(bin_ns as i128)
     );
     if lost_total > 0 {
         caption.push_str(&format!(
             ", {} lost events (▼)",
-            format_value(lost_total as f64)
+            group_thousands(lost_total)
         ));
     }
     cv.text(

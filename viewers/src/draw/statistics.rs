@@ -86,7 +86,7 @@ pub fn stat_text_chars(v: &StatValue) -> usize {
 }
 
 /// `1234567` → `1,234,567`.
-fn group_thousands(n: u64) -> String {
+pub(crate) fn group_thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
