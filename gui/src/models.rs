@@ -1892,12 +1892,17 @@ fn search_request(
     req
 }
 
-/// A list row of the model's `row`: time, trace and CPU, thread, process
+/// A list row of the model's `row`: time, CPU and trace, thread, process
 /// and its name (from the event's context, else what the kernel pass
 /// knows the CPU ran then: blank where it has not been yet), event name,
 /// fields.
 pub fn list_row(row: &EventRow, threads: Option<&KernelData>) -> ListRow {
-    let cpu = row.cpu.map(|c| format!("CPU {c}")).unwrap_or_default();
+    // The CPU first: the column is narrow, and the trace's name, the same
+    // on every row of a one-trace tab, is what its ellipsis may hide.
+    let cpu_trace = match row.cpu {
+        Some(c) => format!("CPU {c} · {}", row.trace),
+        None => row.trace.to_string(),
+    };
     let ctx = &row.context_thread;
     let ran = match (ctx.tid, row.cpu, threads) {
         (None, Some(cpu), Some(d)) => d.thread_at(row.trace_index, cpu as u32, row.time),
@@ -1908,7 +1913,7 @@ pub fn list_row(row: &EventRow, threads: Option<&KernelData>) -> ListRow {
         time: row.time,
         columns: [
             format_time(row.time),
-            format!("{} {cpu}", row.trace).trim().to_owned(),
+            cpu_trace,
             text(ctx.tid.or(ran.map(|t| t.tid))),
             text(ctx.pid.or(ran.map(|t| t.pid))),
             ctx.name

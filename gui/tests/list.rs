@@ -51,6 +51,22 @@ pub(crate) fn event_list_columns_and_details(out: &mut Outcome, window: &gtk::Wi
         },
     );
 
+    // The CPU leads its column, where the narrow column shows it; the
+    // trace's name follows.
+    let cpus: Vec<String> = (0..tab.events.len())
+        .filter_map(|i| tab.events.column(i, col::CPU))
+        .collect();
+    out.check(
+        "list_cpu_column_shows_the_cpu_first",
+        !cpus.is_empty()
+            && cpus.iter().all(|c| {
+                c.strip_prefix("CPU ")
+                    .and_then(|c| c.split(" · ").next())
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            }),
+        || format!("CPU column {:?}", cpus.first()),
+    );
+
     // Details: the selected event's fields, one per line.
     tab.events.select_row(1);
     pump(100);

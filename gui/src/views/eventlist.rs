@@ -84,7 +84,7 @@ const SEP: char = '\u{1f}';
 /// glyphs, which made the list much wider than its text.
 pub const COLUMNS: [(&str, i32); 7] = [
     ("Time", 175),
-    ("Trace / CPU", 110),
+    ("CPU / Trace", 110),
     ("TID", 56),
     ("PID", 56),
     ("Process", 110),
@@ -96,7 +96,7 @@ pub const COLUMNS: [(&str, i32); 7] = [
 pub mod col {
     /// Time of day.
     pub const TIME: usize = 0;
-    /// Trace name and CPU.
+    /// CPU and trace name (a Pajé event's container).
     pub const CPU: usize = 1;
     /// Thread id.
     pub const TID: usize = 2;
