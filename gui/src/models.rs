@@ -86,6 +86,9 @@ pub struct Updates {
     pub statistics: Option<(Arc<dyn StatisticsTree>, String)>,
     /// A search ended: the time found, or `None` when nothing matched.
     pub search: Option<Option<Time>>,
+    /// How far a search under way has read, from 0 to 1 (of what it may
+    /// read: to the trace's end, or back to its start).
+    pub search_progress: Option<f64>,
     /// Errors to report.
     pub errors: Vec<String>,
     /// New colours for the main time graph (a Pajé trace's own, known as
@@ -94,7 +97,10 @@ pub struct Updates {
 }
 
 impl Updates {
-    /// Whether there is nothing for the views.
+    /// Whether there is nothing for the views to show before more is
+    /// read. A search's progress does not count: it is reported while the
+    /// search reads, and the read is not held for it (it would hold the
+    /// very search it reports); it goes with the turn's other updates.
     pub fn is_empty(&self) -> bool {
         self.control_flow.is_none()
             && self.resources.is_none()
@@ -114,6 +120,7 @@ impl Updates {
             histogram,
             statistics,
             search,
+            search_progress,
             errors,
             presentation,
         } = later;
@@ -123,6 +130,9 @@ impl Updates {
         replace_newer(&mut self.statistics, statistics);
         if search.is_some() {
             self.search = search;
+        }
+        if search_progress.is_some() {
+            self.search_progress = search_progress;
         }
         self.errors.extend(errors);
         if presentation.is_some() {
@@ -210,8 +220,27 @@ impl ListPage {
     }
 }
 
-/// Data of a search request: the match found.
-struct SearchData(Option<Time>);
+/// Data of a search request: the match found, and the time of the last
+/// event read (its progress).
+struct SearchData {
+    found: Option<Time>,
+    read: Option<Time>,
+}
+
+/// A search under way: its request and expression, the backward search
+/// it is a window of (`None`: forward), and where it started.
+struct ActiveSearch {
+    id: RequestId,
+    filter: Arc<Filter>,
+    back: Option<BackSearch>,
+    origin: Time,
+    /// When its progress was last reported.
+    reported: Option<Instant>,
+}
+
+/// How often a search's progress is reported: each report redraws the
+/// search bar, a frame the reading waits for.
+const SEARCH_PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// The event list's model, on the main thread: the user's moves are
 /// HIGH-priority requests on the tab's [`Session`], serviced by the tab's
@@ -446,9 +475,8 @@ pub struct TabModels {
     /// The selection's statistics under way (in parallel parts when the
     /// session has checkpoints in the range).
     stats_request: Option<(StatisticsTask, TimeRange)>,
-    /// The search under way: its request, filter, and where a backward
-    /// search is.
-    search_request: Option<(RequestId, Arc<Filter>, Option<BackSearch>)>,
+    /// The search under way.
+    search_request: Option<ActiveSearch>,
     /// Window and widths asked last, to re-render when the kernel data
     /// arrives.
     window: Option<(TimeRange, u32, u32)>,
@@ -1016,15 +1044,12 @@ impl TabModels {
         search: Search,
         span: TimeRange,
     ) {
-        if let Some((id, _, _)) = self.search_request.take() {
-            session.cancel(id);
+        if let Some(active) = self.search_request.take() {
+            session.cancel(active.id);
         }
         let filter = Arc::new(filter);
-        match search {
-            Search::Next(t) => {
-                let req = search_request(self.owner, filter.clone(), t.saturating_add(1), None);
-                self.search_request = Some((session.add(req), filter, None));
-            }
+        let (start, end, back, origin) = match search {
+            Search::Next(t) => (t.saturating_add(1), None, None, t),
             Search::Previous(t) => {
                 let back = BackSearch {
                     anchor: t,
@@ -1032,35 +1057,59 @@ impl TabModels {
                     offset: (span.span() as Time / 10_000).max(1_000),
                     end: t.saturating_sub(1),
                 };
-                let req = search_request(
-                    self.owner,
-                    filter.clone(),
-                    back.window_start(),
-                    Some(back.end),
-                );
-                self.search_request = Some((session.add(req), filter, Some(back)));
+                (back.window_start(), Some(back.end), Some(back), t)
             }
-        }
+        };
+        let id = session.add(search_request(self.owner, filter.clone(), start, end));
+        self.search_request = Some(ActiveSearch {
+            id,
+            filter,
+            back,
+            origin,
+            reported: None,
+        });
     }
 
     /// A search's request completed: the match, or the next window of a
-    /// backward search.
+    /// backward search. While it runs, how far it has read.
     fn poll_search(&mut self, session: &mut Session, u: &mut Updates) {
-        let Some((id, filter, back)) = self.search_request.take() else {
+        let Some(mut active) = self.search_request.take() else {
             return;
         };
-        let Some(SearchData(found)) = session.take::<SearchData>(id) else {
-            if session.scheduler().request(id).is_some() {
-                self.search_request = Some((id, filter, back));
+        let Some(SearchData { found, .. }) = session.take::<SearchData>(active.id) else {
+            if session.scheduler().request(active.id).is_some() {
+                let due = active
+                    .reported
+                    .is_none_or(|t| t.elapsed() >= SEARCH_PROGRESS_EVERY);
+                if due {
+                    let read = session.peek::<SearchData>(active.id).and_then(|d| d.read);
+                    u.search_progress = Some(search_progress(
+                        active.back.as_ref(),
+                        active.origin,
+                        self.span,
+                        read,
+                    ));
+                    active.reported = Some(Instant::now());
+                }
+                self.search_request = Some(active);
+            } else {
+                // Cancelled: no progress to show.
+                u.search_progress = Some(0.0);
             }
             return;
         };
-        match back {
-            Some(mut b) if found.is_none() && b.window_start() > self.span.start => {
+        match &mut active.back {
+            Some(b) if found.is_none() && b.window_start() > self.span.start => {
                 b.end = b.window_start().saturating_sub(1);
                 b.offset = b.offset.saturating_mul(2);
-                let req = search_request(self.owner, filter.clone(), b.window_start(), Some(b.end));
-                self.search_request = Some((session.add(req), filter, Some(b)));
+                let (start, end) = (b.window_start(), b.end);
+                active.id = session.add(search_request(
+                    self.owner,
+                    active.filter.clone(),
+                    start,
+                    Some(end),
+                ));
+                self.search_request = Some(active);
             }
             _ => u.search = Some(found),
         }
@@ -1857,6 +1906,40 @@ impl Cached {
     }
 }
 
+/// How far a search from `origin` (backward: `back`) has read, from 0 to
+/// 1, when the last event it read is at `read`: forward, of the way from
+/// its origin to the trace's end; backward, of the way from its origin
+/// back to the trace's start (the windows after the current one, and this
+/// one as far as `read`).
+fn search_progress(
+    back: Option<&BackSearch>,
+    origin: Time,
+    span: TimeRange,
+    read: Option<Time>,
+) -> f64 {
+    let fraction = |done: i128, whole: i128| {
+        if whole <= 0 {
+            0.0
+        } else {
+            (done as f64 / whole as f64).clamp(0.0, 1.0)
+        }
+    };
+    let origin = origin as i128;
+    match (back, read) {
+        (None, Some(t)) => fraction(t as i128 - origin, span.end as i128 - origin),
+        (None, None) => 0.0,
+        (Some(b), read) => {
+            // Windows are read oldest first, from the window's start.
+            let start = b.window_start() as i128;
+            let window = (b.end as i128 - start).max(0);
+            let within = read.map_or(0, |t| (t as i128 - start).clamp(0, window));
+            let whole = origin - span.start as i128;
+            // The windows after this one cover (b.end, origin).
+            fraction(origin - b.end as i128 - 1 + within, whole)
+        }
+    }
+}
+
 /// The request looking for the first match of `filter` from `start` on
 /// (`end` `None`), or for the last match in `[start, end]`.
 fn search_request(
@@ -1869,20 +1952,38 @@ fn search_request(
     let mut req = KernelRequest::new(
         owner,
         Start::Time(start),
-        Box::new(SearchData(None)) as Payload,
+        Box::new(SearchData {
+            found: None,
+            read: None,
+        }) as Payload,
     );
     req.priority = Priority::HIGH;
     req.end_time = end;
+    // As the event list reads: an expression that does not read the state
+    // spares the replay to the start and the state hooks (a search with no
+    // match reads the rest of the trace), and most events are decided by
+    // their name alone.
+    let needs_state = filter.needs_state();
+    req.needs_state = needs_state;
     req.event.add(Priority::DEFAULT, move |ctx| {
         let Some(ev) = ctx.event.event() else {
             return Flow::Continue;
         };
-        if !filter.matches(&EventSubject::new(&ev, Some(ctx.state))) {
+        let Some(data) = ctx.data.downcast_mut::<SearchData>() else {
+            return Flow::Stop;
+        };
+        data.read = ev.timestamp_ns();
+        let matched = if needs_state {
+            filter.matches(&EventSubject::new(&ev, Some(ctx.state)))
+        } else {
+            filter
+                .name_only_decision(ev.name())
+                .unwrap_or_else(|| filter.matches(&EventSubject::new(&ev, None)))
+        };
+        if !matched {
             return Flow::Continue;
         }
-        if let Some(d) = ctx.data.downcast_mut::<SearchData>() {
-            d.0 = ev.timestamp_ns();
-        }
+        data.found = ev.timestamp_ns();
         if stop_at_first {
             Flow::Stop
         } else {
@@ -1939,6 +2040,24 @@ fn graph_slot(generation: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_reports_how_far_it_read() {
+        let span = TimeRange::new(0, 1_000);
+        // Forward from 200: at 600, half the way to the end.
+        assert_eq!(search_progress(None, 200, span, Some(600)), 0.5);
+        assert_eq!(search_progress(None, 200, span, None), 0.0);
+        assert_eq!(search_progress(None, 200, span, Some(5_000)), 1.0);
+        // Backward from 800: the window [400, 599] after [600, 799] was
+        // read; halfway through it, 300 of the 800 back to the start.
+        let back = BackSearch {
+            anchor: 800,
+            offset: 400,
+            end: 599,
+        };
+        let f = search_progress(Some(&back), 800, span, Some(500));
+        assert!((f - 300.0 / 800.0).abs() < 1e-9, "{f}");
+    }
 
     /// Once every event is read, the result is made on a thread (a split
     /// pass's parts joined), the views still showing a partial snapshot:

@@ -359,6 +359,18 @@ pub fn clamp_window(window: TimeRange, span: TimeRange) -> TimeRange {
 }
 
 /// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B.
+/// What a search looks for among the events the list shows: `searched`,
+/// and `listed` (the list's filter) when one is applied.
+fn within_list(listed: Option<&Filter>, searched: Filter) -> Filter {
+    match listed {
+        Some(l) => Filter::from_expr(traceloom_filter::Expr::And(vec![
+            l.expr().clone(),
+            searched.expr().clone(),
+        ])),
+        None => searched,
+    }
+}
+
 fn is_view_key(key: gtk::gdk::Key) -> bool {
     use gtk::gdk::Key;
     matches!(
@@ -796,7 +808,11 @@ impl Tab {
         if let Some((r, caption)) = u.statistics {
             self.statistics.set_render(r, &caption);
         }
+        if let Some(f) = u.search_progress {
+            self.bars.search_entry.set_progress_fraction(f);
+        }
         if let Some(found) = u.search {
+            self.bars.search_entry.set_progress_fraction(0.0);
             match found {
                 Some(t) => {
                     self.navigate(Nav::Current(t));
@@ -1047,24 +1063,27 @@ impl Tab {
     }
 
     /// Searches the next (or previous) event matching the search bar's
-    /// expression from the current time.
+    /// expression from the current time, among the events the list shows:
+    /// with a filter applied, a match must pass it too, or the list would
+    /// select a row that is not the match.
     pub fn search(&self, forward: bool) {
         let text = self.bars.search_entry.text().to_string();
-        let filter = match Filter::new(&text) {
+        let searched = match Filter::new(&text) {
             Ok(f) => f,
             Err(e) => {
                 self.report_error(&format!("Search: column {}: {}", e.column, e.kind));
                 return;
             }
         };
-        let (from, span) = {
+        let (from, span, listed) = {
             let st = self.state.borrow();
             let from = st
                 .cursor
                 .current
                 .unwrap_or(st.cursor.window.unwrap_or(st.span).start);
-            (from, st.span)
+            (from, st.span, st.filter.clone())
         };
+        let filter = within_list(listed.as_deref(), searched);
         let search = if forward {
             Search::Next(from)
         } else {
@@ -1506,6 +1525,49 @@ mod tests {
         assert_eq!((c.start, c.end), (0, 1_000));
         let c = clamp_window(TimeRange::new(-5, 50_000), span);
         assert_eq!((c.start, c.end), (0, 10_000));
+    }
+
+    /// An event of a name on a CPU, all a search in the tests looks at.
+    struct Named(&'static str, u64);
+
+    impl traceloom_filter::FilterSubject for Named {
+        fn event_name(&self) -> &str {
+            self.0
+        }
+        fn time_ns(&self) -> i64 {
+            0
+        }
+        fn cpu(&self) -> Option<u64> {
+            Some(self.1)
+        }
+        fn trace_name(&self) -> &str {
+            "t"
+        }
+        fn field(
+            &self,
+            _: traceloom_filter::FieldScope,
+            _: &[traceloom_filter::PathElem],
+        ) -> Option<traceloom_filter::Value<'_>> {
+            None
+        }
+        fn state(&self, _: traceloom_filter::StateKey) -> Option<traceloom_filter::Value<'_>> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_search_finds_only_listed_events() {
+        let searched = || Filter::new(r#"event.name == "sched_wakeup""#).unwrap();
+        let listed = Filter::new("cpu == 1").unwrap();
+        let f = within_list(Some(&listed), searched());
+        assert!(f.matches(&Named("sched_wakeup", 1)));
+        // A wake-up the list filters out is no match: the list would
+        // select another event.
+        assert!(!f.matches(&Named("sched_wakeup", 2)));
+        assert!(!f.matches(&Named("sched_switch", 1)));
+        // Without a filter, every wake-up matches.
+        let f = within_list(None, searched());
+        assert!(f.matches(&Named("sched_wakeup", 2)));
     }
 
     #[test]
