@@ -470,7 +470,15 @@ impl PajeTab {
                 JobState::Running => return,
                 JobState::Done(r) => {
                     self.stats_rendered = Some(*key);
-                    u.statistics = Some((Arc::new(r), caption.clone()));
+                    // An empty table would look like a view not done yet.
+                    let mut roots = Vec::new();
+                    traceloom_viewers::StatisticsTree::children(&r, None, &mut roots);
+                    let caption = if roots.is_empty() {
+                        format!("{caption} (no states in this range)")
+                    } else {
+                        caption.clone()
+                    };
+                    u.statistics = Some((Arc::new(r), caption));
                 }
                 JobState::Failed => self.stats_rendered = Some(*key),
             }
