@@ -359,6 +359,15 @@ pub fn clamp_window(window: TimeRange, span: TimeRange) -> TimeRange {
 }
 
 /// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B.
+/// The event list's filter following thread `tid`: the events it runs
+/// (`state.tid`, the thread on the CPU once the event is applied), and
+/// the `sched_switch` events switching it out, which the state already
+/// gives to the next thread: without them the list would show when the
+/// thread ran, never when and why (`prev_state`) it stopped.
+pub fn follow_filter(tid: i64) -> String {
+    format!("state.tid == {tid} || event.field.prev_tid == {tid}")
+}
+
 /// What a search looks for among the events the list shows: `searched`,
 /// and `listed` (the list's filter) when one is applied.
 fn within_list(listed: Option<&Filter>, searched: Filter) -> Filter {
@@ -1048,7 +1057,7 @@ impl Tab {
         let entry = &self.bars.filter_entry;
         match tid {
             Some(tid) => {
-                let expr = format!("state.tid == {tid}");
+                let expr = follow_filter(tid);
                 entry.set_text(&expr);
                 self.state.borrow_mut().following = Some(expr);
             }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_gui::tab::{Tab, TabHost};
+use traceloom_gui::tab::{follow_filter, Tab, TabHost};
 use traceloom_viewers::TimeGraphRender;
 
 use super::{pump, pump_until, Outcome};
@@ -215,12 +215,13 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
     );
     let selected = cf.selected_row().map(|(id, _)| id);
     tab.rows_bar.follow.set_active(true);
+    let tid_number: i64 = tid.parse().expect("a TID is a number");
     let followed = pump_until(|| {
         tab.run_until_idle(Duration::from_millis(200));
-        tab.filter_text() == format!("state.tid == {tid}") && !tab.list_reading() && !tab.busy()
+        tab.filter_text() == follow_filter(tid_number) && !tab.list_reading() && !tab.busy()
     });
     pump(300);
-    let want = super::dump_events(&dir, Some(&format!("state.tid == {tid}")));
+    let want = super::dump_events(&dir, Some(&follow_filter(tid_number)));
     let listed = super::shown(&tab);
     out.check(
         "follow_thread_filters_the_list",
@@ -234,6 +235,21 @@ pub(crate) fn control_flow_rows(out: &mut Outcome, shots: &Path) {
                 tab.filter_text(),
                 &listed[..listed.len().min(3)],
                 &want[..want.len().min(3)]
+            )
+        },
+    );
+    // The thread's switches out are among its events: when and why it
+    // stopped running.
+    let outs = super::dump_events(&dir, Some(&format!("event.field.prev_tid == {tid}")));
+    let wanted: std::collections::HashSet<_> = want.iter().collect();
+    out.check(
+        "follow_thread_lists_its_switches_out",
+        !outs.is_empty() && outs.iter().all(|e| wanted.contains(e)),
+        || {
+            format!(
+                "{} switches out, {} of them followed",
+                outs.len(),
+                outs.iter().filter(|e| wanted.contains(e)).count()
             )
         },
     );
