@@ -830,3 +830,51 @@ fn narrow_exports_keep_axis_labels_apart() {
         );
     }
 }
+
+/// A mixed interval is as high as its drawn share: an IRQ line busy a
+/// tenth of the time is a low bar with the background above it, a row
+/// drawn throughout a full one.
+#[test]
+fn mixed_intervals_are_as_high_as_their_drawn_share() {
+    let mut tb = TreeBuilder::new();
+    tb.add(node(1, None, "sparse")).add(node(2, None, "full"));
+    let tree = tb.build(&DataConfig::default());
+    let range = TimeRange::new(T0, T0 + 20 * MS);
+    let mut b = TimeGraphRenderBuilder::new(tree, range, 400);
+    let mixed = |covered: u64| StateInterval {
+        merged: 500,
+        covered,
+        ..StateInterval::new(T0, T0 + 20 * MS, cf::RUN_USER)
+    };
+    b.intervals(0).push_interval(mixed(2 * MS as u64));
+    b.intervals(1).push_interval(mixed(20 * MS as u64));
+    let render = b.build();
+    let config = demo_config();
+    let fig = TimeGraphFigure::new(&render, &config);
+    let bytes = render_png(&fig, 400, None).unwrap();
+    let img = decode(&bytes);
+    let m = CairoMeasure::new().unwrap();
+    let layout = fig.layout(400.0, img.height as f64, &m);
+    let want = config.state(cf::RUN_USER).style.color;
+    let x = (layout.xmap.x(T0 + 10 * MS)).floor() as u32;
+    let column = |row: usize| {
+        let (y, h) = layout.row_band(row);
+        let (top, bh) = layout.bar(y, h, config.state(cf::RUN_USER).style.height);
+        let filled: Vec<bool> = (top.ceil() as u32..(top + bh).floor() as u32)
+            .map(|py| img.pixel(x, py) == want)
+            .collect();
+        filled
+    };
+    let sparse = column(0);
+    let full = column(1);
+    assert!(
+        full.len() >= 8 && full.iter().all(|&f| f),
+        "full row {full:?}"
+    );
+    let n = sparse.iter().filter(|&&f| f).count();
+    assert!(
+        (1..=3).contains(&n) && *sparse.last().unwrap() && !sparse[0],
+        "the sparse row's bar fills {n} of {} px from the bottom: {sparse:?}",
+        sparse.len()
+    );
+}

@@ -708,12 +708,25 @@ fn draw_states(
                 hatch(cv, Rect::new(x1, top, x2 - x1, bh), style.style.color);
                 continue;
             }
-            cv.fill_rect(Rect::new(x1, top, x2 - x1, bh), style.style.color);
             if iv.is_mixed() {
+                // As high as the merged intervals' drawn share of its
+                // extent (an IRQ line busy 1 % of the time is a low bar,
+                // not a full one), at least two pixels: every drawn
+                // interval stays visible.
+                let extent = iv.end.abs_diff(iv.start).max(1) as f64;
+                let share = (iv.covered as f64 / extent).clamp(0.0, 1.0);
+                // Whole pixels: a share a hair under 1 is a full bar, not
+                // one with a blurred top edge.
+                let fh = (bh * share).round().max(MIN_MIXED_HEIGHT.min(bh));
+                cv.fill_rect(Rect::new(x1, top + bh - fh, x2 - x1, fh), style.style.color);
                 // LTTV's collision indicator: something happened in here
-                // that is too small to draw.
-                cv.fill_rect(Rect::new(x1, top - 2.0, x2 - x1, 2.0), config.mixed_marker);
-            } else if opts.interval_labels {
+                // that is too small to draw. On the bar, however low.
+                let cap = top + bh - fh - 2.0;
+                cv.fill_rect(Rect::new(x1, cap, x2 - x1, 2.0), config.mixed_marker);
+                continue;
+            }
+            cv.fill_rect(Rect::new(x1, top, x2 - x1, bh), style.style.color);
+            if opts.interval_labels {
                 if let Some(text) = &iv.label {
                     let w = cv.text_width(text, label_font);
                     let (vx1, vx2) = (x1.max(l.graph.x), x2.min(l.graph.right()));
@@ -732,6 +745,9 @@ fn draw_states(
     }
     cv.end_group();
 }
+
+/// Lowest bar of a mixed interval, px: however small its drawn share.
+const MIN_MIXED_HEIGHT: f64 = 2.0;
 
 /// Spacing of the diagonal lines of a hatched ("no data") interval, px.
 const HATCH_STEP: f64 = 6.0;

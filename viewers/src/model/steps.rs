@@ -19,9 +19,13 @@
 //! the next column walks the summaries before the changes of one block;
 //! so a dense column costs a few cache lines instead of one per sampled
 //! change. Sparser columns sample the changes themselves. The interval
-//! boundaries, merged counts and covered times do not depend on the
-//! summaries; only the state chosen for a mixed interval may (it is the
-//! dominant of a bounded sample either way).
+//! boundaries and merged counts do not depend on the summaries; the state
+//! chosen for a mixed interval may (it is the dominant of a bounded sample
+//! either way), and so may its covered time: the drawn share of the
+//! sample (each summary gives its block's), applied to the interval's
+//! extent. An IRQ line busy 1 % of the time is thus a mixed interval
+//! covering 1 % of it, which the drawing shows as such, not as a line
+//! busy throughout.
 //!
 //! The search gallops forward from the current change (1, 2, 4, ...
 //! changes ahead, then bisects the last step) rather than bisecting all the
@@ -168,21 +172,35 @@ pub struct BlockSummary {
     pub longest: u32,
     /// Class that lasted longest ([`NO_CLASS`] if none is drawn).
     pub class: u8,
+    /// Share of the block's time in drawn classes, in 255ths, rounded up
+    /// (any drawn time is at least 1): how much of a column the block
+    /// fills is drawn, as an IRQ line busy 1 % of the time is.
+    pub drawn: u8,
     /// Zero (explicit padding).
-    pub pad: [u8; 3],
+    pub pad: [u8; 2],
 }
 
 impl BlockSummary {
-    /// A block starting at `start`, of dominant `class` and longest
-    /// interval `longest`.
-    pub fn new(start: Time, class: u8, longest: u32) -> Self {
+    /// A block starting at `start`, of dominant `class`, longest
+    /// interval `longest` and share of drawn time `drawn` (255ths).
+    pub fn new(start: Time, class: u8, longest: u32, drawn: u8) -> Self {
         BlockSummary {
             start,
             longest,
             class,
-            pad: [0; 3],
+            drawn,
+            pad: [0; 2],
         }
     }
+}
+
+/// `part` of `whole` in 255ths, rounded up: any part is at least 1.
+fn share_255(part: u64, whole: u64) -> u8 {
+    if whole == 0 {
+        return if part > 0 { 255 } else { 0 };
+    }
+    let s = (u128::from(part) * 255).div_ceil(u128::from(whole));
+    s.min(255) as u8
 }
 
 /// Builds a [`Blocks`] summary as changes are recorded.
@@ -356,14 +374,16 @@ fn summarize(
 ) -> BlockSummary {
     let ts = &ts[..BLOCK + 1];
     tally.clear();
-    let mut longest = 0u64;
+    let (mut longest, mut drawn, mut whole) = (0u64, 0u64, 0u64);
     for (i, w) in ts.windows(2).enumerate() {
         let d = w[1].abs_diff(w[0]);
         longest = longest.max(d);
+        whole = whole.saturating_add(d);
         let c = class(i);
         if c == NO_CLASS {
             continue;
         }
+        drawn = drawn.saturating_add(d);
         // Damaged timestamps can make any duration: sums saturate.
         match tally.iter_mut().find(|(x, _)| *x == c) {
             Some((_, t)) => *t = t.saturating_add(d),
@@ -377,7 +397,7 @@ fn summarize(
         }
     }
     let longest = u32::try_from(longest).unwrap_or(u32::MAX);
-    BlockSummary::new(ts[0], best.0, longest)
+    BlockSummary::new(ts[0], best.0, longest, share_255(drawn, whole))
 }
 
 /// A summary of `times`, computed at once (for change lists built whole).
@@ -422,7 +442,9 @@ fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
 
 /// Adds to `tally` the duration of each block of `blocks` (a range of
 /// block indices) in its dominant state: `block(b)` gives its state code
-/// ([`NONE`]: not drawn) and start, `block_end(b)` its end. At most
+/// ([`NONE`]: not drawn), start and share of drawn time (255ths),
+/// `block_end(b)` its end. Returns the drawn time and the whole time of
+/// the blocks looked at, whose ratio is the blocks' drawn share. At most
 /// [`BLOCK_SAMPLE`] blocks, evenly spread, are looked at: a pixel column of a
 /// full-range render of the 8 GB benchmark trace holds a hundred blocks of
 /// a busy row, and tallying them all was the render's main cost. Which
@@ -432,28 +454,57 @@ fn first_block_at_or_after(blocks: &Blocks, from: usize, t: Time) -> usize {
 fn tally_blocks(
     blocks: std::ops::Range<usize>,
     block_end: impl Fn(usize) -> Time,
-    block: impl Fn(usize) -> (u32, Time),
+    block: impl Fn(usize) -> (u32, Time, u8),
     tally: &mut Vec<(u32, u64)>,
-) {
-    let add = |tally: &mut Vec<(u32, u64)>, b: usize| {
-        let (c, start) = block(b);
+) -> DrawnShare {
+    let add = |tally: &mut Vec<(u32, u64)>, share: &mut DrawnShare, b: usize| {
+        let (c, start, drawn) = block(b);
+        let d = block_end(b).abs_diff(start);
+        share.add((u128::from(d) * u128::from(drawn) / 255) as u64, d);
         if c == NONE {
             return;
         }
-        let d = block_end(b).abs_diff(start);
         match tally.iter_mut().find(|(x, _)| *x == c) {
             Some((_, t)) => *t += d,
             None => tally.push((c, d)),
         }
     };
+    let mut share = DrawnShare::default();
     let stride = blocks.len().div_ceil(BLOCK_SAMPLE).max(1);
     for b in blocks.clone().step_by(stride) {
-        add(tally, b);
+        add(tally, &mut share, b);
     }
     if tally.is_empty() && stride > 1 {
+        share = DrawnShare::default();
         for b in blocks {
-            add(tally, b);
+            add(tally, &mut share, b);
         }
+    }
+    share
+}
+
+/// Drawn time and whole time of what a mixed interval stands for (or of
+/// a sample of it): the interval's `covered` time is its extent times
+/// their ratio.
+#[derive(Debug, Default, Clone, Copy)]
+struct DrawnShare {
+    drawn: u64,
+    whole: u64,
+}
+
+impl DrawnShare {
+    fn add(&mut self, drawn: u64, whole: u64) {
+        self.drawn = self.drawn.saturating_add(drawn);
+        self.whole = self.whole.saturating_add(whole);
+    }
+
+    /// The drawn part of `extent` (all of it when nothing was measured).
+    fn of(self, extent: u64) -> u64 {
+        if self.whole == 0 {
+            return extent;
+        }
+        let part = u128::from(extent) * u128::from(self.drawn.min(self.whole));
+        (part / u128::from(self.whole)) as u64
     }
 }
 
@@ -494,11 +545,11 @@ pub fn push_steps<T: Times + ?Sized>(
             times.time((b + 1) * BLOCK)
         }
     };
-    // State code and start of block b, from its summary.
+    // State code, start and drawn share of block b, from its summary.
     let block_class = |b: usize| {
         let c = blocks[b].class;
         let code = if c == NO_CLASS { NONE } else { block_code(c) };
-        (code, blocks[b].start)
+        (code, blocks[b].start, blocks[b].drawn)
     };
     // Whether every interval of block b is shorter than a pixel.
     let sub_pixel = |b: usize| {
@@ -532,7 +583,7 @@ pub fn push_steps<T: Times + ?Sized>(
                     && (b..bj).all(sub_pixel)
                 {
                     tally.clear();
-                    tally_blocks(b..bj, block_end, block_class, &mut tally);
+                    let share = tally_blocks(b..bj, block_end, block_class, &mut tally);
                     if let Some(&(best, _)) = tally.iter().max_by_key(|(_, d)| *d) {
                         let stop = blocks[bj].start;
                         out.push_interval(StateInterval {
@@ -541,7 +592,7 @@ pub fn push_steps<T: Times + ?Sized>(
                             state: key(best),
                             label: None,
                             merged: ((bj - b) * BLOCK) as u32,
-                            covered: stop.abs_diff(start),
+                            covered: share.of(stop.abs_diff(start)),
                             properties: Default::default(),
                         });
                     }
@@ -584,6 +635,7 @@ pub fn push_steps<T: Times + ?Sized>(
         // j-1 starts in it too but may run on, so it is pushed on its own.
         let mut last = j - 1;
         tally.clear();
+        let share;
         // Whole summarized blocks inside intervals i..last.
         let (fb, lb) = (i.div_ceil(BLOCK), (last / BLOCK).min(nb));
         if lb >= fb + 2 {
@@ -597,21 +649,26 @@ pub fn push_steps<T: Times + ?Sized>(
             {
                 last = jb * BLOCK;
             }
-            tally_blocks(fb..lb, block_end, block_class, &mut tally);
+            share = tally_blocks(fb..lb, block_end, block_class, &mut tally);
         } else {
             let stride = (last - i).div_ceil(SAMPLE).max(1);
+            let mut sampled = DrawnShare::default();
             let mut k = i;
             while k < last {
                 let c = code(k);
+                let d = times.time(k + 1).abs_diff(times.time(k));
                 if c != NONE {
-                    let d = times.time(k + 1).abs_diff(times.time(k));
+                    sampled.add(d, d);
                     match tally.iter_mut().find(|(x, _)| *x == c) {
                         Some((_, t)) => *t += d,
                         None => tally.push((c, d)),
                     }
+                } else {
+                    sampled.add(0, d);
                 }
                 k += stride;
             }
+            share = sampled;
         }
         if let Some(&(best, _)) = tally.iter().max_by_key(|(_, d)| *d) {
             out.push_interval(StateInterval {
@@ -620,7 +677,7 @@ pub fn push_steps<T: Times + ?Sized>(
                 state: key(best),
                 label: None,
                 merged: (last - i) as u32,
-                covered: times.time(last).abs_diff(start),
+                covered: share.of(times.time(last).abs_diff(start)),
                 properties: Default::default(),
             });
         }
@@ -811,6 +868,46 @@ mod tests {
                 .any(|o| o.start <= start && o.end >= start + BLOCK as Time),
             "{out:?}"
         );
+    }
+
+    /// A row drawn 1 % of the time (an IRQ line: 10 ns busy, 990 ns idle)
+    /// rendered far out is mixed intervals covering about 1 % of their
+    /// extent, from the summaries as from the changes; a row drawn
+    /// throughout covers all of it.
+    #[test]
+    fn mixed_intervals_cover_their_drawn_share() {
+        let n = 200 * BLOCK;
+        let times: Vec<Time> = (0..n as Time).map(|k| k / 2 * 1_000 + k % 2 * 10).collect();
+        let end = times[n - 1] + 990;
+        let sparse: Vec<u32> = (0..n).map(|k| if k % 2 == 0 { 0 } else { NONE }).collect();
+        let full: Vec<u32> = (0..n).map(|k| (k % 2) as u32).collect();
+        let scale = PixelScale::new(TimeRange::new(0, end), 50);
+        for (codes, lo, hi) in [(&sparse, 0.005, 0.03), (&full, 1.0, 1.0)] {
+            let class = |k: usize| {
+                if codes[k] == NONE {
+                    NO_CLASS
+                } else {
+                    codes[k] as u8
+                }
+            };
+            let blocks = blocks_of(&times, class);
+            for (how, blocks) in [("summaries", blocks), ("changes", Blocks::default())] {
+                let out = render_with(&times, codes, end, scale, &blocks);
+                let mixed: Vec<_> = out.iter().filter(|o| o.is_mixed()).collect();
+                assert!(mixed.len() >= 20, "{how}: {out:?}");
+                for o in mixed {
+                    let share = o.covered as f64 / o.end.abs_diff(o.start) as f64;
+                    assert!(
+                        (lo..=hi).contains(&share),
+                        "{how}: {o:?} covers {share} of its extent"
+                    );
+                }
+            }
+        }
+        // Any drawn time is a drawn share of at least 1/255.
+        assert_eq!(share_255(1, 1_000_000), 1);
+        assert_eq!(share_255(0, 1_000), 0);
+        assert_eq!(share_255(1_000, 1_000), 255);
     }
 
     #[test]

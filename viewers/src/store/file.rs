@@ -55,8 +55,9 @@ pub const MAGIC: &[u8; 8] = b"TLSTORE\n";
 /// name each thread and event name once. 7: drawn events' times are
 /// offsets from their block's first (`pack::encode_offsets`). 8: CPU
 /// rows list only the changes their threads' rows do not imply
-/// (`model::cpu_row`).
-pub const VERSION: u32 = 8;
+/// (`model::cpu_row`). 9: block summaries give their share of drawn
+/// time (`BlockSummary::drawn`, a padding byte before).
+pub const VERSION: u32 = 9;
 /// Bytes before the first column.
 pub const HEADER_LEN: usize = 64;
 const BYTE_ORDER: u32 = 0x0102_0304;

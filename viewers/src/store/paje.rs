@@ -42,8 +42,9 @@ use crate::model::steps::{BlockSummary, BLOCK};
 use crate::style::Rgba;
 
 /// What the meta block of a Pajé store holds, and how: a store of another
-/// format (or a kernel store) is stale for a Pajé trace.
-pub const FORMAT: u32 = 0x5041_0002;
+/// format (or a kernel store) is stale for a Pajé trace. 3: lane
+/// summaries give their share of drawn time (`BlockSummary::drawn`).
+pub const FORMAT: u32 = 0x5041_0003;
 
 /// The identity of the Pajé trace whose files are `files` (the main file
 /// first): one trace, named by the main file, with every file's stamp.
