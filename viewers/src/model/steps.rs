@@ -714,6 +714,17 @@ mod tests {
         b.finish()
     }
 
+    /// The summary class of each change of `codes` (`NONE`: not drawn).
+    fn class_of(codes: &[u32]) -> impl Fn(usize) -> u8 + '_ {
+        |k| {
+            if codes[k] == NONE {
+                NO_CLASS
+            } else {
+                codes[k] as u8
+            }
+        }
+    }
+
     fn render_with(
         times: &[Time],
         codes: &[u32],
@@ -762,8 +773,7 @@ mod tests {
             let span = (end - 1_000) as f64;
             let range = TimeRange::new(1_000 + (a * span) as Time, 1_000 + (b * span) as Time);
             let scale = PixelScale::new(range, width);
-            let class = |k: usize| if codes[k] == NONE { NO_CLASS } else { codes[k] as u8 };
-            let blocks = blocks_of(&times, class);
+            let blocks = blocks_of(&times, class_of(&codes));
             let sum = render_with(&times, &codes, end, scale, &blocks);
             check_lod_rules(&times, &codes, end, scale, &sum)?;
             // Without a summary, the same rules hold.
@@ -852,14 +862,7 @@ mod tests {
                 }
             })
             .collect();
-        let class = |k: usize| {
-            if codes[k] == NONE {
-                NO_CLASS
-            } else {
-                codes[k] as u8
-            }
-        };
-        let blocks = blocks_of(&times, class);
+        let blocks = blocks_of(&times, class_of(&codes));
         let scale = PixelScale::new(TimeRange::new(0, 4 * n as Time), 4);
         let out = render_with(&times, &codes, n as Time, scale, &blocks);
         let start = (13 * BLOCK) as Time;
@@ -883,14 +886,7 @@ mod tests {
         let full: Vec<u32> = (0..n).map(|k| (k % 2) as u32).collect();
         let scale = PixelScale::new(TimeRange::new(0, end), 50);
         for (codes, lo, hi) in [(&sparse, 0.005, 0.03), (&full, 1.0, 1.0)] {
-            let class = |k: usize| {
-                if codes[k] == NONE {
-                    NO_CLASS
-                } else {
-                    codes[k] as u8
-                }
-            };
-            let blocks = blocks_of(&times, class);
+            let blocks = blocks_of(&times, class_of(codes));
             for (how, blocks) in [("summaries", blocks), ("changes", Blocks::default())] {
                 let out = render_with(&times, codes, end, scale, &blocks);
                 let mixed: Vec<_> = out.iter().filter(|o| o.is_mixed()).collect();
