@@ -358,7 +358,6 @@ pub fn clamp_window(window: TimeRange, span: TimeRange) -> TimeRange {
     TimeRange::new(s, s + w)
 }
 
-/// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B.
 /// The event list's filter following thread `tid`: the events it runs
 /// (`state.tid`, the thread on the CPU once the event is applied), and
 /// the `sched_switch` events switching it out, which the state already
@@ -380,6 +379,7 @@ fn within_list(listed: Option<&Filter>, searched: Filter) -> Filter {
     }
 }
 
+/// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B.
 fn is_view_key(key: gtk::gdk::Key) -> bool {
     use gtk::gdk::Key;
     matches!(
