@@ -878,3 +878,41 @@ fn mixed_intervals_are_as_high_as_their_drawn_share() {
         sparse.len()
     );
 }
+
+/// Wake-ups every other pixel column of a row are drawn a symbol's width
+/// apart, not piled up (hundreds of overlapping outlines turned a busy
+/// thread's bar dark at full range); a fork among them still is drawn:
+/// symbols are thinned per kind.
+#[test]
+fn dense_event_symbols_do_not_pile_up() {
+    let mut tb = TreeBuilder::new();
+    tb.add(node(1, None, "busy"));
+    let tree = tb.build(&DataConfig::default());
+    let range = TimeRange::new(T0, T0 + 400 * US);
+    let mut b = TimeGraphRenderBuilder::new(tree, range, 400);
+    b.intervals(0).push(T0, T0 + 400 * US, cf::WAIT_CPU);
+    // A wake-up every other pixel column, a fork in a column between.
+    for k in 0..200 {
+        let (t, name, kind) = if k == 100 {
+            (T0 + 201 * US + US / 2, "sched_process_fork", cf::EV_FORK)
+        } else {
+            (T0 + 2 * k * US + US / 2, "sched_wakeup", cf::EV_WAKEUP)
+        };
+        b.events(0).push(DrawnEvent::new(t, name, kind));
+    }
+    let render = b.build();
+    assert_eq!(render.events(0).len(), 200);
+    let config = demo_config();
+    let svg = render_svg(&TimeGraphFigure::new(&render, &config), 400, None).unwrap();
+    let events = &svg[svg.find("<g class=\"events\"").expect("an events group")..];
+    let events = &events[..events.find("</g>").expect("the group's end")];
+    let symbols = events.matches("<path").count() + events.matches("<polygon").count();
+    assert!(
+        (20..=100).contains(&symbols),
+        "{symbols} symbols for {} events: {events}",
+        render.events(0).len()
+    );
+    let fork = config.event(cf::EV_FORK).style.color;
+    let fork_hex = format!("#{:02x}{:02x}{:02x}", fork.r, fork.g, fork.b);
+    assert!(events.contains(&fork_hex), "no fork symbol in {events}");
+}

@@ -880,13 +880,25 @@ fn draw_events(
     let rows: Vec<_> = visible_rows(l)
         .filter(|(i, _, _)| *i < l.tree_rows)
         .collect();
+    // Where the last symbol of each kind was drawn in the row: a symbol
+    // of the same kind less than a symbol's width after it is not drawn.
+    // At full range a busy thread has a wake-up in every pixel column,
+    // and symbols piled up by the hundred (their dark outlines) turned
+    // its whole bar dark, hiding its states.
+    let mut last: Vec<(&crate::render::StyleKey, f64)> = Vec::new();
     for (i, y, h) in rows {
+        last.clear();
         for ev in render.events(i) {
             if !l.xmap.range.contains(ev.time) {
                 continue;
             }
             let style = config.event(&ev.kind);
             let x = l.xmap.x(ev.time).round() + 0.5;
+            match last.iter_mut().find(|(k, _)| **k == ev.kind) {
+                Some((_, lx)) if x - *lx < 2.0 * r => continue,
+                Some((_, lx)) => *lx = x,
+                None => last.push((&ev.kind, x)),
+            }
             cv.symbol(
                 style.style.symbol,
                 (x, y + h / 2.0),
