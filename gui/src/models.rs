@@ -35,12 +35,11 @@ use traceloom_engine::checkpoint::{self, Checkpoints};
 use traceloom_engine::request::{OwnerId, RequestId, Start};
 use traceloom_engine::source::CtfPosition;
 use traceloom_engine::state::TracesetState;
-use traceloom_engine::subject::EventSubject;
 use traceloom_filter::Filter;
 use traceloom_hooks::{Flow, Priority};
 use traceloom_viewers::model::checkpoint_pass::{self, CheckpointsAhead};
 use traceloom_viewers::model::damage::StreamDamage;
-use traceloom_viewers::model::eventlist::ListMove as Move;
+use traceloom_viewers::model::eventlist::{event_matches, ListMove as Move};
 use traceloom_viewers::model::histogram::lost_events;
 use traceloom_viewers::model::kernel::KernelCollector;
 use traceloom_viewers::model::stats::StatisticsTask;
@@ -1973,14 +1972,7 @@ fn search_request(
             return Flow::Stop;
         };
         data.read = ev.timestamp_ns();
-        let matched = if needs_state {
-            filter.matches(&EventSubject::new(&ev, Some(ctx.state)))
-        } else {
-            filter
-                .name_only_decision(ev.name())
-                .unwrap_or_else(|| filter.matches(&EventSubject::new(&ev, None)))
-        };
-        if !matched {
+        if !event_matches(&filter, needs_state, &ev, ctx.state) {
             return Flow::Continue;
         }
         data.found = ev.timestamp_ns();

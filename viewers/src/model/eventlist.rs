@@ -157,13 +157,27 @@ struct RowFilter {
 impl RowFilter {
     fn accepts(&self, cur: &CtfCurrent, state: &TracesetState) -> bool {
         let Some(e) = cur.event() else { return false };
-        if self.needs_state {
-            self.filter.matches(&EventSubject::new(&e, Some(state)))
-        } else {
-            match self.filter.name_only_decision(e.name()) {
-                Some(d) => d,
-                None => self.filter.matches(&EventSubject::new(&e, None)),
-            }
+        event_matches(&self.filter, self.needs_state, &e, state)
+    }
+}
+
+/// Whether `filter` accepts event `e`, as a request reads it: with the
+/// traceset's `state` when `needs_state` (the expression reads
+/// `state.*`, and the request restored the state and runs after its
+/// hooks), else without it, most events decided by their name alone.
+/// The event list and the window's search read events this way.
+pub fn event_matches(
+    filter: &Filter,
+    needs_state: bool,
+    e: &Event<'_>,
+    state: &TracesetState,
+) -> bool {
+    if needs_state {
+        filter.matches(&EventSubject::new(e, Some(state)))
+    } else {
+        match filter.name_only_decision(e.name()) {
+            Some(d) => d,
+            None => filter.matches(&EventSubject::new(e, None)),
         }
     }
 }
