@@ -59,7 +59,7 @@ use crate::pass_split::{Completed, PassSplit};
 use crate::stalls;
 use crate::time_text::format_time;
 use crate::views::drop_later;
-use crate::views::eventlist::{ListMove, ListRow, DEFAULT_PAGE};
+use crate::views::eventlist::{ListMove, ListRow, RowOrder, DEFAULT_PAGE};
 use crate::worker::{Job, JobState};
 
 /// Shortest interval between two partial renders of the kernel pass.
@@ -83,8 +83,8 @@ pub struct Updates {
     pub histogram: Option<Arc<HistogramRender>>,
     /// New statistics and their caption.
     pub statistics: Option<(Arc<dyn StatisticsTree>, String)>,
-    /// A search ended: the time found, or `None` when nothing matched.
-    pub search: Option<Option<Time>>,
+    /// A search ended: the event found, or `None` when nothing matched.
+    pub search: Option<Option<RowOrder>>,
     /// How far a search under way has read, from 0 to 1 (of what it may
     /// read: to the trace's end, or back to its start).
     pub search_progress: Option<f64>,
@@ -172,13 +172,15 @@ fn moved_from(now: &Rendered, before: &Rendered) -> bool {
         || now.rows != before.rows
 }
 
-/// Direction and origin of a search.
+/// Direction and origin of a search: an event's place in the list's
+/// reading order (the selected row's, or before or after every event of
+/// the current time), so that events of the same time are found in turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Search {
-    /// First match strictly after this time.
-    Next(Time),
-    /// Last match strictly before this time.
-    Previous(Time),
+    /// First match strictly after this place.
+    Next(RowOrder),
+    /// Last match strictly before this place.
+    Previous(RowOrder),
 }
 
 /// What the event list shows after a move.
@@ -205,8 +207,8 @@ impl ListPage {
             (Some(a), Some(b)) => format!(
                 "{} events from {} to {}{filtered}{reading}",
                 rows.len(),
-                format_time(a.time),
-                format_time(b.time),
+                format_time(a.time()),
+                format_time(b.time()),
             ),
             _ if pending => "Reading…".to_string(),
             _ => "No event".to_string(),
@@ -222,7 +224,7 @@ impl ListPage {
 /// Data of a search request: the match found, and the time of the last
 /// event read (its progress).
 struct SearchData {
-    found: Option<Time>,
+    found: Option<RowOrder>,
     read: Option<Time>,
 }
 
@@ -232,7 +234,7 @@ struct ActiveSearch {
     id: RequestId,
     filter: Arc<Filter>,
     back: Option<BackSearch>,
-    origin: Time,
+    origin: RowOrder,
     /// When its progress was last reported.
     reported: Option<Instant>,
 }
@@ -1048,18 +1050,22 @@ impl TabModels {
         }
         let filter = Arc::new(filter);
         let (start, end, back, origin) = match search {
-            Search::Next(t) => (t.saturating_add(1), None, None, t),
-            Search::Previous(t) => {
+            Search::Next(o) => (o.time, None, None, o),
+            Search::Previous(o) => {
                 let back = BackSearch {
-                    anchor: t,
+                    anchor: o.time,
                     // A first window a few thousand events long on average.
                     offset: (span.span() as Time / 10_000).max(1_000),
-                    end: t.saturating_sub(1),
+                    end: o.time,
                 };
-                (back.window_start(), Some(back.end), Some(back), t)
+                (back.window_start(), Some(back.end), Some(back), o)
             }
         };
-        let id = session.add(search_request(self.owner, filter.clone(), start, end));
+        let id = session.add(search_request(
+            self.owner,
+            filter.clone(),
+            SearchWindow { start, end, origin },
+        ));
         self.search_request = Some(ActiveSearch {
             id,
             filter,
@@ -1084,7 +1090,7 @@ impl TabModels {
                     let read = session.peek::<SearchData>(active.id).and_then(|d| d.read);
                     u.search_progress = Some(search_progress(
                         active.back.as_ref(),
-                        active.origin,
+                        active.origin.time,
                         self.span,
                         read,
                     ));
@@ -1105,8 +1111,11 @@ impl TabModels {
                 active.id = session.add(search_request(
                     self.owner,
                     active.filter.clone(),
-                    start,
-                    Some(end),
+                    SearchWindow {
+                        start,
+                        end: Some(end),
+                        origin: active.origin,
+                    },
                 ));
                 self.search_request = Some(active);
             }
@@ -1933,20 +1942,38 @@ fn search_progress(
             let window = (b.end as i128 - start).max(0);
             let within = read.map_or(0, |t| (t as i128 - start).clamp(0, window));
             let whole = origin - span.start as i128;
-            // The windows after this one cover (b.end, origin).
-            fraction(origin - b.end as i128 - 1 + within, whole)
+            // The windows after this one cover (b.end, origin].
+            fraction(origin - b.end as i128 + within, whole)
         }
     }
 }
 
-/// The request looking for the first match of `filter` from `start` on
-/// (`end` `None`), or for the last match in `[start, end]`.
-fn search_request(
-    owner: OwnerId,
-    filter: Arc<Filter>,
+/// What a search's request reads: forward (`end` `None`) from `start`
+/// on, backward the window `[start, end]`; a match must come after the
+/// search's origin forward, before it backward.
+struct SearchWindow {
     start: Time,
     end: Option<Time>,
-) -> KernelRequest {
+    origin: RowOrder,
+}
+
+/// An event's place in the list's reading order ([`CtfPosition`]'s order:
+/// the stream's rank and the stream each fit 32 bits).
+pub fn row_order(p: &CtfPosition) -> RowOrder {
+    RowOrder {
+        time: p.time,
+        tie: [
+            (u64::from(p.rank) << 32) | u64::from(p.stream),
+            p.packet,
+            p.event_index,
+        ],
+    }
+}
+
+/// The request looking for the first match of `filter` after the origin
+/// (forward), or for the last match before it in the window (backward).
+fn search_request(owner: OwnerId, filter: Arc<Filter>, window: SearchWindow) -> KernelRequest {
+    let SearchWindow { start, end, origin } = window;
     let stop_at_first = end.is_none();
     let mut req = KernelRequest::new(
         owner,
@@ -1972,10 +1999,16 @@ fn search_request(
             return Flow::Stop;
         };
         data.read = ev.timestamp_ns();
-        if !event_matches(&filter, needs_state, &ev, ctx.state) {
+        let order = row_order(ctx.position);
+        let beyond = if stop_at_first {
+            order <= origin
+        } else {
+            order >= origin
+        };
+        if beyond || !event_matches(&filter, needs_state, &ev, ctx.state) {
             return Flow::Continue;
         }
-        data.found = ev.timestamp_ns();
+        data.found = Some(order);
         if stop_at_first {
             Flow::Stop
         } else {
@@ -2003,7 +2036,7 @@ pub fn list_row(row: &EventRow, threads: Option<&KernelData>) -> ListRow {
     };
     let text = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
     ListRow {
-        time: row.time,
+        order: row_order(&row.position),
         columns: [
             format_time(row.time),
             cpu_trace,
@@ -2033,6 +2066,32 @@ fn graph_slot(generation: u64) -> usize {
 mod tests {
     use super::*;
 
+    /// Row orders sort as the positions they come from: the list's
+    /// reading order, also among the events of one time.
+    #[test]
+    fn row_orders_sort_as_positions() {
+        let at = |time, rank, stream, packet, event_index| CtfPosition {
+            time,
+            rank,
+            stream,
+            packet,
+            event_index,
+        };
+        let mut positions = [
+            at(5, 0, 3, 0, 9),
+            at(5, 1, 0, 0, 0),
+            at(5, 0, 3, 1, 0),
+            at(4, u32::MAX, u32::MAX, 7, 7),
+            at(5, 0, 2, 9, 9),
+            at(6, 0, 0, 0, 0),
+        ];
+        let mut orders: Vec<RowOrder> = positions.iter().map(row_order).collect();
+        positions.sort();
+        orders.sort();
+        assert_eq!(orders, positions.iter().map(row_order).collect::<Vec<_>>());
+        assert!(RowOrder::first_at(5) < orders[1] && orders[4] < RowOrder::last_at(5));
+    }
+
     #[test]
     fn a_search_reports_how_far_it_read() {
         let span = TimeRange::new(0, 1_000);
@@ -2040,15 +2099,15 @@ mod tests {
         assert_eq!(search_progress(None, 200, span, Some(600)), 0.5);
         assert_eq!(search_progress(None, 200, span, None), 0.0);
         assert_eq!(search_progress(None, 200, span, Some(5_000)), 1.0);
-        // Backward from 800: the window [400, 599] after [600, 799] was
-        // read; halfway through it, 300 of the 800 back to the start.
+        // Backward from 800: the window [400, 599] after [600, 800] was
+        // read; halfway through it, 301 of the 800 back to the start.
         let back = BackSearch {
             anchor: 800,
             offset: 400,
             end: 599,
         };
         let f = search_progress(Some(&back), 800, span, Some(500));
-        assert!((f - 300.0 / 800.0).abs() < 1e-9, "{f}");
+        assert!((f - 301.0 / 800.0).abs() < 1e-9, "{f}");
     }
 
     /// Once every event is read, the result is made on a thread (a split

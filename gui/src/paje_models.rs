@@ -49,7 +49,7 @@ use crate::bars::FINISHING;
 use crate::held_render::HeldRender;
 use crate::models::{ListPage, Search, Updates, SNAPSHOT_INTERVAL};
 use crate::time_text::format_time;
-use crate::views::eventlist::{col, ListMove, ListRow, COLUMNS, DEFAULT_PAGE};
+use crate::views::eventlist::{col, ListMove, ListRow, RowOrder, COLUMNS, DEFAULT_PAGE};
 use crate::worker::{Job, JobState};
 
 /// Problems of a trace shown in the window; the rest are counted.
@@ -574,7 +574,10 @@ pub fn list_row(r: &PajeRow, names: &HashMap<Arc<str>, Arc<str>>) -> ListRow {
     columns[col::EVENT] = format!("{} {}", r.kind, r.type_name);
     columns[col::FIELDS] = value;
     ListRow {
-        time: r.time,
+        order: RowOrder {
+            time: r.time,
+            tie: [u64::from(r.position.file), r.position.offset, 0],
+        },
         columns,
     }
 }

@@ -60,7 +60,7 @@ use crate::runner::{Runner, Serviced};
 use crate::stalls;
 use crate::tab_book::TabBook;
 use crate::time_text::{format_time, parse_time};
-use crate::views::eventlist::{EventListView, ListMove, ListOutput};
+use crate::views::eventlist::{EventListView, ListMove, ListOutput, RowOrder};
 use crate::views::histogram::HistogramView;
 use crate::views::rows_bar::{RowsBar, RowsOutput};
 use crate::views::statistics::StatisticsView;
@@ -733,8 +733,8 @@ impl Tab {
         if let Some(t) = self.time_focus().current {
             // Select the current event when it is shown (no scrolling).
             self.pushing.set(true);
-            if page.rows.first().is_some_and(|r| r.time <= t)
-                && page.rows.last().is_some_and(|r| t <= r.time)
+            if page.rows.first().is_some_and(|r| r.time() <= t)
+                && page.rows.last().is_some_and(|r| t <= r.time())
             {
                 self.events.follow_time(t);
             }
@@ -823,7 +823,9 @@ impl Tab {
         if let Some(found) = u.search {
             self.bars.search_entry.set_progress_fraction(0.0);
             match found {
-                Some(t) => {
+                Some(order) => {
+                    let t = order.time;
+                    self.events.select_event(order);
                     self.navigate(Nav::Current(t));
                     let w = self.time_focus().window.unwrap_or(self.span());
                     if !w.contains(t) {
@@ -1093,10 +1095,14 @@ impl Tab {
             (from, st.span, st.filter.clone())
         };
         let filter = within_list(listed.as_deref(), searched);
+        // From the selected event when it is the current one: another
+        // event of its time may match. Otherwise after (before) every
+        // event of the current time, as the list shows the first of them.
+        let selected = self.events.selected_at(from);
         let search = if forward {
-            Search::Next(from)
+            Search::Next(selected.unwrap_or(RowOrder::last_at(from)))
         } else {
-            Search::Previous(from)
+            Search::Previous(selected.unwrap_or(RowOrder::first_at(from)))
         };
         let searching = self.runner.analysis().search(filter, search, span);
         match searching {

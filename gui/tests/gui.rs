@@ -100,7 +100,7 @@ pub(crate) fn screenshots_dir() -> PathBuf {
 
 /// `(time of day GMT, event name)` of every event `traceloom dump` prints
 /// for `path`, with `filter` if given.
-fn dump_events(path: &Path, filter: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn dump_events(path: &Path, filter: Option<&str>) -> Vec<(String, String)> {
     let mut args = vec!["traceloom".to_string(), "dump".into(), "--clock-gmt".into()];
     if let Some(f) = filter {
         args.push("--filter".into());
@@ -130,7 +130,7 @@ fn dump_events(path: &Path, filter: Option<&str>) -> Vec<(String, String)> {
 }
 
 /// `t` (ns since the epoch) as dump's `--clock-gmt` time of day.
-fn gmt(t: Time) -> String {
+pub(crate) fn gmt(t: Time) -> String {
     let day = t.rem_euclid(86_400_000_000_000);
     let (s, ns) = (day / 1_000_000_000, day % 1_000_000_000);
     format!("{:02}:{:02}:{:02}.{ns:09}", s / 3600, s / 60 % 60, s % 60)
@@ -1200,6 +1200,11 @@ fn main() {
         no_data_drawn_in_window(&mut out);
         finish(&out, &cfg);
     }
+    // `TRACELOOM_GUI_ONLY=one-time`: the list's events of one time alone.
+    if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("one-time") {
+        list::events_of_one_time(&mut out);
+        finish(&out, &cfg);
+    }
     // `TRACELOOM_GUI_ONLY=rows` runs the control-flow rows test alone.
     if std::env::var("TRACELOOM_GUI_ONLY").as_deref() == Ok("rows") {
         rows::control_flow_rows(&mut out, &screenshots_dir());
@@ -1400,6 +1405,7 @@ fn main() {
     damaged_stream_reported(&mut out);
     no_data_drawn_in_window(&mut out);
     ctf2_trace_opens(&mut out);
+    list::events_of_one_time(&mut out);
 
     // 9. The control flow with many threads: scrollbar, collapse, rows
     // filter, hide idle, CPU-time order, follow thread.

@@ -8,8 +8,10 @@
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_gui::tab::Tab;
+use traceloom_base::Time;
+use traceloom_gui::tab::{Tab, TabHost};
 use traceloom_gui::views::eventlist::col;
+use traceloom_gui::views::Nav;
 
 use super::{pump, Outcome};
 
@@ -288,4 +290,114 @@ pub(crate) fn statistics_tree_and_histogram_selection(
         saved.is_ok() && inside.zip(outside).is_some_and(|(i, o)| i > o),
         || format!("saved {saved:?}; blue minus red inside {inside:?}, outside {outside:?}"),
     );
+}
+
+/// Events of the same ns (on two CPUs of a real kernel trace,
+/// `bug446190`) are rows of their own: the Down key steps from the first
+/// to the second, a search selects the event that matched rather than
+/// the first of its time, and a search from the selected row finds
+/// another event of its time.
+pub(crate) fn events_of_one_time(out: &mut Outcome) {
+    let path = traceloom_testdata::ctf("tracecompass/bug446190");
+    let host = match TabHost::open(vec![path.clone()], |_: &str| {}) {
+        Ok(host) => host,
+        Err(e) => {
+            out.check("events_of_one_time", false, || format!("not opened: {e:?}"));
+            return;
+        }
+    };
+    let tab = host.tab();
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(host.widget()));
+    window.present();
+    super::settle(&tab);
+    super::pump_until(|| !tab.list_reading());
+    let dump = super::dump_events(&path, None);
+    // The first two events of one time with different names, after an
+    // event of an earlier time.
+    let Some(k) = (1..dump.len().saturating_sub(1)).find(|&k| {
+        dump[k].0 == dump[k + 1].0 && dump[k - 1].0 != dump[k].0 && dump[k].1 != dump[k + 1].1
+    }) else {
+        out.check("events_of_one_time", false, || {
+            "no two events of one time".into()
+        });
+        return;
+    };
+    let day = tab.span().start - tab.span().start.rem_euclid(86_400_000_000_000);
+    let ns = |gmt: &str| -> Time {
+        let (hms, frac) = gmt.split_once('.').expect("h:m:s.ns");
+        let s = hms
+            .split(':')
+            .fold(0i64, |a, p| a * 60 + p.parse::<i64>().expect("a number"));
+        day + s * 1_000_000_000 + frac.parse::<i64>().expect("ns")
+    };
+    let (t, before) = (ns(&dump[k].0), ns(&dump[k - 1].0));
+    // What the list has selected: (time of day, event name).
+    let selected = |tab: &Tab| {
+        let i = tab.events.selected()?;
+        Some((
+            super::gmt(tab.events.time_of(i)?),
+            tab.events.column(i, col::EVENT)?,
+        ))
+    };
+    let wait = |tab: &Tab| {
+        pump(50);
+        super::pump_until(|| !tab.busy() && !tab.list_reading());
+        pump(50);
+    };
+
+    tab.navigate(Nav::Current(t));
+    wait(&tab);
+    let first = selected(&tab);
+    tab.events.key(gtk::gdk::Key::Down);
+    wait(&tab);
+    let second = selected(&tab);
+    out.check(
+        "list_down_key_steps_through_one_time",
+        first.as_ref() == Some(&dump[k]) && second.as_ref() == Some(&dump[k + 1]),
+        || format!("at {:?}: selected {first:?}, then {second:?}", dump[k]),
+    );
+
+    // From the event before: the match is the second event of the time.
+    tab.navigate(Nav::Current(before));
+    wait(&tab);
+    tab.set_search(&format!("event.name == \"{}\"", dump[k + 1].1));
+    tab.search(true);
+    wait(&tab);
+    let found = selected(&tab);
+    out.check(
+        "search_selects_the_matching_event_of_its_time",
+        found.as_ref() == Some(&dump[k + 1]) && tab.time_focus().current == Some(t),
+        || format!("want {:?}, selected {found:?}", dump[k + 1]),
+    );
+
+    // From the first event of the time, selected: forward to the second,
+    // then back to the first.
+    tab.navigate(Nav::Current(before));
+    wait(&tab);
+    tab.navigate(Nav::Current(t));
+    wait(&tab);
+    let from = selected(&tab);
+    tab.search(true);
+    wait(&tab);
+    let next = selected(&tab);
+    tab.set_search(&format!("event.name == \"{}\"", dump[k].1));
+    tab.search(false);
+    wait(&tab);
+    let back = selected(&tab);
+    out.check(
+        "search_from_the_selected_row_finds_its_time",
+        from.as_ref() == Some(&dump[k])
+            && next.as_ref() == Some(&dump[k + 1])
+            && back.as_ref() == Some(&dump[k]),
+        || {
+            format!(
+                "from {from:?}: next {next:?}, then back {back:?}; want {:?}",
+                &dump[k..k + 2]
+            )
+        },
+    );
+    window.close();
+    pump(100);
 }

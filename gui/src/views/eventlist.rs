@@ -25,7 +25,9 @@
 //!
 //! Selecting a row moves the tab's current time there; when the current time
 //! moves elsewhere the list selects the first row at or after it, scrolling
-//! there by time when it is not shown.
+//! there by time when it is not shown. Rows are told apart by their place in
+//! the reading order ([`RowOrder`]), not by their time, which events on
+//! several CPUs share.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -118,10 +120,45 @@ const EDGE: f64 = 6.0;
 /// One row of the list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListRow {
-    /// Event time (ns).
-    pub time: Time,
+    /// Where the row's event comes in the list's reading order.
+    pub order: RowOrder,
     /// Column texts, in [`COLUMNS`] order.
     pub columns: [String; 7],
+}
+
+impl ListRow {
+    /// Event time (ns).
+    pub fn time(&self) -> Time {
+        self.order.time
+    }
+}
+
+/// Where an event comes in the list's reading order: its time, then what
+/// orders the events of one time (for a CTF trace the stream's rank in
+/// the merge, the stream, the packet and the event's index in it). Real
+/// traces have events of the same ns on several CPUs, so the selection
+/// is kept, and a search goes on from it, by this and not by the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowOrder {
+    /// Event time (ns).
+    pub time: Time,
+    /// Order among the events of `time`.
+    pub tie: [u64; 3],
+}
+
+impl RowOrder {
+    /// Before every event of `time`.
+    pub fn first_at(time: Time) -> Self {
+        RowOrder { time, tie: [0; 3] }
+    }
+
+    /// After every event of `time`.
+    pub fn last_at(time: Time) -> Self {
+        RowOrder {
+            time,
+            tie: [u64::MAX; 3],
+        }
+    }
 }
 
 /// Where the selection goes once the next rows arrive: the arrow keys
@@ -156,7 +193,11 @@ pub struct EventListView {
     page: Rc<Cell<usize>>,
     store: gtk::StringList,
     selection: gtk::SingleSelection,
-    times: Rc<RefCell<Vec<Time>>>,
+    /// The shown rows' places, in order.
+    orders: Rc<RefCell<Vec<RowOrder>>>,
+    /// The event to select once shown (a search's match): moving the
+    /// current time selects the first row of that time otherwise.
+    wanted: Cell<Option<RowOrder>>,
     /// Set while the selection is changed by the program, so that it is
     /// not sent back as a user's choice.
     programmatic: Rc<Cell<bool>>,
@@ -304,15 +345,15 @@ impl EventListView {
         details_widget.set_child(Some(&details));
         details_widget.set_vexpand(true);
 
-        let times: Rc<RefCell<Vec<Time>>> = Rc::default();
+        let orders: Rc<RefCell<Vec<RowOrder>>> = Rc::default();
         let programmatic = Rc::new(Cell::new(false));
-        let (t, p, nav) = (times.clone(), programmatic.clone(), output.clone());
+        let (o, p, nav) = (orders.clone(), programmatic.clone(), output.clone());
         selection.connect_selected_notify(move |sel| {
             if p.get() {
                 return;
             }
             let i = sel.selected();
-            let time = t.borrow().get(i as usize).copied();
+            let time = o.borrow().get(i as usize).map(|o| o.time);
             if let Some(time) = time {
                 nav.emit(ListOutput::Nav(Nav::Current(time)));
             }
@@ -338,7 +379,8 @@ impl EventListView {
             page: Rc::new(Cell::new(0)),
             store,
             selection,
-            times,
+            orders,
+            wanted: Cell::new(None),
             programmatic,
             status,
             widths,
@@ -592,7 +634,7 @@ impl EventListView {
     /// Shows the model's `rows`; `top` is the top row's time, which the
     /// scrollbar then shows.
     pub fn show(&self, rows: &[ListRow], status: &str, top: Option<Time>) {
-        let selected = self.selected().and_then(|i| self.time_of(i));
+        let selected = self.selected().and_then(|i| self.order_of(i));
         self.set_rows(rows, status);
         self.rows_drawn_at.set(None);
         let drawn_at = self.rows_drawn_at.clone();
@@ -605,9 +647,10 @@ impl EventListView {
             self.adjustment
                 .set_value(t.saturating_sub(self.origin.get()) as f64);
         }
-        // Keep the selected event selected when it is still shown.
-        if let Some(t) = selected {
-            if let Some(i) = self.times.borrow().iter().position(|&x| x == t) {
+        // Keep the selected event selected when it is still shown (the
+        // event, not the first of its time).
+        if let Some(o) = selected {
+            if let Some(i) = self.index_of(o) {
                 self.selection.set_selected(i as u32);
             }
         }
@@ -654,12 +697,12 @@ impl EventListView {
         self.store.splice(0, self.store.n_items(), &refs);
         self.selection.set_selected(gtk::INVALID_LIST_POSITION);
         self.programmatic.set(false);
-        *self.times.borrow_mut() = rows.iter().map(|r| r.time).collect();
+        *self.orders.borrow_mut() = rows.iter().map(|r| r.order).collect();
     }
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.times.borrow().len()
+        self.orders.borrow().len()
     }
 
     /// Whether the list is empty.
@@ -675,7 +718,17 @@ impl EventListView {
 
     /// Time of row `i`.
     pub fn time_of(&self, i: usize) -> Option<Time> {
-        self.times.borrow().get(i).copied()
+        self.order_of(i).map(|o| o.time)
+    }
+
+    /// Place of row `i`'s event in the reading order.
+    pub fn order_of(&self, i: usize) -> Option<RowOrder> {
+        self.orders.borrow().get(i).copied()
+    }
+
+    /// The row showing the event at `order`, if shown.
+    fn index_of(&self, order: RowOrder) -> Option<usize> {
+        self.orders.borrow().iter().position(|&o| o == order)
     }
 
     /// Text of row `i`, columns separated by spaces.
@@ -701,20 +754,43 @@ impl EventListView {
         self.selection.set_selected(i as u32);
     }
 
-    /// Selects, without echo, the first row at or after `t`; when `t` is
-    /// not among the rows shown, scrolls there by time first.
+    /// Selects, without echo, the first row at or after `t`, unless the
+    /// selected row is already at `t` (another event of the same time:
+    /// the arrow keys step through them) or the event the list waits for
+    /// ([`select_event`](Self::select_event)) is; when `t` is not among
+    /// the rows shown, scrolls there by time first.
     pub fn follow_time(&self, t: Time) {
         let shown = {
-            let times = self.times.borrow();
-            match (times.first(), times.last()) {
-                (Some(&a), Some(&b)) => a <= t && t <= b,
+            let orders = self.orders.borrow();
+            match (orders.first(), orders.last()) {
+                (Some(a), Some(b)) => a.time <= t && t <= b.time,
                 _ => false,
             }
         };
         if !shown {
             self.send_move(ListMove::ToTime(t));
         }
-        let i = self.times.borrow().partition_point(|&x| x < t);
+        let i = match self.wanted.get() {
+            Some(o) if o.time == t => match self.index_of(o) {
+                Some(i) => {
+                    self.wanted.set(None);
+                    i
+                }
+                // Not among these rows yet: the scroll brings it.
+                None if !shown => return,
+                None => {
+                    self.wanted.set(None);
+                    self.orders.borrow().partition_point(|o| o.time < t)
+                }
+            },
+            _ => {
+                self.wanted.set(None);
+                if self.selected().and_then(|i| self.time_of(i)) == Some(t) {
+                    return;
+                }
+                self.orders.borrow().partition_point(|o| o.time < t)
+            }
+        };
         if i >= self.len() {
             return;
         }
@@ -723,6 +799,26 @@ impl EventListView {
             self.selection.set_selected(i as u32);
             self.programmatic.set(false);
         }
+    }
+
+    /// Selects, without echo, the row of the event at `order` (a search's
+    /// match), now when it is shown, else once the tab's move to its time
+    /// ([`follow_time`](Self::follow_time)) shows it.
+    pub fn select_event(&self, order: RowOrder) {
+        self.wanted.set(Some(order));
+        if let Some(i) = self.index_of(order) {
+            self.wanted.set(None);
+            self.programmatic.set(true);
+            self.selection.set_selected(i as u32);
+            self.programmatic.set(false);
+        }
+    }
+
+    /// The selected row's event, when it is at `t`.
+    pub fn selected_at(&self, t: Time) -> Option<RowOrder> {
+        self.selected()
+            .and_then(|i| self.order_of(i))
+            .filter(|o| o.time == t)
     }
 }
 
