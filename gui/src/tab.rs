@@ -733,9 +733,7 @@ impl Tab {
         if let Some(t) = self.time_focus().current {
             // Select the current event when it is shown (no scrolling).
             self.pushing.set(true);
-            if page.rows.first().is_some_and(|r| r.time() <= t)
-                && page.rows.last().is_some_and(|r| t <= r.time())
-            {
+            if self.events.shows(t) {
                 self.events.follow_time(t);
             }
             self.pushing.set(false);

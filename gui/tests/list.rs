@@ -347,6 +347,19 @@ pub(crate) fn events_of_one_time(out: &mut Outcome) {
         pump(50);
     };
 
+    // A time between two events, far from the rows shown (a click on a
+    // time graph): the list scrolls there and selects the event after it.
+    tab.navigate(Nav::Current(tab.span().start));
+    wait(&tab);
+    tab.navigate(Nav::Current(before + 1));
+    wait(&tab);
+    let after = selected(&tab);
+    out.check(
+        "list_selects_the_event_after_a_time_between_events",
+        after.as_ref() == Some(&dump[k]),
+        || format!("want {:?}, selected {after:?}", dump[k]),
+    );
+
     tab.navigate(Nav::Current(t));
     wait(&tab);
     let first = selected(&tab);

@@ -198,6 +198,12 @@ pub struct EventListView {
     /// The event to select once shown (a search's match): moving the
     /// current time selects the first row of that time otherwise.
     wanted: Cell<Option<RowOrder>>,
+    /// The time [`follow_time`](EventListView::follow_time) scrolled to,
+    /// until the rows come: they start after it when no event is at it.
+    scrolled_to: Cell<Option<Time>>,
+    /// The rows shown answer the last move (not a page shown while it
+    /// reads).
+    settled: Cell<bool>,
     /// Set while the selection is changed by the program, so that it is
     /// not sent back as a user's choice.
     programmatic: Rc<Cell<bool>>,
@@ -381,6 +387,8 @@ impl EventListView {
             selection,
             orders,
             wanted: Cell::new(None),
+            scrolled_to: Cell::new(None),
+            settled: Cell::new(true),
             programmatic,
             status,
             widths,
@@ -396,7 +404,10 @@ impl EventListView {
     }
 
     /// Asks the tab for move `mv`.
+    /// A move of the user's (or [`follow_time`](Self::follow_time)'s):
+    /// the rows it brings are not those of an earlier scroll to a time.
     fn send_move(&self, mv: ListMove) {
+        self.scrolled_to.set(None);
         send_move(&self.output, &self.queued, mv);
     }
 
@@ -636,6 +647,7 @@ impl EventListView {
     pub fn show(&self, rows: &[ListRow], status: &str, top: Option<Time>) {
         let selected = self.selected().and_then(|i| self.order_of(i));
         self.set_rows(rows, status);
+        self.settled.set(top.is_some());
         self.rows_drawn_at.set(None);
         let drawn_at = self.rows_drawn_at.clone();
         self.list.add_tick_callback(move |_, _| {
@@ -760,15 +772,12 @@ impl EventListView {
     /// ([`select_event`](Self::select_event)) is; when `t` is not among
     /// the rows shown, scrolls there by time first.
     pub fn follow_time(&self, t: Time) {
-        let shown = {
-            let orders = self.orders.borrow();
-            match (orders.first(), orders.last()) {
-                (Some(a), Some(b)) => a.time <= t && t <= b.time,
-                _ => false,
-            }
-        };
+        let shown = self.shows(t);
         if !shown {
             self.send_move(ListMove::ToTime(t));
+            self.scrolled_to.set(Some(t));
+        } else if self.scrolled_to.get() == Some(t) {
+            self.scrolled_to.set(None);
         }
         let i = match self.wanted.get() {
             Some(o) if o.time == t => match self.index_of(o) {
@@ -811,6 +820,19 @@ impl EventListView {
             self.programmatic.set(true);
             self.selection.set_selected(i as u32);
             self.programmatic.set(false);
+        }
+    }
+
+    /// Whether the rows shown are where time `t` is: they span it, or
+    /// they are the answer to a scroll to it (starting after it when no
+    /// event is at `t`).
+    pub fn shows(&self, t: Time) -> bool {
+        let answered =
+            self.scrolled_to.get() == Some(t) && self.queued.get() == 0 && self.settled.get();
+        let orders = self.orders.borrow();
+        match (orders.first(), orders.last()) {
+            (Some(a), Some(b)) => (a.time <= t || answered) && t <= b.time,
+            _ => false,
         }
     }
 
