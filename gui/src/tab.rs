@@ -632,7 +632,10 @@ impl Tab {
             let window = old.window.unwrap_or(span);
             let mut resized = false;
             match nav {
-                Nav::Resized => resized = true,
+                Nav::Resized => {
+                    resized = true;
+                    self.align_time_axes();
+                }
                 Nav::Rows => {
                     self.runner
                         .analysis()
@@ -667,6 +670,78 @@ impl Tab {
             let sel = self.state.borrow().cursor.selection;
             self.runner.analysis().request_statistics(sel);
             self.runner.kick();
+        }
+    }
+
+    /// Lines up the time axes of the views shown, as Trace Compass does:
+    /// the time graphs get one tree column and the histogram's plot the
+    /// same left edge, the widest their labels ask for, and the nearest
+    /// right edge, so that a time is at the same x in the two graphs (and
+    /// in the histogram while the window is the whole trace). A view shown
+    /// alone (the others hidden or maximized over, a Pajé tab) fits its
+    /// own labels.
+    fn align_time_axes(&self) {
+        let root = self.widget.upcast_ref::<gtk::Widget>();
+        // An x of `w` in the tab's coordinates, and back.
+        let to_tab = |w: &gtk::Widget, x: f64| {
+            w.compute_point(root, &gtk::graphene::Point::new(x as f32, 0.0))
+                .map(|p| f64::from(p.x()))
+        };
+        let graphs: Vec<&TimeGraphView> = [&self.control_flow, &self.resources]
+            .into_iter()
+            .filter(|g| g.area.is_mapped())
+            .collect();
+        let histogram = self.histogram.area.is_mapped();
+        if graphs.len() + usize::from(histogram) < 2 {
+            for g in [&self.control_flow, &self.resources] {
+                g.set_tree_width(None);
+            }
+            self.histogram.set_plot_span(None);
+            return;
+        }
+        // (left, right) wanted by each view, in the tab's coordinates: a
+        // graph starts a pixel after its tree column, ends a pixel before
+        // its area's edge.
+        // Until every view shown has been laid out, what they ask for is
+        // not known: they keep their columns (a reopened tab's are the
+        // last run's, lined up then).
+        let mut spans = Vec::new();
+        for g in &graphs {
+            let area = g.area.upcast_ref::<gtk::Widget>();
+            let (Some(fit), Some(l), Some(r)) = (
+                g.fitted_tree_width(),
+                to_tab(area, 0.0),
+                to_tab(area, f64::from(g.area.width())),
+            ) else {
+                return;
+            };
+            spans.push((l + fit + 1.0, r - 1.0));
+        }
+        let hist_area = self.histogram.area.upcast_ref::<gtk::Widget>();
+        let hist_origin = to_tab(hist_area, 0.0);
+        if histogram {
+            let (Some(fit), Some(l), Some(r)) = (
+                self.histogram.fitted_plot_left(),
+                hist_origin,
+                to_tab(hist_area, f64::from(self.histogram.area.width())),
+            ) else {
+                return;
+            };
+            spans.push((l + fit, r - 1.0));
+        }
+        let Some((left, right)) = spans
+            .into_iter()
+            .reduce(|(a, b), (c, d)| (a.max(c), b.min(d)))
+        else {
+            return;
+        };
+        for g in &graphs {
+            if let Some(l) = to_tab(g.area.upcast_ref(), 0.0) {
+                g.set_tree_width(Some((left - l - 1.0).max(0.0)));
+            }
+        }
+        if let (true, Some(l)) = (histogram, hist_origin) {
+            self.histogram.set_plot_span(Some((left - l, right - l)));
         }
     }
 

@@ -172,6 +172,30 @@ fn rows_match(tab: &Tab, dump: &[(String, String)], k: usize) -> Result<(), Stri
     Ok(())
 }
 
+/// The left and right x, in the tab's coordinates, of the control flow's
+/// and the resources' graphs and of the histogram's plot, as last drawn.
+fn time_axes(tab: &Tab) -> [Option<(f64, f64)>; 3] {
+    let root = tab.widget.upcast_ref::<gtk::Widget>();
+    let edges = |area: &gtk::DrawingArea, l: f64, r: f64| {
+        let at = |x: f64| {
+            area.compute_point(root, &gtk::graphene::Point::new(x as f32, 0.0))
+                .map(|p| f64::from(p.x()))
+        };
+        Some((at(l)?, at(r)?))
+    };
+    let graph = |v: &traceloom_gui::views::timegraph::TimeGraphView| {
+        v.layout()
+            .and_then(|l| edges(&v.area, l.graph.x, l.graph.right()))
+    };
+    [
+        graph(&tab.control_flow),
+        graph(&tab.resources),
+        tab.histogram
+            .layout()
+            .and_then(|l| edges(&tab.histogram.area, l.plot.x, l.plot.right())),
+    ]
+}
+
 /// Drags the scrollbar to `t` and lets the window run; again when the
 /// list's page size changed meanwhile (a resize keeps the top row, which
 /// is then no longer the one `t` asks near the end).
@@ -1266,6 +1290,18 @@ fn main() {
                 tab.events.page()
             )
         },
+    );
+    // The time axes line up: the two graphs and the histogram's plot
+    // start and end at the same x of the tab.
+    let aligned = time_axes(&tab);
+    out.check(
+        "time_axes_line_up",
+        aligned.iter().all(Option::is_some)
+            && aligned.iter().flatten().all(|&(l, r)| {
+                let (l0, r0) = aligned[0].unwrap_or_default();
+                (l - l0).abs() <= 1.0 && (r - r0).abs() <= 1.0
+            }),
+        || format!("left and right x of control flow, resources, histogram: {aligned:?}"),
     );
     let shots = screenshots_dir();
     let r = traceloom_gui::screenshot::save_png(&window, &shots.join("main-window.png"));

@@ -666,6 +666,17 @@ fn histogram_exports() {
     let y = (l.plot.bottom() - 4.0) as u32;
     assert_eq!(img.pixel(x, y), config.histogram_bar);
     assert_eq!(l.bin_at(&h, l.xmap.x(T0 + 45 * MS) + 0.5), Some(90));
+
+    // Lined up with other views: the plot spans what it is given, the
+    // count scale takes the rest on the left; what the labels ask for is
+    // still told.
+    let mut lined_up = fig.options.clone();
+    lined_up.plot_span = Some((150.0, 880.0));
+    let a = traceloom_viewers::draw::HistogramLayout::compute(&h, &lined_up, 900.0, 300.0, &m);
+    assert_eq!((a.plot.x, a.plot.right()), (150.0, 880.0));
+    assert_eq!((a.scale.w, a.xmap.x0, a.xmap.width), (150.0, 150.0, 730.0));
+    assert_eq!(a.fitted_scale_w, l.fitted_scale_w);
+    assert_eq!(l.plot.x, l.fitted_scale_w);
 }
 
 #[test]

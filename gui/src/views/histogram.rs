@@ -35,6 +35,8 @@ struct State {
     /// Bins last asked for through [`Nav::Resized`] (asked once, not at
     /// every redraw until the new render lands).
     asked_bins: Option<usize>,
+    /// The count scale's fitted width last told through [`Nav::Resized`].
+    told_fit: Option<f64>,
 }
 
 /// The histogram widget.
@@ -91,6 +93,7 @@ impl HistogramView {
             drag: None,
             preview: None,
             asked_bins: None,
+            told_fit: None,
         }));
         let view = HistogramView { area, state };
         view.connect_draw(nav.clone());
@@ -101,6 +104,28 @@ impl HistogramView {
     /// The geometry of the last drawing (plot area, time to x).
     pub fn layout(&self) -> Option<traceloom_viewers::draw::HistogramLayout> {
         self.state.borrow().layout.clone()
+    }
+
+    /// Where the plot starts when the count scale fits its labels, from
+    /// the last layout.
+    pub fn fitted_plot_left(&self) -> Option<f64> {
+        self.state
+            .borrow()
+            .layout
+            .as_ref()
+            .map(|l| l.fitted_scale_w)
+    }
+
+    /// Lines the plot up from `left` to `right` (the area's x; `None`:
+    /// after the count scale, to the edge), redrawing when it changes.
+    pub fn set_plot_span(&self, span: Option<(f64, f64)>) {
+        let mut s = self.state.borrow_mut();
+        if s.opts.plot_span == span {
+            return;
+        }
+        s.opts.plot_span = span;
+        drop(s);
+        self.area.queue_draw();
     }
 
     /// Shows `render`.
@@ -197,6 +222,13 @@ impl HistogramView {
                             && s.asked_bins.is_none_or(|a| a.abs_diff(want) > 1)
                         {
                             s.asked_bins = Some(want);
+                            let nav = nav.clone();
+                            glib::idle_add_local_once(move || nav.emit(Nav::Resized));
+                        }
+                        // The count labels ask for another margin: the
+                        // tab lines up the views' time axes again.
+                        if s.told_fit != Some(l.fitted_scale_w) {
+                            s.told_fit = Some(l.fitted_scale_w);
                             let nav = nav.clone();
                             glib::idle_add_local_once(move || nav.emit(Nav::Resized));
                         }
@@ -315,6 +347,7 @@ mod tests {
                 x0: plot.x,
                 width: plot.w,
             },
+            fitted_scale_w: 50.0,
         }
     }
 

@@ -74,6 +74,9 @@ struct State {
     /// The layout to assume before the first: the last run's for this
     /// traceset ([`TimeGraphView::set_layout_hint`]).
     layout_hint: Option<SavedGraph>,
+    /// The tree column's fitted width last told through [`Nav::Resized`]
+    /// (the tab gives the graphs one tree width, the widest).
+    told_fit: Option<f64>,
 }
 
 /// What a picture of the graph shows: the render, the drawing options and
@@ -186,6 +189,7 @@ impl TimeGraphView {
             rows_configurable: false,
             size: None,
             layout_hint: None,
+            told_fit: None,
         }));
         let scrollbar = gtk::Scrollbar::new(gtk::Orientation::Vertical, None::<&gtk::Adjustment>);
         widget.append(&area);
@@ -454,6 +458,24 @@ impl TimeGraphView {
         (width - tree - 2.0).max(1.0) as u32
     }
 
+    /// Width the tree column's labels ask for, from the last layout.
+    pub fn fitted_tree_width(&self) -> Option<f64> {
+        self.state.borrow().layout.as_ref().map(|l| l.fitted_tree_w)
+    }
+
+    /// Gives the tree column width `w` (`None`: what its labels ask
+    /// for), redrawing when it changes; a graph of another width then
+    /// asks for a render that fits ([`Nav::Resized`]).
+    pub fn set_tree_width(&self, w: Option<f64>) {
+        let mut s = self.state.borrow_mut();
+        if s.opts.tree_width == w {
+            return;
+        }
+        s.opts.tree_width = w;
+        drop(s);
+        self.area.queue_draw();
+    }
+
     /// The last layout, to remember for
     /// [`TimeGraphView::set_layout_hint`].
     pub fn saved_layout(&self) -> Option<SavedGraph> {
@@ -469,7 +491,11 @@ impl TimeGraphView {
     pub fn set_layout_hint(&self, saved: SavedGraph) {
         let sane = |x: f64| x.is_finite() && (0.0..=1e6).contains(&x);
         if sane(saved.width) && sane(saved.tree_column) {
-            self.state.borrow_mut().layout_hint = Some(saved);
+            let mut s = self.state.borrow_mut();
+            s.layout_hint = Some(saved);
+            // The tree column the tab lined the graphs up with last time:
+            // the first layout is the one the first render was made for.
+            s.opts.tree_width = Some(saved.tree_column);
         }
     }
 
@@ -578,6 +604,13 @@ impl TimeGraphView {
                 let latest = s.render.as_ref().map_or(want, |r| r.scale().width);
                 if latest.abs_diff(want) > 1 && s.asked_width.is_none_or(|a| a.abs_diff(want) > 1) {
                     s.asked_width = Some(want);
+                    let nav = nav.clone();
+                    glib::idle_add_local_once(move || nav.emit(Nav::Resized));
+                }
+                // The labels ask for another tree column: the tab aligns
+                // the graphs' time axes again.
+                if s.told_fit != Some(layout.fitted_tree_w) {
+                    s.told_fit = Some(layout.fitted_tree_w);
                     let nav = nav.clone();
                     glib::idle_add_local_once(move || nav.emit(Nav::Resized));
                 }

@@ -15,6 +15,9 @@ pub struct HistogramOptions {
     pub font_size: f64,
     /// How absolute times are written.
     pub time_format: AbsoluteTimeFormat,
+    /// Left and right x of the plot, to line it up with other views (a
+    /// window's time graphs); `None`: after the count scale, to the edge.
+    pub plot_span: Option<(f64, f64)>,
 }
 
 impl Default for HistogramOptions {
@@ -22,6 +25,7 @@ impl Default for HistogramOptions {
         HistogramOptions {
             font_size: 12.0,
             time_format: AbsoluteTimeFormat::default(),
+            plot_span: None,
         }
     }
 }
@@ -39,6 +43,9 @@ pub struct HistogramLayout {
     pub caption: Rect,
     /// Time → x of the plot.
     pub xmap: XMap,
+    /// Width the count scale's labels ask for (where the plot starts when
+    /// [`HistogramOptions::plot_span`] is `None`).
+    pub fitted_scale_w: f64,
 }
 
 impl HistogramLayout {
@@ -51,13 +58,17 @@ impl HistogramLayout {
         m: &dyn TextMeasure,
     ) -> Self {
         let font = Font::regular(opts.font_size);
-        let scale_w = (m.text_width(&group_thousands(render.max_count()), font) + 16.0)
+        let fitted_scale_w = (m.text_width(&group_thousands(render.max_count()), font) + 16.0)
             .max(40.0)
             .ceil();
+        let (scale_w, right) = match opts.plot_span {
+            Some((left, right)) => (left.clamp(0.0, width), right.min(width - 1.0)),
+            None => (fitted_scale_w, width - 1.0),
+        };
         let axis_h = axis_height(opts.font_size);
         let caption_h = (opts.font_size * 1.8).round();
         let plot_h = (height - axis_h - caption_h).max(0.0);
-        let plot = Rect::new(scale_w, axis_h, (width - scale_w - 1.0).max(1.0), plot_h);
+        let plot = Rect::new(scale_w, axis_h, (right - scale_w).max(1.0), plot_h);
         HistogramLayout {
             scale: Rect::new(0.0, axis_h, scale_w, plot_h),
             axis: Rect::new(scale_w, 0.0, plot.w, axis_h),
@@ -68,6 +79,7 @@ impl HistogramLayout {
                 width: plot.w,
             },
             plot,
+            fitted_scale_w,
         }
     }
 

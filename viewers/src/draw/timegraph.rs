@@ -134,6 +134,10 @@ pub struct TimeGraphLayout {
     pub counter_rows: Vec<usize>,
     /// Text size.
     pub font_size: f64,
+    /// Width the tree column's labels ask for (what it is when
+    /// [`TimeGraphOptions::tree_width`] is `None`): a window aligns the
+    /// time axes of its graphs by giving each the widest.
+    pub fitted_tree_w: f64,
 }
 
 impl TimeGraphLayout {
@@ -155,25 +159,25 @@ impl TimeGraphLayout {
             .map(|(i, _)| i)
             .collect();
         let indent = indent(opts.font_size);
-        let tree_w = match opts.tree_width {
-            Some(w) => w,
-            None => {
-                let mut w: f64 = 0.0;
-                for r in render.tree().rows() {
-                    w = w.max(r.depth as f64 * indent + indent + m.text_width(&r.label, font));
-                }
-                for &i in &counter_rows {
-                    let c = &render.counters()[i];
-                    w = w.max(indent + m.text_width(&config.counter(&c.name).style.label, font));
-                }
-                if let Some(t) = &opts.title {
-                    w = w.max(m.text_width(t, Font::bold(opts.font_size)));
-                }
-                (w + 14.0).clamp(60.0, (width * 0.4).max(60.0)).ceil()
+        let fitted_tree_w = {
+            let mut w: f64 = 0.0;
+            for r in render.tree().rows() {
+                w = w.max(r.depth as f64 * indent + indent + m.text_width(&r.label, font));
             }
-        }
-        .min(width - 20.0)
-        .max(0.0);
+            for &i in &counter_rows {
+                let c = &render.counters()[i];
+                w = w.max(indent + m.text_width(&config.counter(&c.name).style.label, font));
+            }
+            if let Some(t) = &opts.title {
+                w = w.max(m.text_width(t, Font::bold(opts.font_size)));
+            }
+            (w + 14.0).clamp(60.0, (width * 0.4).max(60.0)).ceil()
+        };
+        let tree_w = opts
+            .tree_width
+            .unwrap_or(fitted_tree_w)
+            .min(width - 20.0)
+            .max(0.0);
         let axis_h = axis_height(opts.font_size);
         let (legend_items, legend_h) = if opts.legend {
             legend_items(render, config, opts, width, m)
@@ -212,6 +216,7 @@ impl TimeGraphLayout {
             tree_rows: render.tree().len(),
             counter_rows,
             font_size: opts.font_size,
+            fitted_tree_w,
         }
     }
 
