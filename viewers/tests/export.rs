@@ -898,10 +898,12 @@ fn mixed_intervals_are_as_high_as_their_drawn_share() {
 fn dense_event_symbols_do_not_pile_up() {
     let mut tb = TreeBuilder::new();
     tb.add(node(1, None, "busy"));
+    tb.add(node(2, None, "quiet"));
     let tree = tb.build(&DataConfig::default());
     let range = TimeRange::new(T0, T0 + 400 * US);
     let mut b = TimeGraphRenderBuilder::new(tree, range, 400);
     b.intervals(0).push(T0, T0 + 400 * US, cf::WAIT_CPU);
+    b.intervals(1).push(T0, T0 + 400 * US, cf::WAIT_BLOCKED);
     // A wake-up every other pixel column, a fork in a column between.
     for k in 0..200 {
         let (t, name, kind) = if k == 100 {
@@ -911,6 +913,12 @@ fn dense_event_symbols_do_not_pile_up() {
         };
         b.events(0).push(DrawnEvent::new(t, name, kind));
     }
+    // Ten wake-ups 30 columns apart: each its own symbol.
+    for k in 0..10 {
+        let t = T0 + (30 * k + 20) * US + US / 2;
+        b.events(1)
+            .push(DrawnEvent::new(t, "sched_wakeup", cf::EV_WAKEUP));
+    }
     let render = b.build();
     assert_eq!(render.events(0).len(), 200);
     let config = demo_config();
@@ -918,10 +926,25 @@ fn dense_event_symbols_do_not_pile_up() {
     let events = &svg[svg.find("<g class=\"events\"").expect("an events group")..];
     let events = &events[..events.find("</g>").expect("the group's end")];
     let symbols = events.matches("<path").count() + events.matches("<polygon").count();
+    // The busy row: the first wake-up, the fork, and a line along the
+    // run to the last wake-up; the quiet row: ten symbols.
+    assert_eq!(symbols, 12, "{symbols} symbols for 210 events: {events}");
+    let lines: Vec<f64> = events
+        .split("<line")
+        .skip(1)
+        .map(|l| {
+            let attr = |name: &str| -> f64 {
+                let v = &l[l.find(&format!("{name}=\"")).expect("an attribute") + name.len() + 2..];
+                v[..v.find('"').expect("a value")]
+                    .parse()
+                    .expect("a number")
+            };
+            attr("x2") - attr("x1")
+        })
+        .collect();
     assert!(
-        (20..=100).contains(&symbols),
-        "{symbols} symbols for {} events: {events}",
-        render.events(0).len()
+        lines.len() == 1 && lines[0] > 300.0,
+        "one run line across the row: {lines:?}"
     );
     let fork = config.event(cf::EV_FORK).style.color;
     let fork_hex = format!("#{:02x}{:02x}{:02x}", fork.r, fork.g, fork.b);

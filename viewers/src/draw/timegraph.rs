@@ -885,32 +885,44 @@ fn draw_events(
     let rows: Vec<_> = visible_rows(l)
         .filter(|(i, _, _)| *i < l.tree_rows)
         .collect();
-    // Where the last symbol of each kind was drawn in the row: a symbol
-    // of the same kind less than a symbol's width after it is not drawn.
-    // At full range a busy thread has a wake-up in every pixel column,
-    // and symbols piled up by the hundred (their dark outlines) turned
-    // its whole bar dark, hiding its states.
-    let mut last: Vec<(&crate::render::StyleKey, f64)> = Vec::new();
+    // Events of a kind less than a symbol's width apart make a run: its
+    // first is drawn as a symbol, the rest as a line along the row to the
+    // last. At full range a busy thread has a wake-up in every pixel
+    // column: symbols by the hundred hid its states (black outlines
+    // piled up; thinned, still a band of triangles), where a run shows
+    // where the wake-ups start and end over the state they come in.
+    let run_line = Stroke::solid(Rgba::rgb(0x20, 0x20, 0x20), 1.0);
+    // Per kind in the row: the x of its run's first and last events.
+    let mut runs: Vec<(&crate::render::StyleKey, f64, f64)> = Vec::new();
+    let end_run = |cv: &mut dyn Canvas, (first, last): (f64, f64), y: f64| {
+        if last - first > r {
+            cv.line((first + r, y), (last, y), &run_line);
+        }
+    };
     for (i, y, h) in rows {
-        last.clear();
+        let cy = y + h / 2.0;
+        runs.clear();
         for ev in render.events(i) {
             if !l.xmap.range.contains(ev.time) {
                 continue;
             }
-            let style = config.event(&ev.kind);
             let x = l.xmap.x(ev.time).round() + 0.5;
-            match last.iter_mut().find(|(k, _)| **k == ev.kind) {
-                Some((_, lx)) if x - *lx < 2.0 * r => continue,
-                Some((_, lx)) => *lx = x,
-                None => last.push((&ev.kind, x)),
+            match runs.iter_mut().find(|(k, _, _)| **k == ev.kind) {
+                Some((_, _, last)) if x - *last < 2.0 * r => {
+                    *last = x;
+                    continue;
+                }
+                Some((_, first, last)) => {
+                    end_run(cv, (*first, *last), cy);
+                    (*first, *last) = (x, x);
+                }
+                None => runs.push((&ev.kind, x, x)),
             }
-            cv.symbol(
-                style.style.symbol,
-                (x, y + h / 2.0),
-                r,
-                style.style.color,
-                &outline,
-            );
+            let style = config.event(&ev.kind);
+            cv.symbol(style.style.symbol, (x, cy), r, style.style.color, &outline);
+        }
+        for &(_, first, last) in &runs {
+            end_run(cv, (first, last), cy);
         }
     }
     cv.end_group();
