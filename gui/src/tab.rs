@@ -678,11 +678,10 @@ impl Tab {
     /// same left edge, the widest their labels ask for, and the nearest
     /// right edge, so that a time is at the same x in the two graphs (and
     /// in the histogram while the window is the whole trace). A view shown
-    /// alone (the others hidden or maximized over, a Pajé tab) fits its
-    /// own labels.
+    /// alone (the others hidden or maximized over) fits its own labels.
     fn align_time_axes(&self) {
         let root = self.widget.upcast_ref::<gtk::Widget>();
-        // An x of `w` in the tab's coordinates, and back.
+        // An x of `w` in the tab's coordinates.
         let to_tab = |w: &gtk::Widget, x: f64| {
             w.compute_point(root, &gtk::graphene::Point::new(x as f32, 0.0))
                 .map(|p| f64::from(p.x()))
@@ -701,10 +700,9 @@ impl Tab {
         }
         // (left, right) wanted by each view, in the tab's coordinates: a
         // graph starts a pixel after its tree column, ends a pixel before
-        // its area's edge.
-        // Until every view shown has been laid out, what they ask for is
-        // not known: they keep their columns (a reopened tab's are the
-        // last run's, lined up then).
+        // its area's edge. Until every view shown has been laid out, what
+        // they ask for is not known: they keep their columns (a reopened
+        // tab's are the last run's, lined up then).
         let mut spans = Vec::new();
         for g in &graphs {
             let area = g.area.upcast_ref::<gtk::Widget>();

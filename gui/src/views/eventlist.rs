@@ -403,9 +403,9 @@ impl EventListView {
         view
     }
 
-    /// Asks the tab for move `mv`.
-    /// A move of the user's (or [`follow_time`](Self::follow_time)'s):
-    /// the rows it brings are not those of an earlier scroll to a time.
+    /// Asks the tab for move `mv`, the user's (or
+    /// [`follow_time`](Self::follow_time)'s): the rows it brings answer no
+    /// earlier scroll to a time.
     fn send_move(&self, mv: ListMove) {
         self.scrolled_to.set(None);
         send_move(&self.output, &self.queued, mv);
