@@ -172,6 +172,19 @@ fn rows_match(tab: &Tab, dump: &[(String, String)], k: usize) -> Result<(), Stri
     Ok(())
 }
 
+/// `host`'s tab in a window of its own, once it has settled and its list
+/// has its rows.
+pub(crate) fn show_settled(host: &TabHost) -> (Rc<Tab>, gtk::Window) {
+    let tab = host.tab();
+    let window = gtk::Window::new();
+    window.set_default_size(1400, 1000);
+    window.set_child(Some(host.widget()));
+    window.present();
+    settle(&tab);
+    pump_until(|| !tab.list_reading());
+    (tab, window)
+}
+
 /// The left and right x, in the tab's coordinates, of the control flow's
 /// and the resources' graphs and of the histogram's plot, as last drawn.
 fn time_axes(tab: &Tab) -> [Option<(f64, f64)>; 3] {
@@ -1071,12 +1084,7 @@ fn no_data_drawn_in_window(out: &mut Outcome) {
         sink.borrow_mut().push(m.to_string())
     })
     .expect("the damaged trace opens");
-    let tab = host.tab();
-    let window = gtk::Window::new();
-    window.set_default_size(1400, 1000);
-    window.set_child(Some(host.widget()));
-    window.present();
-    settle(&tab);
+    let (tab, window) = show_settled(&host);
     let hatched = |r: Option<std::sync::Arc<traceloom_viewers::TimeGraphRender>>| {
         r.is_some_and(|r| {
             r.used_states()
@@ -1130,13 +1138,7 @@ fn ctf2_trace_opens(out: &mut Outcome) {
             return;
         }
     };
-    let tab = host.tab();
-    let window = gtk::Window::new();
-    window.set_default_size(1400, 1000);
-    window.set_child(Some(host.widget()));
-    window.present();
-    settle(&tab);
-    pump_until(|| !tab.list_reading());
+    let (tab, window) = show_settled(&host);
     let events = tab.histogram.render().map(|h| h.bins().iter().sum::<u64>());
     let dump: Vec<String> = dump_events(&path, None)
         .into_iter()

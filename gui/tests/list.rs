@@ -306,13 +306,7 @@ pub(crate) fn events_of_one_time(out: &mut Outcome) {
             return;
         }
     };
-    let tab = host.tab();
-    let window = gtk::Window::new();
-    window.set_default_size(1400, 1000);
-    window.set_child(Some(host.widget()));
-    window.present();
-    super::settle(&tab);
-    super::pump_until(|| !tab.list_reading());
+    let (tab, window) = super::show_settled(&host);
     let dump = super::dump_events(&path, None);
     // The first two events of one time with different names, after an
     // event of an earlier time.
