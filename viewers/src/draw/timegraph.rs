@@ -891,12 +891,11 @@ fn draw_events(
     // column: symbols by the hundred hid its states (black outlines
     // piled up; thinned, still a band of triangles), where a run shows
     // where the wake-ups start and end over the state they come in.
-    let run_line = Stroke::solid(Rgba::rgb(0x20, 0x20, 0x20), 1.0);
     // Per kind in the row: the x of its run's first and last events.
     let mut runs: Vec<(&crate::render::StyleKey, f64, f64)> = Vec::new();
     let end_run = |cv: &mut dyn Canvas, (first, last): (f64, f64), y: f64| {
         if last - first > r {
-            cv.line((first + r, y), (last, y), &run_line);
+            cv.line((first + r, y), (last, y), &outline);
         }
     };
     for (i, y, h) in rows {
