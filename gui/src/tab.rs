@@ -704,6 +704,7 @@ impl Tab {
         // they ask for is not known: they keep their columns (a reopened
         // tab's are the last run's, lined up then).
         let mut spans = Vec::new();
+        let mut origins = Vec::new();
         for g in &graphs {
             let area = g.area.upcast_ref::<gtk::Widget>();
             let (Some(fit), Some(l), Some(r)) = (
@@ -714,6 +715,7 @@ impl Tab {
                 return;
             };
             spans.push((l + fit + 1.0, r - 1.0));
+            origins.push(l);
         }
         let hist_area = self.histogram.area.upcast_ref::<gtk::Widget>();
         let hist_origin = to_tab(hist_area, 0.0);
@@ -733,10 +735,8 @@ impl Tab {
         else {
             return;
         };
-        for g in &graphs {
-            if let Some(l) = to_tab(g.area.upcast_ref(), 0.0) {
-                g.set_tree_width(Some((left - l - 1.0).max(0.0)));
-            }
+        for (g, l) in graphs.iter().zip(origins) {
+            g.set_tree_width(Some((left - l - 1.0).max(0.0)));
         }
         if let (true, Some(l)) = (histogram, hist_origin) {
             self.histogram.set_plot_span(Some((left - l, right - l)));

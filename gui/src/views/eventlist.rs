@@ -794,7 +794,7 @@ impl EventListView {
             },
             _ => {
                 self.wanted.set(None);
-                if self.selected().and_then(|i| self.time_of(i)) == Some(t) {
+                if self.selected_at(t).is_some() {
                     return;
                 }
                 self.orders.borrow().partition_point(|o| o.time < t)
