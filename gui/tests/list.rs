@@ -113,6 +113,34 @@ pub(crate) fn event_list_columns_and_details(out: &mut Outcome, window: &gtk::Wi
     tab.set_filter("");
     super::settle(tab);
 
+    // Home and End select the trace's first and last events, as a
+    // table's keys do, and the list shows the last one whole: every row
+    // of the page fits in the list's height.
+    let span = tab.span();
+    tab.events.key(gtk::gdk::Key::End);
+    super::settle(tab);
+    let n = tab.events.len();
+    let at_end = (tab.events.selected(), tab.time_focus().current);
+    let whole = whole_rows(tab);
+    tab.events.key(gtk::gdk::Key::Home);
+    super::settle(tab);
+    let at_home = (tab.events.selected(), tab.time_focus().current);
+    out.check(
+        "home_and_end_select_the_first_and_last_events",
+        n > 0
+            && at_end == (Some(n - 1), Some(span.end))
+            && at_home == (Some(0), Some(span.start))
+            && whole >= tab.events.page(),
+        || {
+            format!(
+                "End: selected and current {at_end:?} of {n} rows (last event {}), Home: {at_home:?} (first {}), {whole} whole rows of a page of {}",
+                span.end,
+                span.start,
+                tab.events.page()
+            )
+        },
+    );
+
     // A column resized through the header.
     let before = tab.events.column_width(col::PROCESS);
     tab.events.set_column_width(col::PROCESS, before + 80);
@@ -148,6 +176,24 @@ pub(crate) fn event_list_columns_and_details(out: &mut Outcome, window: &gtk::Wi
         w.close();
     }
     pump(100);
+}
+
+/// How many of the list's rows are shown whole (their bounds within the
+/// list's height).
+fn whole_rows(tab: &Tab) -> usize {
+    let list = &tab.events.list;
+    let h = list.height() as f32;
+    let mut whole = 0;
+    let mut child = list.first_child();
+    while let Some(c) = child {
+        if c.compute_bounds(list)
+            .is_some_and(|b| b.y() >= 0.0 && b.y() + b.height() <= h)
+        {
+            whole += 1;
+        }
+        child = c.next_sibling();
+    }
+    whole
 }
 
 /// Maximizing a viewer from its title bar, the View menu, and what the

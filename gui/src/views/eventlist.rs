@@ -163,7 +163,7 @@ impl RowOrder {
 
 /// Where the selection goes once the next rows arrive: the arrow keys
 /// moving past the first or last row shown scroll by a line and select
-/// the new edge row.
+/// the new edge row; Home and End select the trace's first or last event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SelectAfter {
     First,
@@ -463,10 +463,14 @@ impl EventListView {
             if h > 0 && sw.is_mapped() {
                 // Rows whose text falls back on a taller font are higher:
                 // the tallest row seen sizes the page, so that the page
-                // does not change with the rows shown.
+                // does not change with the rows shown. A row's height
+                // counts its padding and border (its bounds, not its
+                // content height), so that the page's last row is whole.
                 let mut child = list.first_child();
                 while let Some(c) = child {
-                    row_height.set(row_height.get().max(c.height()));
+                    if let Some(b) = c.compute_bounds(&list) {
+                        row_height.set(row_height.get().max(b.height().ceil() as i32));
+                    }
                     child = c.next_sibling();
                 }
                 let row = match row_height.get() {
@@ -566,13 +570,19 @@ impl EventListView {
 
     /// Handles a key of the list: Up/Down move the selection one row
     /// (scrolling a line at the first or last row shown), PageUp/PageDown
-    /// one page, Home/End go to the first/last events of the trace.
+    /// one page, Home/End select the first/last events of the trace.
     /// Returns whether the key was used.
     pub fn key(&self, key: gtk::gdk::Key) -> bool {
         use gtk::gdk::Key;
         let mv = match key {
-            Key::Home | Key::KP_Home => ListMove::ToTime(Time::MIN),
-            Key::End | Key::KP_End => ListMove::ToTime(Time::MAX),
+            Key::Home | Key::KP_Home => {
+                self.select_after.set(Some(SelectAfter::First));
+                ListMove::ToTime(Time::MIN)
+            }
+            Key::End | Key::KP_End => {
+                self.select_after.set(Some(SelectAfter::Last));
+                ListMove::ToTime(Time::MAX)
+            }
             Key::Up | Key::KP_Up => match self.selected() {
                 Some(i) if i > 0 => {
                     self.select_row(i - 1);
