@@ -72,6 +72,16 @@ const BACKGROUND_HOLD: Duration = Duration::from_millis(500);
 /// then take at most a quarter of a core.
 const STATS_REST: u32 = 3;
 
+/// The selection `r` as the statistics pane's caption names it.
+pub(crate) fn selection_text(r: TimeRange) -> String {
+    format!(
+        "the selection {} – {} ({})",
+        format_time(r.start),
+        format_time(r.end),
+        format_duration(r.end as i128 - r.start as i128)
+    )
+}
+
 /// What [`TabModels::poll`] collected for the views.
 #[derive(Default)]
 pub struct Updates {
@@ -1746,12 +1756,7 @@ impl TabModels {
                 self.stats_dirty = false;
                 self.stats_next = Some((
                     StatsSource::Range(Box::new(s)),
-                    format!(
-                        "Statistics of the selection {} – {} ({})",
-                        format_time(r.start),
-                        format_time(r.end),
-                        format_duration(r.end as i128 - r.start as i128)
-                    ),
+                    format!("Statistics of {}", selection_text(r)),
                 ));
             }
         } else if let Some(stats) = self.poll_stored_statistics() {

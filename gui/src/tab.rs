@@ -669,6 +669,15 @@ impl Tab {
         if selection_changed {
             let sel = self.state.borrow().cursor.selection;
             self.runner.analysis().request_statistics(sel);
+            // Until they come, the table shown is another range's.
+            if let Some(r) = sel.filter(|r| r.span() > 0) {
+                // (Said first: a narrow pane ellipsizes the end.)
+                let caption = format!(
+                    "Reading the statistics of {}…",
+                    crate::models::selection_text(r)
+                );
+                self.statistics.set_pending(&caption);
+            }
             self.runner.kick();
         }
     }

@@ -308,7 +308,22 @@ pub(crate) fn statistics_tree_and_histogram_selection(
         span.start + (span.span() * 2 / 5) as i64,
     );
     tab.navigate(Nav::Select(sel));
+    // Until the selection's statistics come, the pane says they are read
+    // and dims the table it still shows (another range's).
+    let waiting = (tab.statistics.is_pending(), tab.statistics.caption());
     super::settle(tab);
+    let shown = (tab.statistics.is_pending(), tab.statistics.caption());
+    out.check(
+        "statistics_say_a_selection_is_read",
+        waiting.0
+            && waiting
+                .1
+                .starts_with("Reading the statistics of the selection")
+            && !shown.0
+            && shown.1.starts_with("Statistics of the selection")
+            && !shown.1.contains("Reading"),
+        || format!("just selected {waiting:?}, then {shown:?}"),
+    );
     let path = shots.join("histogram-selection.png");
     let saved = traceloom_gui::screenshot::save_png(&tab.histogram.area, &path);
     let layout = tab.histogram.layout();

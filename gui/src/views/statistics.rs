@@ -166,6 +166,10 @@ impl State {
     }
 }
 
+/// Opacity of a table waiting for the statistics asked (GNOME's dimmed
+/// look for content that is out of date).
+const PENDING_OPACITY: f64 = 0.45;
+
 /// The statistics widget.
 #[derive(Clone)]
 pub struct StatisticsView {
@@ -370,9 +374,25 @@ impl StatisticsView {
         if self.caption.text() != caption {
             self.caption.set_text(caption);
         }
+        self.area.set_opacity(1.0);
         if !started {
             self.area.queue_draw();
         }
+    }
+
+    /// Says that other statistics are being computed (`caption` says
+    /// which): the table shown, no longer what the user asked for, is
+    /// dimmed until [`set_render`](Self::set_render) gives the new one.
+    /// A selection's statistics on a large trace take seconds to read.
+    pub fn set_pending(&self, caption: &str) {
+        self.caption.set_text(caption);
+        self.area.set_opacity(PENDING_OPACITY);
+    }
+
+    /// Whether the table is dimmed, waiting for the statistics asked
+    /// ([`set_pending`](Self::set_pending)).
+    pub fn is_pending(&self) -> bool {
+        self.area.opacity() < 1.0
     }
 
     /// The tree given (its table may not be painted yet: see
