@@ -38,6 +38,10 @@ pub const SHORTCUTS: [(&str, &[Shortcut]); 4] = [
             key("plus minus", "Zoom in, out"),
             key("f", "Zoom to the whole trace"),
             key("s", "Zoom to the selection"),
+            key(
+                "Escape",
+                "Clear the selection (statistics of the whole trace)",
+            ),
             key("Left Right", "Pan"),
             key("b", "Bookmark the current time"),
             key("", "Ctrl+wheel on a graph: zoom around the pointer"),

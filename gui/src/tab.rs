@@ -379,7 +379,8 @@ fn within_list(listed: Option<&Filter>, searched: Filter) -> Filter {
     }
 }
 
-/// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B.
+/// Whether [`Tab::key`] uses `key`: arrows, zoom keys, Home/End, F, S, B,
+/// Escape.
 fn is_view_key(key: gtk::gdk::Key) -> bool {
     use gtk::gdk::Key;
     matches!(
@@ -399,6 +400,7 @@ fn is_view_key(key: gtk::gdk::Key) -> bool {
             | Key::S
             | Key::b
             | Key::B
+            | Key::Escape
     )
 }
 
@@ -644,6 +646,7 @@ impl Tab {
                 }
                 Nav::Current(t) => st.cursor.current = Some(t),
                 Nav::Select(r) => st.cursor.selection = Some(r),
+                Nav::Unselect => st.cursor.selection = None,
                 Nav::Window(w) => st.cursor.window = Some(clamp_window(w, span)),
                 Nav::Zoom { factor, anchor } => {
                     st.cursor.window = Some(clamp_window(zoom_window(window, factor, anchor), span))
@@ -1268,7 +1271,8 @@ impl Tab {
     }
 
     /// Handles a key of the views: arrows pan, +/- zoom, Home/End go to the
-    /// trace's ends, F zooms to fit, S to the selection, B bookmarks.
+    /// trace's ends, F zooms to fit, S to the selection, B bookmarks,
+    /// Escape clears the selection.
     pub fn key(&self, key: gtk::gdk::Key) -> bool {
         use gtk::gdk::Key;
         if !is_view_key(key) {
@@ -1299,6 +1303,7 @@ impl Tab {
             }
             Key::f | Key::F => self.zoom_fit(),
             Key::s | Key::S => self.zoom_selection(),
+            Key::Escape => self.navigate(Nav::Unselect),
             Key::b | Key::B => {
                 let n = self.time_focus().bookmarks.len() + 1;
                 self.add_bookmark(&format!("B{n}"));

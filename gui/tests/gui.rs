@@ -1358,6 +1358,24 @@ fn main() {
         tab.statistics.caption().contains("selection") && after.is_some() && after != whole,
         || format!("caption {:?}", tab.statistics.caption()),
     );
+    // Escape on the views clears the selection: the whole trace's
+    // statistics again. (Selected again for what follows.)
+    tab.key(gtk::gdk::Key::Escape);
+    settle(&tab);
+    let cleared = (tab.time_focus().selection, tab.statistics.caption());
+    let again = shown_rows(&tab);
+    tab.navigate(Nav::Select(sel));
+    settle(&tab);
+    out.check(
+        "escape_clears_the_selection",
+        cleared == (None, "Statistics of the whole trace".to_string()) && again == whole,
+        || {
+            format!(
+                "after Escape: selection and caption {cleared:?}, rows as the whole trace's {}",
+                again == whole
+            )
+        },
+    );
 
     // 3b. The list's thread columns, details pane, arrow keys, column
     // resizing; Ctrl+G and F1.

@@ -31,6 +31,9 @@ pub enum Nav {
     Current(Time),
     /// Select a time range (a drag); statistics follow it.
     Select(TimeRange),
+    /// Clear the selection (Escape): the statistics cover the whole trace
+    /// again.
+    Unselect,
     /// Show this time window.
     Window(TimeRange),
     /// Zoom by `factor` (< 1 zooms in) keeping `anchor` under the pointer.
