@@ -854,7 +854,8 @@ fn rows_in_view_at(layout: &TimeGraphLayout, scroll: f64) -> std::ops::Range<usi
 }
 
 /// Sizes the rows' scrollbar for `layout`, scrolled to `scroll` pixels
-/// (only when something changed: a change redraws).
+/// (only when something changed: a change redraws); it scrolls only when
+/// the rows do not fit.
 fn size_scrollbar(bar: &gtk::Scrollbar, layout: &TimeGraphLayout, scroll: f64) {
     let rows_h = layout.row_count() as f64 * layout.row_height;
     let page = layout.graph.h;
@@ -863,5 +864,7 @@ fn size_scrollbar(bar: &gtk::Scrollbar, layout: &TimeGraphLayout, scroll: f64) {
     if adj.upper() != upper || adj.page_size() != page || adj.value() != scroll {
         adj.configure(scroll, 0.0, upper, 20.0, (page - 20.0).max(20.0), page);
     }
-    bar.set_visible(rows_h > page);
+    // Kept when the rows fit, greyed: hiding it would widen the graph,
+    // whose time axis would then end past the other views'.
+    bar.set_sensitive(rows_h > page);
 }
