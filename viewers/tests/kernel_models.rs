@@ -578,6 +578,16 @@ fn tree_groups_flattens_and_sorts() {
             assert_eq!(get("pid"), Some(t.pid.to_string()), "{tip:?}");
             assert_eq!(get("ppid"), Some(t.ppid.to_string()), "{tip:?}");
             assert_eq!(get("name").as_deref(), Some(&*t.name), "{tip:?}");
+            // The birth is a time, shown as the other times are.
+            assert_eq!(
+                get("birth"),
+                Some(traceloom_viewers::time::format_absolute(
+                    t.birth,
+                    Default::default(),
+                    9
+                )),
+                "{tip:?}"
+            );
             assert!(
                 get("Start").is_some() && get("Duration").is_some(),
                 "{tip:?}"

@@ -242,18 +242,32 @@ impl TimeGraphLayout {
     }
 }
 
+/// Row properties that are times (a thread's birth), in ns.
+const TIME_PROPERTIES: &[&str] = &["birth"];
+
 /// Appends the properties of row `row` (what a control-flow row knows of
-/// its thread: name, TID, PID, PPID; a resource row its CPU) that `out`
+/// its thread: name, TID, PID, PPID, birth; a resource row its CPU) that `out`
 /// does not have yet: an interval or an event carries only what is its
 /// own, so that a render of many thousands of them allocates nothing per
-/// item for what its row already says.
-fn push_row_properties(render: &TimeGraphRender, row: usize, out: &mut Vec<(String, String)>) {
+/// item for what its row already says. A property that is a time
+/// ([`TIME_PROPERTIES`], ns) is shown as the tooltip's other times, by
+/// `abs`.
+fn push_row_properties(
+    render: &TimeGraphRender,
+    row: usize,
+    abs: impl Fn(Time) -> String,
+    out: &mut Vec<(String, String)>,
+) {
     let Some(r) = render.tree().rows().get(row) else {
         return;
     };
     for (k, v) in r.properties.iter() {
         if !out.iter().any(|(have, _)| have == k) {
-            out.push((k.to_string(), v.to_string()));
+            let v = match v.parse::<Time>() {
+                Ok(t) if TIME_PROPERTIES.contains(&k) => abs(t),
+                _ => v.to_string(),
+            };
+            out.push((k.to_string(), v));
         }
     }
 }
@@ -297,7 +311,7 @@ pub fn tooltip(
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string())),
             );
-            push_row_properties(render, row, &mut out);
+            push_row_properties(render, row, abs, &mut out);
         }
         HitItem::Event { row, index } => {
             let Some(e) = render.events(row).get(index) else {
@@ -315,7 +329,7 @@ pub fn tooltip(
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string())),
             );
-            push_row_properties(render, row, &mut out);
+            push_row_properties(render, row, abs, &mut out);
         }
         HitItem::Arrow { series, index } => {
             let Some(s) = render.arrow_series().get(series) else {
