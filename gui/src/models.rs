@@ -73,7 +73,7 @@ const BACKGROUND_HOLD: Duration = Duration::from_millis(500);
 const STATS_REST: u32 = 3;
 
 /// The selection `r` as the statistics pane's caption names it.
-pub(crate) fn selection_text(r: TimeRange) -> String {
+fn selection_text(r: TimeRange) -> String {
     format!(
         "the selection {} – {} ({})",
         format_time(r.start),
@@ -81,6 +81,18 @@ pub(crate) fn selection_text(r: TimeRange) -> String {
         format_duration(r.end as i128 - r.start as i128)
     )
 }
+
+/// The statistics pane's caption while the selection `r`'s statistics
+/// are read, `done` of them so far (from 0 to 1, when known). Both said
+/// first: a narrow pane ellipsizes the end.
+pub(crate) fn reading_caption(r: TimeRange, done: Option<f64>) -> String {
+    let done = done.map_or(String::new(), |f| format!(" ({:.0} %)", f * 100.0));
+    format!("Reading the statistics{done} of {}…", selection_text(r))
+}
+
+/// How often the progress of a selection's statistics is reported (each
+/// report lays the caption out again).
+const STATS_PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// What [`TabModels::poll`] collected for the views.
 #[derive(Default)]
@@ -93,6 +105,9 @@ pub struct Updates {
     pub histogram: Option<Arc<HistogramRender>>,
     /// New statistics and their caption.
     pub statistics: Option<(Arc<dyn StatisticsTree>, String)>,
+    /// The caption of statistics being read (with how far they are),
+    /// shown over the table until they come.
+    pub statistics_pending: Option<String>,
     /// A search ended: the event found, or `None` when nothing matched.
     pub search: Option<Option<RowOrder>>,
     /// How far a search under way has read, from 0 to 1 (of what it may
@@ -128,6 +143,7 @@ impl Updates {
             resources,
             histogram,
             statistics,
+            statistics_pending,
             search,
             search_progress,
             errors,
@@ -139,6 +155,9 @@ impl Updates {
         replace_newer(&mut self.statistics, statistics);
         if search.is_some() {
             self.search = search;
+        }
+        if statistics_pending.is_some() {
+            self.statistics_pending = statistics_pending;
         }
         if search_progress.is_some() {
             self.search_progress = search_progress;
@@ -486,6 +505,8 @@ pub struct TabModels {
     /// The selection's statistics under way (in parallel parts when the
     /// session has checkpoints in the range).
     stats_request: Option<(StatisticsTask, TimeRange)>,
+    /// When the progress of `stats_request` was last reported.
+    stats_progress_reported: Option<Instant>,
     /// The search under way.
     search_request: Option<ActiveSearch>,
     /// Window and widths asked last, to re-render when the kernel data
@@ -558,6 +579,7 @@ impl TabModels {
             histogram_bins: None,
             histogram_rendered: None,
             stats_request: None,
+            stats_progress_reported: None,
             search_request: None,
             window: None,
             selection: None,
@@ -1041,6 +1063,8 @@ impl TabModels {
                 .unwrap_or_default();
             let task = session.start_statistics(self.owner, r.start, r.end, names);
             self.stats_request = Some((task, r));
+            // The tab said it is being read: the first progress in a while.
+            self.stats_progress_reported = Some(Instant::now());
         }
         self.stats_dirty = true;
     }
@@ -1751,6 +1775,13 @@ impl TabModels {
     fn poll_statistics(&mut self, session: &mut Session, u: &mut Updates) {
         if let Some((task, r)) = &mut self.stats_request {
             let r = *r;
+            let due = self
+                .stats_progress_reported
+                .is_none_or(|t| t.elapsed() >= STATS_PROGRESS_EVERY);
+            if due {
+                u.statistics_pending = Some(reading_caption(r, Some(task.progress(session))));
+                self.stats_progress_reported = Some(Instant::now());
+            }
             if let Some(s) = session.poll_statistics(task) {
                 self.stats_request = None;
                 self.stats_dirty = false;
@@ -2070,6 +2101,24 @@ fn graph_slot(generation: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The caption of a selection's statistics being read says how far
+    /// they are before the range, which a narrow pane may cut.
+    #[test]
+    fn reading_caption_says_progress_first() {
+        let r = TimeRange::new(1_000_000_000, 3_500_000_000);
+        let c = reading_caption(r, Some(0.347));
+        assert!(
+            c.starts_with("Reading the statistics (35 %) of the selection "),
+            "{c}"
+        );
+        assert!(c.ends_with("(2.5 s)…"), "{c}");
+        let c = reading_caption(r, None);
+        assert!(
+            c.starts_with("Reading the statistics of the selection "),
+            "{c}"
+        );
+    }
 
     /// Row orders sort as the positions they come from: the list's
     /// reading order, also among the events of one time.

@@ -674,11 +674,7 @@ impl Tab {
             self.runner.analysis().request_statistics(sel);
             // Until they come, the table shown is another range's.
             if let Some(r) = sel.filter(|r| r.span() > 0) {
-                // (Said first: a narrow pane ellipsizes the end.)
-                let caption = format!(
-                    "Reading the statistics of {}…",
-                    crate::models::selection_text(r)
-                );
+                let caption = crate::models::reading_caption(r, None);
                 self.statistics.set_pending(&caption);
             }
             self.runner.kick();
@@ -896,6 +892,11 @@ impl Tab {
         }
         if let Some(r) = u.histogram {
             self.histogram.set_render(r);
+        }
+        // (Before a render: the statistics read come after their last
+        // progress.)
+        if let Some(caption) = u.statistics_pending {
+            self.statistics.set_pending(&caption);
         }
         if let Some((r, caption)) = u.statistics {
             self.statistics.set_render(r, &caption);

@@ -791,7 +791,24 @@ fn check_parallel_statistics(paths: &[PathBuf]) {
                     "{name}: range {k}, {} parts",
                     task.parts()
                 );
-                let par = session.wait_statistics(task).unwrap();
+                // Its progress, from the parts' threads, only grows, and
+                // is the whole range once they are done.
+                let mut task = task;
+                let mut progress = Vec::new();
+                let par = loop {
+                    progress.push(task.progress(&mut session));
+                    if let Some(s) = session.poll_statistics(&mut task) {
+                        break s;
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                };
+                assert!(
+                    progress.windows(2).all(|w| w[0] <= w[1])
+                        && progress.iter().all(|p| (0.0..=1.0).contains(p))
+                        && task.progress(&mut session) == 1.0,
+                    "{name}: range {k}, {parts} parts: progress {progress:?}, then {}",
+                    task.progress(&mut session)
+                );
                 // The first differing line of the trees, if any (the whole
                 // trees would be thousands of lines).
                 let diff = par

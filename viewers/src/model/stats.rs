@@ -29,7 +29,7 @@
 use crate::varint::{put as put_varint, unzigzag, zigzag};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{mpsc, Arc};
 use traceloom_base::Time;
 
@@ -352,6 +352,12 @@ impl StatsCollector {
         self.class_names.push(Arc::from(e.name()));
         self.class_slots.insert(class, c as u32);
         c
+    }
+
+    /// Time of the last event accounted (`None` before the first): how
+    /// far a range's read has come.
+    pub fn last_time(&self) -> Option<Time> {
+        self.last_time
     }
 
     /// Accounts `ev`, seen with `state` as it was before the event.
@@ -1566,6 +1572,9 @@ pub struct StatisticsJob {
     rx: mpsc::Receiver<Statistics>,
     cancel: Arc<AtomicBool>,
     parts: usize,
+    /// Per part: the time it starts at, and the time of the last event it
+    /// read (its end once done), for [`progress`](Self::progress).
+    reached: Arc<Vec<(Time, AtomicI64)>>,
     /// What was asked, to ask it again as one request if a part fails.
     owner: OwnerId,
     range: (Time, Time),
@@ -1625,6 +1634,9 @@ impl StatisticsJob {
             });
         }
         let n = specs.len();
+        let starts = std::iter::once(begin).chain(splits.iter().map(|p| p.time));
+        let reached: Arc<Vec<(Time, AtomicI64)>> =
+            Arc::new(starts.map(|t| (t, AtomicI64::new(t))).collect());
         let shared = Arc::new(std::sync::Mutex::new(Shared {
             parts: (0..n).map(|_| None).collect(),
             running: n,
@@ -1634,14 +1646,18 @@ impl StatisticsJob {
         let traceset = session.traceset().clone();
         for (k, spec) in specs.into_iter().enumerate() {
             let (shared, stop, tx) = (shared.clone(), cancel.clone(), tx.clone());
+            let reached = reached.clone();
             let traceset = Arc::new(traceset.with_decode_threads(decode_threads));
             let names = trace_names.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("statistics {k}"))
                 .spawn(move || {
-                    let Some(part) = run_part(traceset, spec, begin, end, &stop) else {
+                    let part_end = splits_end(&reached, k, end);
+                    let Some(part) = run_part(traceset, spec, begin, end, &stop, &reached[k].1)
+                    else {
                         return;
                     };
+                    reached[k].1.store(part_end, Ordering::Relaxed);
                     let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());
                     g.parts[k] = Some(part);
                     g.running -= 1;
@@ -1666,6 +1682,7 @@ impl StatisticsJob {
             rx,
             cancel,
             parts: n,
+            reached,
             owner,
             range: (begin, end),
             trace_names,
@@ -1675,6 +1692,17 @@ impl StatisticsJob {
     /// Number of parts (threads).
     pub fn parts(&self) -> usize {
         self.parts
+    }
+
+    /// How much of the range the parts have read, from 0 to 1.
+    pub fn progress(&self) -> f64 {
+        let (begin, end) = self.range;
+        let read: i128 = self
+            .reached
+            .iter()
+            .map(|(start, at)| (at.load(Ordering::Relaxed) as i128 - *start as i128).max(0))
+            .sum();
+        fraction(read, begin, end)
     }
 
     /// Whether the statistics are ready (without waiting).
@@ -1698,13 +1726,30 @@ impl Drop for StatisticsJob {
     }
 }
 
-/// Reads one part with a scheduler of its own; `None` when cancelled.
+/// Where part `k` of `reached` ends: where the next one starts, or
+/// `end` for the last.
+fn splits_end(reached: &[(Time, AtomicI64)], k: usize, end: Time) -> Time {
+    reached.get(k + 1).map_or(end, |(start, _)| *start)
+}
+
+/// `read` ns of `[begin, end]` as a fraction of it, from 0 to 1.
+fn fraction(read: i128, begin: Time, end: Time) -> f64 {
+    let span = (end as i128 - begin as i128).max(1);
+    (read as f64 / span as f64).clamp(0.0, 1.0)
+}
+
+/// Events a part reads between two reports of how far it has come.
+const PART_PROGRESS_EVENTS: u64 = 1 << 16;
+
+/// Reads one part with a scheduler of its own, storing in `reached` the
+/// time of the last event read as it goes; `None` when cancelled.
 fn run_part(
     traceset: Arc<traceloom_ctf::Traceset>,
     spec: PartSpec,
     begin: Time,
     end: Time,
     cancel: &AtomicBool,
+    reached: &AtomicI64,
 ) -> Option<StatsPart> {
     let mut sched = part_scheduler(traceset, spec.from);
     let id: RequestId = sched.add(part_request(
@@ -1715,12 +1760,21 @@ fn run_part(
         end,
     ));
     loop {
-        let report = sched.service(Budget::unlimited(), || cancel.load(Ordering::Relaxed));
+        let report = sched.service(Budget::events(PART_PROGRESS_EVENTS), || {
+            cancel.load(Ordering::Relaxed)
+        });
         if let Some(c) = report.completed.into_iter().find(|c| c.id == id) {
             return c.data.downcast::<StatsPart>().ok().map(|b| *b);
         }
         if cancel.load(Ordering::Relaxed) || sched.is_idle() {
             return None;
+        }
+        let last = sched
+            .data_mut(id)
+            .and_then(|d| d.downcast_ref::<StatsCollector>())
+            .and_then(StatsCollector::last_time);
+        if let Some(t) = last {
+            reached.store(t, Ordering::Relaxed);
         }
     }
 }
@@ -1736,6 +1790,25 @@ pub enum StatisticsTask {
 }
 
 impl StatisticsTask {
+    /// How much of its range `task` has read, from 0 to 1 (`session` is
+    /// the one it was started on).
+    pub fn progress(&self, session: &mut Session) -> f64 {
+        match self {
+            StatisticsTask::Request(id) => {
+                let Some(c) = session.peek::<StatsCollector>(*id) else {
+                    return 0.0;
+                };
+                match (c.begin, c.end, c.last_time) {
+                    (Some(begin), Some(end), Some(t)) => {
+                        fraction(t as i128 - begin as i128, begin, end)
+                    }
+                    _ => 0.0,
+                }
+            }
+            StatisticsTask::Parallel(j) => j.progress(),
+        }
+    }
+
     /// Parts read in parallel (1 for a request).
     pub fn parts(&self) -> usize {
         match self {
