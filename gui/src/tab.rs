@@ -644,7 +644,18 @@ impl Tab {
                         .set_main_rows(self.control_flow.rows());
                     resized = true;
                 }
-                Nav::Current(t) => st.cursor.current = Some(t),
+                Nav::Current(t) => {
+                    st.cursor.current = Some(t);
+                    // A time chosen outside the window (a row of the list,
+                    // a search's match, a bookmark, a typed time) is
+                    // brought into view, centred, as Trace Compass's views
+                    // do; the window keeps its span.
+                    if !window.contains(t) {
+                        let half = (window.span() / 2) as i64;
+                        let centred = TimeRange::new(t - half, t - half + window.span() as i64);
+                        st.cursor.window = Some(clamp_window(centred, span));
+                    }
+                }
                 Nav::Select(r) => st.cursor.selection = Some(r),
                 Nav::Unselect => st.cursor.selection = None,
                 Nav::Window(w) => st.cursor.window = Some(clamp_window(w, span)),
@@ -910,12 +921,8 @@ impl Tab {
                 Some(order) => {
                     let t = order.time;
                     self.events.select_event(order);
+                    // (Brought into view when outside the window.)
                     self.navigate(Nav::Current(t));
-                    let w = self.time_focus().window.unwrap_or(self.span());
-                    if !w.contains(t) {
-                        let half = (w.span() / 2) as i64;
-                        self.navigate(Nav::Window(TimeRange::new(t - half, t + half)));
-                    }
                 }
                 None => self.report_error("Search: no matching event"),
             }

@@ -8,7 +8,7 @@
 
 use gtk4 as gtk;
 use gtk4::prelude::*;
-use traceloom_base::Time;
+use traceloom_base::{Time, TimeRange};
 use traceloom_gui::tab::{Tab, TabHost};
 use traceloom_gui::views::eventlist::col;
 use traceloom_gui::views::Nav;
@@ -116,24 +116,33 @@ pub(crate) fn event_list_columns_and_details(out: &mut Outcome, window: &gtk::Wi
     // Home and End select the trace's first and last events, as a
     // table's keys do, and the list shows the last one whole: every row
     // of the page fits in the list's height.
+    // The time graphs show the first tenth of the trace: the event End
+    // selects is brought into view, the window keeping its span.
     let span = tab.span();
+    let tenth = TimeRange::new(span.start, span.start + (span.span() / 10) as i64);
+    tab.navigate(Nav::Window(tenth));
+    super::settle(tab);
     tab.events.key(gtk::gdk::Key::End);
     super::settle(tab);
     let n = tab.events.len();
     let at_end = (tab.events.selected(), tab.time_focus().current);
+    let shown = tab.time_focus().window;
     let whole = whole_rows(tab);
     tab.events.key(gtk::gdk::Key::Home);
     super::settle(tab);
     let at_home = (tab.events.selected(), tab.time_focus().current);
+    tab.zoom_fit();
+    super::settle(tab);
     out.check(
         "home_and_end_select_the_first_and_last_events",
         n > 0
             && at_end == (Some(n - 1), Some(span.end))
             && at_home == (Some(0), Some(span.start))
+            && shown.is_some_and(|w| w.contains(span.end) && w.span() == tenth.span())
             && whole >= tab.events.page(),
         || {
             format!(
-                "End: selected and current {at_end:?} of {n} rows (last event {}), Home: {at_home:?} (first {}), {whole} whole rows of a page of {}",
+                "End: selected and current {at_end:?} of {n} rows (last event {}), window {shown:?} (was {tenth:?}), Home: {at_home:?} (first {}), {whole} whole rows of a page of {}",
                 span.end,
                 span.start,
                 tab.events.page()
