@@ -413,7 +413,7 @@ fn reopen_from_the_store(out: &mut Outcome) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("simu-mardi.trace");
     std::fs::copy(traceloom_testdata::paje("simu-mardi.trace"), &path).expect("copy");
-    let mut seen = Vec::new();
+    let (mut seen, mut widths) = (Vec::new(), Vec::new());
     for _ in 0..2 {
         let (_c, window, tab) = open(&path);
         let Some(tab) = tab else {
@@ -422,6 +422,11 @@ fn reopen_from_the_store(out: &mut Outcome) {
             continue;
         };
         settle(&tab);
+        // The render's width and the graph's, should they differ.
+        widths.push((
+            tab.control_flow.render().map(|r| r.scale().width),
+            tab.control_flow.layout().map(|l| l.graph.w),
+        ));
         seen.push(Some((
             tab.analysis_from_store(),
             shown(&tab),
@@ -453,7 +458,7 @@ fn reopen_from_the_store(out: &mut Outcome) {
     };
     out.check("paje_reopen_shows_the_stored_analysis", ok, || {
         format!(
-            "(from store, (rows, states, arrows, counters), (first held row, states a row), statistics rows): {seen:?}"
+            "(from store, (rows, states, arrows, counters), (first held row, states a row), statistics rows): {seen:?}; (render, graph) widths {widths:?}"
         )
     });
 }
