@@ -65,7 +65,7 @@ use crate::views::histogram::HistogramView;
 use crate::views::rows_bar::{RowsBar, RowsOutput};
 use crate::views::statistics::StatisticsView;
 use crate::views::timegraph::{TimeGraphInit, TimeGraphView};
-use crate::views::{Nav, TimeFocus};
+use crate::views::{centred_on, Nav, TimeFocus};
 
 /// Smallest window span, in ns, zooming in stops at.
 const MIN_SPAN: u64 = 1_000;
@@ -651,9 +651,7 @@ impl Tab {
                     // brought into view, centred, as Trace Compass's views
                     // do; the window keeps its span.
                     if !window.contains(t) {
-                        let half = (window.span() / 2) as i64;
-                        let centred = TimeRange::new(t - half, t - half + window.span() as i64);
-                        st.cursor.window = Some(clamp_window(centred, span));
+                        st.cursor.window = Some(clamp_window(centred_on(window, t), span));
                     }
                 }
                 Nav::Select(r) => st.cursor.selection = Some(r),

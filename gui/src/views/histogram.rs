@@ -294,10 +294,9 @@ impl HistogramView {
                 let t0 = l.xmap.time(x0);
                 if dx.abs() < 3.0 {
                     // A click centres the window on the time clicked.
-                    s.cursor.window.map(|w| {
-                        let half = (w.span() / 2) as i64;
-                        Nav::Window(TimeRange::new(t0 - half, t0 + half))
-                    })
+                    s.cursor
+                        .window
+                        .map(|w| Nav::Window(super::centred_on(w, t0)))
                 } else if matches!(drag, Some((_, false))) {
                     let t1 = l.xmap.time(x0 + dx);
                     Some(Nav::Window(TimeRange::new(t0.min(t1), t0.max(t1))))

@@ -69,6 +69,13 @@ pub struct TimeFocus {
 /// uses, so a marker is never mistaken for a state boundary).
 pub const BOOKMARK_RGB: (f64, f64, f64) = (0.55, 0.2, 0.75);
 
+/// A window of `window`'s span centred on `t` (a click in the histogram, a
+/// current time chosen outside the window).
+pub fn centred_on(window: TimeRange, t: Time) -> TimeRange {
+    let start = t - (window.span() / 2) as i64;
+    TimeRange::new(start, start + window.span() as i64)
+}
+
 /// Draws the bookmarks of `cursor` as dashed vertical lines with their name
 /// over `[top, bottom]`, mapping times with `x_of`; markers outside
 /// `[x_min, x_max]` are skipped.
