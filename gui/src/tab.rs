@@ -654,7 +654,13 @@ impl Tab {
                         st.cursor.window = Some(clamp_window(centred_on(window, t), span));
                     }
                 }
-                Nav::Select(r) => st.cursor.selection = Some(r),
+                Nav::Select(r) => {
+                    // As in Trace Compass, a range's start is the time
+                    // selected: the event list goes to the range's first
+                    // event, and the marker stands at its edge.
+                    st.cursor.selection = Some(r);
+                    st.cursor.current = Some(r.start);
+                }
                 Nav::Unselect => st.cursor.selection = None,
                 Nav::Window(w) => st.cursor.window = Some(clamp_window(w, span)),
                 Nav::Zoom { factor, anchor } => {

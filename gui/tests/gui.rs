@@ -1368,6 +1368,26 @@ fn main() {
         tab.statistics.caption().contains("selection") && after.is_some() && after != whole,
         || format!("caption {:?}", tab.statistics.caption()),
     );
+    // The range's start is the time selected (Trace Compass): the list
+    // selects the range's first event.
+    let first = tab.events.selected().and_then(|i| tab.events.time_of(i));
+    let before_it = tab
+        .events
+        .selected()
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| tab.events.time_of(i));
+    out.check(
+        "a_selection_selects_its_first_event",
+        tab.time_focus().current == Some(sel.start)
+            && first.is_some_and(|t| sel.contains(t))
+            && before_it.is_none_or(|t| t < sel.start),
+        || {
+            format!(
+                "selection {sel:?}, current {:?}, selected row at {first:?}, the row before at {before_it:?}",
+                tab.time_focus().current
+            )
+        },
+    );
     // Escape on the views clears the selection: the whole trace's
     // statistics again. (Selected again for what follows.)
     tab.key(gtk::gdk::Key::Escape);

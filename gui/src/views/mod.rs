@@ -29,7 +29,8 @@ use crate::config::Bookmark;
 pub enum Nav {
     /// Move the current-time marker (a click on an event or state).
     Current(Time),
-    /// Select a time range (a drag); statistics follow it.
+    /// Select a time range (a drag); statistics follow it, and the
+    /// current time goes to its start.
     Select(TimeRange),
     /// Clear the selection (Escape): the statistics cover the whole trace
     /// again.
